@@ -1,0 +1,35 @@
+"""Deterministic worst-case choice of a configuration, shared by the fixed-config baselines.
+
+This is the baselines' own decision rule (the worst case, as in Filippini et al.), not a
+cost report: every reported cost comes from validation.evaluate.
+"""
+
+from __future__ import annotations
+
+from heuristic.occupancy import Allocation, Occupancy
+from instances import Config, Instance, Job
+
+
+def worst_case_cost(instance: Instance, job: Job, cfg: Config, remaining: float,
+                    now: float) -> float:
+    """Energy of all remaining epochs on ``cfg`` plus tardiness if started ``now``."""
+    tau = instance.epoch_time(job, cfg)
+    late = max(0.0, now + remaining * tau - job.due)
+    return instance.epoch_cost(job, cfg) * remaining + instance.tardiness_weight(job.id) * late
+
+
+def ranked_configs(instance: Instance, job: Job, remaining: float, now: float) -> list[Config]:
+    """The job's configurations, cheapest worst-case first: the cheapest that meets the
+    due date comes first whenever one does, since tardiness weighs ten times energy."""
+    cfgs = instance.allowed_configs(job)
+    return sorted(cfgs, key=lambda c: (worst_case_cost(instance, job, c, remaining, now), c))
+
+
+def cheapest_placement(instance: Instance, job: Job, remaining: float, now: float,
+                       occupancy: Occupancy) -> Allocation | None:
+    """The cheapest configuration (worst case) that can be placed now, best-fit."""
+    for cfg in ranked_configs(instance, job, remaining, now):
+        alloc = occupancy.find(job, cfg)
+        if alloc is not None:
+            return alloc
+    return None

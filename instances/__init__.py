@@ -1,0 +1,39 @@
+"""The problem: immutable data model, cost primitives, plans, JSON I/O and generators."""
+
+from instances.distribution import EpochDistribution
+from instances.errors import InstanceError, PlanError
+from instances.io import (
+    instance_from_dict,
+    instance_to_dict,
+    plan_from_dict,
+    plan_to_dict,
+    read_instance,
+    read_plan,
+    write_instance,
+    write_plan,
+)
+from instances.model import Config, GpuType, Instance, Job, Node, TardinessMode
+from instances.plan import GpuRef, Plan, Segment
+
+__all__ = [
+    "Config",
+    "EpochDistribution",
+    "GpuRef",
+    "GpuType",
+    "Instance",
+    "InstanceError",
+    "Job",
+    "Node",
+    "Plan",
+    "PlanError",
+    "Segment",
+    "TardinessMode",
+    "instance_from_dict",
+    "instance_to_dict",
+    "plan_from_dict",
+    "plan_to_dict",
+    "read_instance",
+    "read_plan",
+    "write_instance",
+    "write_plan",
+]

@@ -1,0 +1,162 @@
+"""Early-stopping distributions of the number of epochs a job really runs.
+
+A job may stop only at validation checkpoints ``e_1 < e_2 < ... < e_B = E`` (epochs);
+``P(N = e_b)`` is given. With ``S(w) = P(N > w)`` constant on each block
+``(e_{b-1}, e_b]`` and equal to ``q_b = P(N >= e_b)``, the expected energy of epochs
+``[w0, w1)`` run at ``e`` kWh per epoch is ``e * (Phi(w1) - Phi(w0))`` with
+``Phi(w) = integral_0^w S(u) du`` (MODEL.md section 2).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from instances.errors import InstanceError
+
+PROB_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class EpochDistribution:
+    """PMF of the number of epochs ``N`` on stopping points (epochs, increasing).
+
+    The last stopping point is the job's maximum epochs ``E``.
+    """
+
+    stops: tuple[float, ...]
+    probabilities: tuple[float, ...]
+    # Precomputed lookups (not part of equality or of the JSON form).
+    _q: tuple[float, ...] = field(init=False, repr=False, compare=False)
+    _phi_at_stop: tuple[float, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        stops = tuple(float(s) for s in self.stops)
+        probs = tuple(float(p) for p in self.probabilities)
+        object.__setattr__(self, "stops", stops)
+        object.__setattr__(self, "probabilities", probs)
+        if not stops:
+            raise InstanceError("stops", stops, "needs at least one stopping point")
+        if len(stops) != len(probs):
+            raise InstanceError(
+                "probabilities",
+                probs,
+                f"has {len(probs)} entries but there are {len(stops)} stopping points",
+            )
+        for i, s in enumerate(stops):
+            if not math.isfinite(s) or s <= 0:
+                raise InstanceError(f"stops[{i}]", s, "must be a positive number of epochs")
+            if i and s <= stops[i - 1]:
+                raise InstanceError(
+                    f"stops[{i}]", s, f"stopping points must increase (previous is {stops[i - 1]})"
+                )
+        for i, p in enumerate(probs):
+            if not math.isfinite(p) or p < 0 or p > 1:
+                raise InstanceError(f"probabilities[{i}]", p, "must lie in [0, 1]")
+        total = math.fsum(probs)
+        if abs(total - 1.0) > 1e-6:
+            raise InstanceError("probabilities", probs, f"must sum to 1 (they sum to {total:.9g})")
+        if probs[-1] <= 0:
+            # Zero mass at E would make E unreachable: E must be the largest stop with mass,
+            # otherwise the maximum epochs is not what the file says.
+            raise InstanceError(
+                f"probabilities[{len(probs) - 1}]",
+                probs[-1],
+                "the last stopping point is the maximum epochs and needs a positive probability",
+            )
+        q = []
+        tail = 1.0
+        for p in probs:
+            q.append(max(0.0, min(1.0, tail)))
+            tail -= p
+        phi = [0.0]
+        prev = 0.0
+        for s, qb in zip(stops, q, strict=True):
+            phi.append(phi[-1] + qb * (s - prev))
+            prev = s
+        object.__setattr__(self, "_q", tuple(q))
+        object.__setattr__(self, "_phi_at_stop", tuple(phi))
+
+    # -- constructors -------------------------------------------------------------------
+    @classmethod
+    def deterministic(cls, max_epochs: float) -> EpochDistribution:
+        """Always runs to the end (no early stopping)."""
+        return cls((float(max_epochs),), (1.0,))
+
+    # -- basic facts ----------------------------------------------------------------------
+    @property
+    def max_epochs(self) -> float:
+        """``E``: the last stopping point."""
+        return self.stops[-1]
+
+    @property
+    def num_blocks(self) -> int:
+        return len(self.stops)
+
+    @property
+    def block_lengths(self) -> tuple[float, ...]:
+        """``L_b = e_b - e_{b-1}`` (epochs), with ``e_0 = 0``."""
+        prev = (0.0, *self.stops[:-1])
+        return tuple(s - p for s, p in zip(self.stops, prev, strict=True))
+
+    @property
+    def block_survival(self) -> tuple[float, ...]:
+        """``q_b = P(N >= e_b)``: the probability that block ``b`` is run at all."""
+        return self._q
+
+    def mean(self) -> float:
+        """``E[N]`` in epochs; equals ``Phi(E)``."""
+        return self._phi_at_stop[-1]
+
+    def survival(self, w: float) -> float:
+        """``S(w) = P(N > w)``."""
+        if w < 0:
+            return 1.0
+        b = bisect_left(self.stops, w)
+        # w in (e_{b-1}, e_b]  ->  q_b; w beyond E -> 0. w == 0 -> block 0 -> q_0 = 1.
+        return self._q[b] if b < len(self.stops) else 0.0
+
+    def phi(self, w: float) -> float:
+        """``Phi(w)``: expected number of epochs among the first ``w`` that are really run."""
+        if w <= 0:
+            return 0.0
+        if w >= self.stops[-1]:
+            return self._phi_at_stop[-1]
+        b = bisect_left(self.stops, w)
+        start = self.stops[b - 1] if b > 0 else 0.0
+        return self._phi_at_stop[b] + self._q[b] * (w - start)
+
+    def block_of(self, w: float) -> int:
+        """Index ``b`` of the block that contains epoch position ``w`` (``(e_{b-1}, e_b]``)."""
+        return min(bisect_left(self.stops, w), len(self.stops) - 1)
+
+    # -- conditioning and sampling -------------------------------------------------------
+    def conditional(self, progress: float) -> EpochDistribution:
+        """Distribution of the *remaining* epochs ``N - w`` given ``N > w`` (``w = progress``).
+
+        Stops at or before ``progress`` have been passed without the job stopping, so their
+        mass is removed and the rest renormalised; stops are shifted by ``progress``.
+        """
+        if progress <= 0:
+            return self
+        if progress >= self.max_epochs:
+            raise InstanceError("progress", progress, f"is not below the maximum {self.max_epochs}")
+        keep = [i for i, s in enumerate(self.stops) if s > progress + 1e-12]
+        mass = math.fsum(self.probabilities[i] for i in keep)
+        stops = tuple(self.stops[i] - progress for i in keep)
+        probs = [self.probabilities[i] / mass for i in keep]
+        # renormalise exactly to 1 against rounding
+        probs[-1] = max(0.0, 1.0 - math.fsum(probs[:-1])) if len(probs) > 1 else 1.0
+        return EpochDistribution(stops, tuple(probs))
+
+    def sample(self, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
+        """Sampled numbers of epochs (one of the stopping points each)."""
+        p = np.asarray(self.probabilities)
+        idx = rng.choice(len(self.stops), size=size, p=p / p.sum())
+        return np.asarray(self.stops)[idx]
+
+    def to_dict(self) -> dict[str, list[float]]:
+        return {"stops": list(self.stops), "probabilities": list(self.probabilities)}

@@ -1,0 +1,158 @@
+"""Real-data instances: Gavel's measured throughputs and Philly arrivals and GPU counts.
+
+- Epoch times come from Gavel's measured throughputs (``gavel_throughputs.csv``, a slice
+  of Gavel's ``simulation_throughputs.json``, MIT) on K80, P100 and V100 with 1-8 GPUs;
+  a 0.0 throughput marks a configuration unavailable. Each job's sharing interference
+  factor is the median ratio of its co-located to its isolated throughput
+  (``gavel_colocation.csv``). An 8-GPU configuration on 4-GPU nodes becomes a two-node
+  configuration, 10% slower (cross-node communication; an assumption).
+- GPU power and memory come from ``gpu_specs.csv`` (vendor figures).
+- Arrivals, durations and GPU counts come from the Philly trace (Monday 2017-11-06 slice
+  of the Pollux per-job CSV, CC-BY-4.0). A Philly job's work is its duration times the
+  throughput of its (uniformly drawn, as Gavel did) job type at its GPU count on a P100,
+  Philly's main GPU. Jobs with more than 8 GPUs, or shorter than ``min_hours``, are
+  skipped.
+- Epochs: the work is cut into ``E`` equal epochs, ``E`` drawn in ``epochs``; GPU memory
+  needs per model family are assumptions (Gavel does not record them).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+from instances.errors import InstanceError
+from instances.generators.early_stopping import make_distribution
+from instances.generators.synthetic import gpu_specs
+from instances.model import Config, Instance, Job, Node
+
+GAVEL_TYPES = ("k80", "p100", "v100")
+MULTI_NODE_SLOWDOWN = 1.1
+# Typical training memory (GB) per model family at Gavel's batch sizes (assumption).
+MEMORY_GB = {"ResNet-18": 3.0, "ResNet-50": 10.0, "Transformer": 6.0, "A3C": 1.5,
+             "LM": 3.0, "Recommendation": 4.0, "CycleGAN": 5.0}
+
+
+def _data(name: str) -> list[dict[str, str]]:
+    text = resources.files("instances.data").joinpath(name).read_text()
+    return list(csv.DictReader(text.splitlines()))
+
+
+@cache
+def gavel_throughputs() -> dict[str, dict[tuple[str, int], float]]:
+    """``{job_type: {(gpu_type, gpus): iterations per second}}``, zeros included."""
+    out: dict[str, dict[tuple[str, int], float]] = defaultdict(dict)
+    for r in _data("gavel_throughputs.csv"):
+        out[r["job_type"]][(r["gpu_type"], int(r["gpus"]))] = float(r["iterations_per_s"])
+    return dict(out)
+
+
+@cache
+def gavel_interference() -> dict[tuple[str, str], float]:
+    """``{(job_type, gpu_type): median co-located / isolated throughput}`` (1 GPU)."""
+    return {(r["job_type"], r["gpu_type"]): float(r["median_colocated_ratio"])
+            for r in _data("gavel_colocation.csv")}
+
+
+def family(job_type: str) -> str:
+    return job_type.split(" (")[0]
+
+
+def job_configs(job_type: str, iterations_per_epoch: float, nodes: list[Node],
+                sharing: bool) -> dict[Config, float]:
+    """Epoch time (hours) per configuration the cluster can host; zero throughputs are
+    left out. Raises :class:`InstanceError` if none is left."""
+    tput = gavel_throughputs().get(job_type)
+    if tput is None:
+        raise InstanceError("job_type", job_type, "not a Gavel job type")
+    sizes: dict[str, set[int]] = defaultdict(set)
+    for n in nodes:
+        sizes[n.gpu_type].add(n.num_gpus)
+    specs = gpu_specs()
+    memory = MEMORY_GB[family(job_type)]
+    out: dict[Config, float] = {}
+    for (gpu, g), its in sorted(tput.items()):
+        if its <= 0 or gpu not in sizes:
+            continue  # measured as not runnable, or no such GPU in the cluster
+        hours = iterations_per_epoch / its / 3600.0
+        if any(s >= g for s in sizes[gpu]):
+            out[Config(gpu, g)] = hours
+        else:
+            per = max((s for s in sizes[gpu] if g % s == 0), default=None)
+            if per is not None:
+                out[Config(gpu, g, nodes=g // per)] = hours * MULTI_NODE_SLOWDOWN
+        rho = gavel_interference().get((job_type, gpu))
+        if g == 1 and sharing and rho and memory <= specs[gpu].memory_gb:
+            out[Config(gpu, 1, shared=True)] = hours / rho
+    if not out:
+        raise InstanceError("job_type", job_type,
+                            "every throughput of this job type is 0 on the cluster's GPUs")
+    return out
+
+
+@dataclass(frozen=True)
+class RealDataSpec:
+    """Which Philly jobs, on which cluster, with what options. Times in hours."""
+
+    jobs: int = 40
+    start: int = 0  # index of the first Philly job (in submission order) to take
+    nodes: tuple[tuple[str, int], ...] = (("k80", 4), ("p100", 4), ("v100", 4), ("v100", 8))
+    min_hours: float = 0.25
+    max_hours: float = 48.0
+    time_scale: float = 1.0  # multiplies Philly inter-arrival times (<1 packs arrivals)
+    epochs: tuple[int, int] = (10, 50)
+    blocks: int = 5
+    early_stopping: str = "helios"
+    tightness: tuple[float, float] = (1.5, 3.0)
+    sharing: bool = True
+    energy_price: float = 0.2
+    tardiness: str = "worst_case"
+    slot: float | None = None
+    max_share: int = 2
+
+
+@cache
+def philly_jobs() -> tuple[tuple[float, float, int], ...]:
+    """(submit hour from the first job, duration hours, GPUs) of the bundled Philly day."""
+    rows = _data("philly_2017-11-06.csv")
+    t0 = datetime.fromisoformat(rows[0]["timestamp"])
+    return tuple(((datetime.fromisoformat(r["timestamp"]) - t0).total_seconds() / 3600.0,
+                  float(r["duration"]) / 3600.0, int(r["num_gpus"])) for r in rows)
+
+
+def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Instance:
+    """An instance from Gavel throughputs and Philly arrivals; same seed, same instance."""
+    rng = np.random.default_rng(seed)
+    nodes = [Node(f"{t}-{i}", t, g) for i, (t, g) in enumerate(spec.nodes)]
+    tput = gavel_throughputs()
+    trace = [j for j in philly_jobs()[spec.start:]
+             if spec.min_hours <= j[1] <= spec.max_hours and j[2] <= 8]
+    if len(trace) < spec.jobs:
+        raise InstanceError("jobs", spec.jobs, f"only {len(trace)} Philly jobs of the bundled "
+                            "day fit the filters")
+    jobs = []
+    t_first = trace[0][0] if trace else 0.0
+    for k, (submit, hours, gpus) in enumerate(trace[: spec.jobs]):
+        types = sorted(t for t, m in tput.items() if m.get(("p100", gpus), 0.0) > 0)
+        job_type = str(rng.choice(types))
+        iterations = hours * 3600.0 * tput[job_type][("p100", gpus)]
+        E = int(rng.integers(spec.epochs[0], spec.epochs[1] + 1))
+        times = job_configs(job_type, iterations / E, nodes, spec.sharing)
+        release = round((submit - t_first) * spec.time_scale, 4)
+        fastest = E * min(times.values())
+        due = round(release + float(rng.uniform(*spec.tightness)) * fastest, 4)
+        jobs.append(Job(f"p{spec.start + k}", release, due,
+                        make_distribution(spec.early_stopping, E, spec.blocks), times,
+                        MEMORY_GB[family(job_type)], job_type=job_type))
+    specs = gpu_specs()
+    types_used = tuple(specs[t] for t in GAVEL_TYPES if any(n.gpu_type == t for n in nodes))
+    return Instance(types_used, tuple(nodes), tuple(jobs), energy_price=spec.energy_price,
+                    tardiness=spec.tardiness,  # type: ignore[arg-type]
+                    slot=spec.slot, max_share=spec.max_share,
+                    name=name or f"gavel-philly-{len(nodes)}n{spec.jobs}j-s{seed}")

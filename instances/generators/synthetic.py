@@ -1,0 +1,127 @@
+"""Synthetic thesis-style scenarios (seeded, deterministic).
+
+N nodes of mixed GPU types with 2, 4 or 8 GPUs; jobs arrive at a ``high``, ``exponential``
+or ``low`` rate; due dates are a tightness factor times the fastest worst-case time.
+Every number that is an assumption is a named parameter with its default here.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+from instances.distribution import EpochDistribution
+from instances.errors import InstanceError
+from instances.generators.early_stopping import make_distribution
+from instances.model import Config, GpuType, Instance, Job, Node
+
+# Speed of one GPU relative to a K80 on a typical training job. K80/P100/V100 are the
+# medians of Gavel's measured 1-GPU throughput ratios; T4 and A100 are assumptions.
+RELATIVE_SPEED = {"k80": 1.0, "t4": 2.0, "p100": 3.3, "v100": 4.2, "a100": 7.0}
+# Mean offered load (busy GPU-hours per GPU-hour of the cluster, worst case) per rate.
+ARRIVAL_LOAD = {"high": 1.5, "exponential": 0.8, "low": 0.4}
+
+
+@cache
+def gpu_specs() -> dict[str, GpuType]:
+    """Vendor memory and board power (bundled ``gpu_specs.csv``)."""
+    text = resources.files("instances.data").joinpath("gpu_specs.csv").read_text()
+    return {r["gpu_type"]: GpuType(r["gpu_type"], float(r["memory_gb_per_gpu"]),
+                                   float(r["board_power_w_per_gpu"]))
+            for r in csv.DictReader(text.splitlines())}
+
+
+@dataclass(frozen=True)
+class SyntheticSpec:
+    """Parameters of a synthetic scenario. Times in hours."""
+
+    nodes: int = 4
+    jobs: int = 10
+    gpu_types: tuple[str, ...] = ("k80", "p100", "v100")
+    gpus_per_node: tuple[int, ...] = (2, 4, 8)
+    rate: str = "exponential"
+    early_stopping: str = "uniform"
+    blocks: int = 5
+    epochs: tuple[int, int] = (5, 30)  # range of maximum epochs
+    epoch_hours_k80: tuple[float, float] = (0.2, 1.5)  # 1-GPU K80 epoch time range
+    scaling: tuple[float, float] = (0.6, 0.95)  # exponent alpha: tau(g) = tau(1) / g**alpha
+    tightness: tuple[float, float] = (1.5, 3.0)
+    memory_gb: tuple[float, ...] = (2.0, 4.0, 6.0, 8.0, 12.0)
+    sharing: bool = True
+    interference: tuple[float, float] = (0.5, 0.9)  # rho: shared speed / exclusive 1-GPU
+    energy_price: float = 0.2
+    tardiness: str = "worst_case"
+    slot: float | None = None
+    max_share: int = 2
+
+    def __post_init__(self) -> None:
+        if self.rate not in ARRIVAL_LOAD:
+            raise InstanceError("rate", self.rate, f"must be one of {tuple(ARRIVAL_LOAD)}")
+        unknown = [g for g in self.gpu_types if g not in RELATIVE_SPEED]
+        if unknown:
+            raise InstanceError("gpu_types", unknown,
+                                f"no relative speed known; known: {sorted(RELATIVE_SPEED)}")
+        if self.nodes < 1 or self.jobs < 0:
+            raise InstanceError("nodes", self.nodes, "need at least one node, jobs >= 0")
+
+
+def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> Instance:
+    """A random instance drawn from ``spec``; the same seed gives the same instance."""
+    rng = np.random.default_rng(seed)
+    specs = gpu_specs()
+    types = [specs[g] for g in spec.gpu_types]
+    nodes = []
+    for i in range(spec.nodes):
+        t = spec.gpu_types[i % len(spec.gpu_types)] if i < len(spec.gpu_types) \
+            else str(rng.choice(spec.gpu_types))
+        nodes.append(Node(f"n{i}", t, int(rng.choice(spec.gpus_per_node))))
+    total_gpus = sum(n.num_gpus for n in nodes)
+    largest = {t: max((n.num_gpus for n in nodes if n.gpu_type == t), default=0)
+               for t in spec.gpu_types}
+
+    drafts = []
+    for j in range(spec.jobs):
+        E = int(rng.integers(spec.epochs[0], spec.epochs[1] + 1))
+        base = float(rng.uniform(*spec.epoch_hours_k80))
+        alpha = float(rng.uniform(*spec.scaling))
+        memory = float(rng.choice(spec.memory_gb))
+        rho = float(rng.uniform(*spec.interference))
+        times: dict[Config, float] = {}
+        for t in spec.gpu_types:
+            # per-job heterogeneity: the type's speed varies by +-25% across jobs
+            speed = RELATIVE_SPEED[t] * float(rng.uniform(0.75, 1.25))
+            tau1 = base / speed
+            g = 1
+            while g <= largest[t]:
+                times[Config(t, g)] = tau1 / g**alpha
+                g *= 2
+            if spec.sharing and memory <= specs[t].memory_gb:
+                times[Config(t, 1, shared=True)] = tau1 / rho
+        drafts.append((E, times, memory))
+
+    # Arrivals: Poisson at the rate that gives the offered load of the scenario, measured
+    # with each job's worst case on its fastest configuration.
+    mean_gpu_hours = np.mean([E * min(t * c.gpus for c, t in times.items() if not c.shared)
+                              for E, times, _ in drafts]) if drafts else 1.0
+    rate = ARRIVAL_LOAD[spec.rate] * total_gpus / max(mean_gpu_hours, 1e-9)
+    arrivals = np.cumsum(rng.exponential(1.0 / rate, size=spec.jobs)) if spec.jobs else []
+    arrivals = arrivals - (arrivals[0] if spec.jobs else 0.0)
+    if spec.rate == "high":
+        # bursts: the high-rate scenario submits jobs in batches of up to five at once
+        arrivals = np.repeat(arrivals[::5], 5)[: spec.jobs]
+
+    jobs = []
+    for j, ((E, times, memory), r) in enumerate(zip(drafts, arrivals, strict=True)):
+        dist: EpochDistribution = make_distribution(spec.early_stopping, E, spec.blocks)
+        fastest = E * min(times.values())
+        release = round(float(r), 4)
+        due = round(release + float(rng.uniform(*spec.tightness)) * fastest, 4)
+        jobs.append(Job(f"j{j}", release, due, dist, times, memory))
+    return Instance(tuple(types), tuple(nodes), tuple(jobs), energy_price=spec.energy_price,
+                    tardiness=spec.tardiness,  # type: ignore[arg-type]
+                    slot=spec.slot, max_share=spec.max_share,
+                    name=name or f"synthetic-{spec.rate}-{spec.nodes}n{spec.jobs}j-s{seed}")

@@ -1,0 +1,339 @@
+"""The immutable, validated problem data of MODEL.md section 1.
+
+Units: time in hours, energy in kWh, power in W, memory in GB, money in the
+instance's currency. Every constructor validates its fields and raises
+:class:`InstanceError` naming the field and the bad value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Literal
+
+from instances.distribution import EpochDistribution
+from instances.errors import InstanceError
+
+TardinessMode = Literal["worst_case", "expected"]
+TARDINESS_MODES: tuple[str, ...] = ("worst_case", "expected")
+# MODEL.md: the default tardiness weight is ten times the job's most expensive hourly
+# energy cost ("an order of magnitude above energy").
+DEFAULT_TARDINESS_FACTOR = 10.0
+
+
+def _positive(path: str, value: float, *, allow_zero: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InstanceError(path, value, "must be a number")
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise InstanceError(path, value, "must be a positive number" if not allow_zero
+                            else "must be a non-negative number")
+    return v
+
+
+def _ident(path: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InstanceError(path, value, "must be a non-empty string")
+    return value
+
+
+@dataclass(frozen=True)
+class GpuType:
+    """A GPU model: memory per GPU (GB) and busy power per GPU (W)."""
+
+    name: str
+    memory_gb: float
+    power_w: float
+
+    def __post_init__(self) -> None:
+        _ident("name", self.name)
+        object.__setattr__(self, "memory_gb", _positive("memory_gb", self.memory_gb))
+        object.__setattr__(self, "power_w", _positive("power_w", self.power_w))
+
+
+@dataclass(frozen=True)
+class Node:
+    """A server with ``num_gpus`` GPUs of one type. CPU, DRAM and rack are optional."""
+
+    id: str
+    gpu_type: str
+    num_gpus: int
+    cpu_cores: int | None = None
+    dram_gb: float | None = None
+    rack: str | None = None
+
+    def __post_init__(self) -> None:
+        _ident("id", self.id)
+        _ident("gpu_type", self.gpu_type)
+        if isinstance(self.num_gpus, bool) or not isinstance(self.num_gpus, int) \
+                or self.num_gpus < 1:
+            raise InstanceError("num_gpus", self.num_gpus, "must be a positive integer")
+        if self.cpu_cores is not None and (not isinstance(self.cpu_cores, int)
+                                           or self.cpu_cores < 1):
+            raise InstanceError("cpu_cores", self.cpu_cores, "must be a positive integer")
+        if self.dram_gb is not None:
+            _positive("dram_gb", self.dram_gb)
+
+
+ConfigKind = Literal["exclusive", "multi_node", "shared"]
+
+
+@dataclass(frozen=True, order=True)
+class Config:
+    """How a job runs: ``gpus`` GPUs of ``gpu_type`` over ``nodes`` nodes, or a shared slot.
+
+    - exclusive: ``nodes == 1``, ``gpus`` whole GPUs on one node;
+    - multi-node: ``nodes > 1``, ``gpus / nodes`` GPUs on each of ``nodes`` whole nodes
+      of the type (those nodes host nothing else);
+    - shared ("mini-job"): one slot of one GPU shared by up to ``K_max`` jobs.
+    """
+
+    gpu_type: str
+    gpus: int = 1
+    nodes: int = 1
+    shared: bool = False
+
+    def __post_init__(self) -> None:
+        _ident("gpu_type", self.gpu_type)
+        for name in ("gpus", "nodes"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InstanceError(name, v, "must be a positive integer")
+        if self.nodes > 1 and self.gpus % self.nodes:
+            raise InstanceError("gpus", self.gpus,
+                                f"a multi-node configuration needs gpus divisible by nodes "
+                                f"({self.nodes})")
+        if self.shared and (self.gpus != 1 or self.nodes != 1):
+            raise InstanceError("shared", self.shared,
+                                "a shared configuration uses one slot of one GPU "
+                                f"(got gpus={self.gpus}, nodes={self.nodes})")
+
+    @property
+    def kind(self) -> ConfigKind:
+        if self.shared:
+            return "shared"
+        return "multi_node" if self.nodes > 1 else "exclusive"
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.gpus // self.nodes
+
+    @property
+    def label(self) -> str:
+        """Short human name: ``v100x4``, ``v100x16/2n``, ``v100:shared``."""
+        if self.shared:
+            return f"{self.gpu_type}:shared"
+        if self.nodes > 1:
+            return f"{self.gpu_type}x{self.gpus}/{self.nodes}n"
+        return f"{self.gpu_type}x{self.gpus}"
+
+    def power_w(self, gpu: GpuType, max_share: int) -> float:
+        """Busy power (W). A shared GPU's power is split evenly over its ``K_max`` slots."""
+        return gpu.power_w / max_share if self.shared else self.gpus * gpu.power_w
+
+
+@dataclass(frozen=True)
+class Job:
+    """A training job (MODEL.md section 1).
+
+    ``epoch_times`` maps each configuration the job may use to its epoch time (hours).
+    ``weight`` is the tardiness weight (currency per hour late); ``None`` means the
+    default of MODEL.md, resolved by :class:`Instance` and scaled by ``priority``.
+    """
+
+    id: str
+    release: float
+    due: float
+    distribution: EpochDistribution
+    epoch_times: Mapping[Config, float]
+    memory_gb: float
+    weight: float | None = None
+    priority: float = 1.0
+    job_type: str | None = None
+
+    def __post_init__(self) -> None:
+        _ident("id", self.id)
+        release = _positive("release", self.release, allow_zero=True)
+        due = _positive("due", self.due, allow_zero=True)
+        if due <= release:
+            raise InstanceError("due", self.due,
+                                f"the due date must be after the release time ({self.release})")
+        object.__setattr__(self, "release", release)
+        object.__setattr__(self, "due", due)
+        object.__setattr__(self, "memory_gb", _positive("memory_gb", self.memory_gb))
+        object.__setattr__(self, "priority", _positive("priority", self.priority))
+        if self.weight is not None:
+            object.__setattr__(self, "weight", _positive("weight", self.weight, allow_zero=True))
+        if not isinstance(self.distribution, EpochDistribution):
+            raise InstanceError("distribution", self.distribution, "must be an EpochDistribution")
+        if not self.epoch_times:
+            raise InstanceError("configs", [], "the job has no available configuration")
+        times: dict[Config, float] = {}
+        for i, (cfg, t) in enumerate(self.epoch_times.items()):
+            if cfg in times:
+                raise InstanceError(f"configs[{i}]", cfg.label, "duplicate configuration")
+            times[cfg] = _positive(f"configs[{i}].epoch_time", t)
+        # Sorted for a canonical order (stable JSON, deterministic policies).
+        object.__setattr__(self, "epoch_times", dict(sorted(times.items())))
+
+    @property
+    def max_epochs(self) -> float:
+        return self.distribution.max_epochs
+
+    @property
+    def configs(self) -> tuple[Config, ...]:
+        return tuple(self.epoch_times)
+
+    def __hash__(self) -> int:  # epoch_times is a dict; ids are unique within an instance
+        return hash(self.id)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A whole problem: GPU types, nodes, jobs, energy price and the cost options.
+
+    ``slot`` (hours) is the time resolution Δ; ``None`` means exact (continuous) time.
+    ``max_share`` is ``K_max``, the number of jobs a shared GPU may host.
+    """
+
+    gpu_types: tuple[GpuType, ...]
+    nodes: tuple[Node, ...]
+    jobs: tuple[Job, ...]
+    energy_price: float = 0.2
+    tardiness: TardinessMode = "worst_case"
+    slot: float | None = None
+    max_share: int = 2
+    name: str = "instance"
+    # Derived lookups, built once.
+    _gpu: dict[str, GpuType] = field(init=False, repr=False, compare=False)
+    _node: dict[str, Node] = field(init=False, repr=False, compare=False)
+    _job: dict[str, Job] = field(init=False, repr=False, compare=False)
+    _weights: dict[str, float] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gpu_types", tuple(self.gpu_types))
+        object.__setattr__(self, "nodes", tuple(self.nodes))
+        object.__setattr__(self, "jobs", tuple(self.jobs))
+        object.__setattr__(self, "energy_price",
+                           _positive("energy_price", self.energy_price, allow_zero=True))
+        if self.tardiness not in TARDINESS_MODES:
+            raise InstanceError("tardiness", self.tardiness, f"must be one of {TARDINESS_MODES}")
+        if self.slot is not None:
+            object.__setattr__(self, "slot", _positive("slot", self.slot))
+        if isinstance(self.max_share, bool) or not isinstance(self.max_share, int) \
+                or self.max_share < 1:
+            raise InstanceError("max_share", self.max_share, "must be a positive integer")
+        if not self.nodes:
+            raise InstanceError("nodes", [], "the cluster needs at least one node")
+        object.__setattr__(self, "_gpu", self._index("gpu_types", self.gpu_types, "name"))
+        object.__setattr__(self, "_node", self._index("nodes", self.nodes, "id"))
+        object.__setattr__(self, "_job", self._index("jobs", self.jobs, "id"))
+        for i, n in enumerate(self.nodes):
+            if n.gpu_type not in self._gpu:
+                raise InstanceError(f"nodes[{i}].gpu_type", n.gpu_type,
+                                    f"unknown GPU type (known: {sorted(self._gpu)})")
+        weights = {}
+        for i, j in enumerate(self.jobs):
+            self._check_job(i, j)
+            weights[j.id] = self._resolve_weight(j)
+        object.__setattr__(self, "_weights", weights)
+
+    @staticmethod
+    def _index(path: str, items: tuple[Any, ...], key: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for i, it in enumerate(items):
+            k = getattr(it, key)
+            if k in out:
+                raise InstanceError(f"{path}[{i}].{key}", k, f"duplicate {key}")
+            out[k] = it
+        return out
+
+    def _check_job(self, i: int, job: Job) -> None:
+        hostable = 0
+        for c, cfg in enumerate(job.epoch_times):
+            where = f"jobs[{i}].configs[{c}]"
+            gpu = self._gpu.get(cfg.gpu_type)
+            if gpu is None:
+                raise InstanceError(f"{where}.gpu_type", cfg.gpu_type,
+                                    f"unknown GPU type (known: {sorted(self._gpu)})")
+            if cfg.shared and job.memory_gb > gpu.memory_gb:
+                raise InstanceError(f"jobs[{i}].memory_gb", job.memory_gb,
+                                    f"a shared configuration on {cfg.gpu_type} needs the job's "
+                                    f"memory to fit one GPU ({gpu.memory_gb} GB)")
+            if self.hosts(cfg):
+                hostable += 1
+        if hostable == 0:
+            sizes = sorted({(n.gpu_type, n.num_gpus) for n in self.nodes})
+            raise InstanceError(f"jobs[{i}].configs", [c.label for c in job.epoch_times],
+                                f"job {job.id!r} fits no node of the cluster "
+                                f"(nodes by type and GPUs: {sizes})")
+
+    def _resolve_weight(self, job: Job) -> float:
+        if job.weight is not None:
+            return job.weight * job.priority
+        top = max(cfg.power_w(self._gpu[cfg.gpu_type], self.max_share)
+                  for cfg in job.epoch_times)
+        return DEFAULT_TARDINESS_FACTOR * self.energy_price * top / 1000.0 * job.priority
+
+    # -- lookups ---------------------------------------------------------------------------
+    def gpu(self, name: str) -> GpuType:
+        return self._gpu[name]
+
+    def node(self, node_id: str) -> Node:
+        return self._node[node_id]
+
+    def job(self, job_id: str) -> Job:
+        return self._job[job_id]
+
+    def has_job(self, job_id: str) -> bool:
+        return job_id in self._job
+
+    def has_node(self, node_id: str) -> bool:
+        return node_id in self._node
+
+    def tardiness_weight(self, job_id: str) -> float:
+        """``ω_j`` (currency per hour late), the default resolved and priority applied."""
+        return self._weights[job_id]
+
+    @cached_property
+    def nodes_by_type(self) -> dict[str, tuple[Node, ...]]:
+        out: dict[str, list[Node]] = {g.name: [] for g in self.gpu_types}
+        for n in self.nodes:
+            out[n.gpu_type].append(n)
+        return {k: tuple(v) for k, v in out.items()}
+
+    def hosts(self, cfg: Config) -> bool:
+        """Whether some node (or set of whole nodes) of the cluster can ever host ``cfg``."""
+        nodes = self.nodes_by_type.get(cfg.gpu_type, ())
+        if cfg.nodes == 1:
+            return any(n.num_gpus >= cfg.gpus for n in nodes)
+        return sum(1 for n in nodes if n.num_gpus >= cfg.gpus_per_node) >= cfg.nodes
+
+    def allowed_configs(self, job: Job | str) -> tuple[Config, ...]:
+        """The job's configurations this cluster can host (others are never used)."""
+        j = self._job[job] if isinstance(job, str) else job
+        return tuple(c for c in j.epoch_times if self.hosts(c))
+
+    # -- cost primitives (MODEL.md section 1-2) ---------------------------------------------
+    def power_w(self, cfg: Config) -> float:
+        """Busy power of a configuration (W)."""
+        return cfg.power_w(self._gpu[cfg.gpu_type], self.max_share)
+
+    def epoch_time(self, job: Job | str, cfg: Config) -> float:
+        """``τ_j(c)``, hours per epoch."""
+        j = self._job[job] if isinstance(job, str) else job
+        return j.epoch_times[cfg]
+
+    def epoch_energy(self, job: Job | str, cfg: Config) -> float:
+        """``e_c = P_c · τ_j(c) / 1000``, kWh per epoch."""
+        return self.power_w(cfg) * self.epoch_time(job, cfg) / 1000.0
+
+    def epoch_cost(self, job: Job | str, cfg: Config) -> float:
+        """``π · e_c``: energy cost of one epoch (currency)."""
+        return self.energy_price * self.epoch_energy(job, cfg)
+
+    def replace(self, **changes: Any) -> Instance:
+        """A validated copy with some fields changed."""
+        return replace(self, **changes)

@@ -1,0 +1,78 @@
+"""Plans: each job's sequence of segments (start, end, configuration, GPUs).
+
+A plan is *static*: it runs every job to its maximum epochs (the worst case). When a
+job really stops earlier, the rest of its plan is not run (MODEL.md section 2).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from instances.model import Config
+
+GpuRef = tuple[str, int]
+"""One GPU: (node id, GPU index on that node, from 0)."""
+
+
+@dataclass(frozen=True, order=True)
+class Segment:
+    """Job ``job`` runs configuration ``config`` on ``gpus`` during ``[start, end)`` hours.
+
+    Exclusive: ``config.gpus`` GPUs of one node. Multi-node: ``config.gpus_per_node`` GPUs
+    on each of ``config.nodes`` nodes, which are then wholly reserved. Shared: one GPU,
+    one of its ``K_max`` slots.
+    """
+
+    start: float
+    end: float
+    job: str
+    config: Config
+    gpus: tuple[GpuRef, ...]
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    @property
+    def node_ids(self) -> tuple[str, ...]:
+        return tuple(sorted({n for n, _ in self.gpus}))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """All segments of a schedule, sorted by (start, job)."""
+
+    segments: tuple[Segment, ...] = ()
+    _by_job: dict[str, tuple[Segment, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        segs = tuple(sorted(self.segments, key=lambda s: (s.start, s.job, s.end)))
+        object.__setattr__(self, "segments", segs)
+        by_job: dict[str, list[Segment]] = defaultdict(list)
+        for s in segs:
+            by_job[s.job].append(s)
+        object.__setattr__(self, "_by_job", {k: tuple(v) for k, v in by_job.items()})
+
+    @classmethod
+    def of(cls, segments: Iterable[Segment]) -> Plan:
+        return cls(tuple(segments))
+
+    def for_job(self, job_id: str) -> tuple[Segment, ...]:
+        """The job's segments in time order (empty if the plan never runs it)."""
+        return self._by_job.get(job_id, ())
+
+    @property
+    def job_ids(self) -> tuple[str, ...]:
+        return tuple(sorted(self._by_job))
+
+    def __iter__(self) -> Iterator[Segment]:
+        return iter(self.segments)
+
+    def __len__(self) -> int:
+        return len(self.segments)
+
+    @property
+    def makespan(self) -> float:
+        return max((s.end for s in self.segments), default=0.0)

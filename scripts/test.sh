@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The tests: set up if needed, then run the whole pytest suite (solver tests included).
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$repo/scripts/setup.sh"
+cd "$repo"
+exec .venv/bin/python -m pytest "$@"

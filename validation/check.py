@@ -1,0 +1,176 @@
+"""The plan checker: lists every way a plan breaks the model (MODEL.md section 2).
+
+Checked: known jobs and allowed configurations, release times, slot alignment, GPUs that
+exist and match the configuration's shape (one node, whole nodes of one type, one shared
+GPU), one configuration per job at a time, each job reaching its maximum epochs, and the
+capacity of every GPU at every instant (exclusive use, or at most ``K_max`` shared jobs
+whose memory fits).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from instances import GpuRef, Instance, Plan, Segment
+from validation.timeline import TIME_TOL, Timeline, slot_ceil
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: its kind, the job (if any), the time (hours) and the details."""
+
+    kind: str
+    job: str | None
+    time: float | None
+    detail: str
+
+    def __str__(self) -> str:
+        who = f"job {self.job!r}" if self.job else "plan"
+        when = f" at t={self.time:g}h" if self.time is not None else ""
+        return f"[{self.kind}] {who}{when}: {self.detail}"
+
+
+def _on_grid(t: float, slot: float) -> bool:
+    k = round(t / slot)
+    return abs(k * slot - t) <= 1e-7 * max(1.0, abs(t))
+
+
+def _shape(inst: Instance, s: Segment) -> list[str]:
+    """Problems with the GPUs a segment names, given its configuration."""
+    cfg = s.config
+    out: list[str] = []
+    if len(set(s.gpus)) != len(s.gpus):
+        out.append(f"names a GPU twice: {list(s.gpus)}")
+    for node_id, idx in s.gpus:
+        if not inst.has_node(node_id):
+            out.append(f"unknown node {node_id!r}")
+            continue
+        node = inst.node(node_id)
+        if node.gpu_type != cfg.gpu_type:
+            out.append(f"node {node_id!r} has {node.gpu_type} GPUs, config {cfg.label} needs "
+                       f"{cfg.gpu_type}")
+        if not 0 <= idx < node.num_gpus:
+            out.append(f"node {node_id!r} has no GPU {idx} (it has {node.num_gpus})")
+    if out:
+        return out
+    per_node: dict[str, int] = defaultdict(int)
+    for node_id, _ in s.gpus:
+        per_node[node_id] += 1
+    want_gpus = 1 if cfg.shared else cfg.gpus
+    if len(s.gpus) != want_gpus:
+        out.append(f"config {cfg.label} needs {want_gpus} GPU(s), segment names {len(s.gpus)}")
+    elif len(per_node) != cfg.nodes:
+        out.append(f"config {cfg.label} needs {cfg.nodes} node(s), segment uses {len(per_node)}")
+    elif cfg.nodes > 1 and any(k != cfg.gpus_per_node for k in per_node.values()):
+        out.append(f"config {cfg.label} needs {cfg.gpus_per_node} GPUs on each node, "
+                   f"got {dict(per_node)}")
+    return out
+
+
+def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
+    """Every violation of the plan, in a stable order; an empty list means feasible."""
+    v: list[Violation] = []
+    slot = instance.slot
+    usable: list[tuple[Segment, float]] = []  # segment with its effective end
+    for s in plan:
+        if not instance.has_job(s.job):
+            v.append(Violation("unknown-job", s.job, s.start, "not a job of the instance"))
+            continue
+        job = instance.job(s.job)
+        if not (s.end > s.start):
+            v.append(Violation("empty-segment", s.job, s.start,
+                               f"segment ends at {s.end:g} before it starts"))
+            continue
+        if s.start < -TIME_TOL:
+            v.append(Violation("negative-time", s.job, s.start, "segment starts before t=0"))
+        if s.config not in instance.allowed_configs(job):
+            v.append(Violation("config-not-allowed", s.job, s.start,
+                               f"{s.config.label} is not a configuration this job may use"))
+            continue
+        if s.start < job.release - TIME_TOL:
+            v.append(Violation("before-release", s.job, s.start,
+                               f"starts before its release time {job.release:g}"))
+        if slot is not None and not (_on_grid(s.start, slot) and _on_grid(s.end, slot)):
+            v.append(Violation("off-slot", s.job, s.start,
+                               f"segment [{s.start:g}, {s.end:g}) is not aligned to slots "
+                               f"of {slot:g} h"))
+        bad = _shape(instance, s)
+        v.extend(Violation("bad-gpus", s.job, s.start, b) for b in bad)
+        if not bad:
+            usable.append((s, s.end))
+
+    # Per job: no overlap, completion, nothing after completion.
+    ends: dict[int, float] = {}
+    for job in instance.jobs:
+        segs = plan.for_job(job.id)
+        ordered = sorted(segs, key=lambda s: s.start)
+        for a, b in zip(ordered, ordered[1:], strict=False):
+            if b.start < a.end - TIME_TOL:
+                v.append(Violation("overlap", job.id, b.start,
+                                   f"runs {a.config.label} and {b.config.label} at once "
+                                   f"([{a.start:g},{a.end:g}) and [{b.start:g},{b.end:g}))"))
+        tl = Timeline.of(instance, job.id, segs)
+        if not tl.complete:
+            v.append(Violation("incomplete", job.id, None,
+                               f"reaches {tl.progress:.6g} of its {job.max_epochs:g} epochs"))
+            continue
+        done = slot_ceil(tl.time_at(job.max_epochs), slot)
+        for s in ordered:
+            if s.start >= done - TIME_TOL:
+                v.append(Violation("after-completion", job.id, s.start,
+                                   f"segment starts after the job completed at {done:g}"))
+            ends[id(s)] = min(s.end, done)  # resources are free once the job is done
+
+    v.extend(_capacity(instance, [(s, ends.get(id(s), e)) for s, e in usable]))
+    return v
+
+
+def _capacity(instance: Instance, segs: list[tuple[Segment, float]]) -> list[Violation]:
+    """GPU-by-GPU sweep: exclusive use, or shared within slot count and memory."""
+    # A multi-node segment reserves every GPU of its nodes.
+    uses: dict[GpuRef, list[tuple[float, float, Segment]]] = defaultdict(list)
+    for s, end in segs:
+        if end <= s.start:
+            continue
+        if s.config.nodes > 1:
+            refs: list[GpuRef] = [(n, i) for n in s.node_ids
+                                  for i in range(instance.node(n).num_gpus)]
+        else:
+            refs = list(s.gpus)
+        for r in refs:
+            uses[r].append((s.start, end, s))
+    out: list[Violation] = []
+    for ref in sorted(uses):
+        gpu = instance.gpu(instance.node(ref[0]).gpu_type)
+        events = sorted(
+            [(a, 1, s) for a, _, s in uses[ref]] + [(b, 0, s) for _, b, s in uses[ref]],
+            key=lambda e: (e[0], e[1]))  # ends before starts at the same instant
+        active: list[Segment] = []
+        reported: set[tuple[str, ...]] = set()
+        for t, kind, s in events:
+            if kind == 0:
+                active.remove(s)
+                continue
+            active.append(s)
+            problem = _gpu_problem(instance, active, gpu.memory_gb)
+            key = tuple(sorted(x.job for x in active))
+            if problem and key not in reported:
+                reported.add(key)
+                out.append(Violation("capacity", s.job, t,
+                                     f"GPU {ref[1]} of node {ref[0]!r}: {problem}"))
+    return out
+
+
+def _gpu_problem(instance: Instance, active: list[Segment], memory_gb: float) -> str | None:
+    if len(active) <= 1:
+        return None
+    jobs = sorted(x.job for x in active)
+    if any(not x.config.shared for x in active):
+        return f"used by {jobs} at once, not all as shared slots"
+    if len(active) > instance.max_share:
+        return f"shared by {len(active)} jobs {jobs}, at most {instance.max_share} allowed"
+    mem = sum(instance.job(x.job).memory_gb for x in active)
+    if mem > memory_gb + 1e-9:
+        return f"shared jobs {jobs} need {mem:g} GB, the GPU has {memory_gb:g} GB"
+    return None

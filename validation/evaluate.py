@@ -1,0 +1,152 @@
+"""The one evaluator: the cost of a plan as MODEL.md section 2 defines it.
+
+Every figure gpusched prints comes from here. Expected energy is exact through ``Phi``;
+tardiness is ``worst_case`` (completion of all E epochs) or ``expected`` (over the
+completion of each stopping block); with a slot length, completions count at the end of
+their slot.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from instances import Instance, Plan, PlanError
+from instances.model import TardinessMode
+from validation.check import check_plan
+from validation.timeline import TIME_TOL, Timeline, slot_ceil
+
+
+@dataclass(frozen=True)
+class JobCost:
+    """Cost figures of one job under a plan. Money in the instance's currency."""
+
+    job: str
+    expected_energy_kwh: float
+    worst_case_energy_kwh: float
+    energy_cost: float  # expected: π · Σ e_c (Φ(w1) - Φ(w0))
+    tardiness_cost: float  # in the instance's (or the requested) tardiness mode
+    worst_case_tardiness_cost: float
+    expected_tardiness_cost: float
+    completion: float  # worst-case completion time (hours), slot-rounded when slotted
+    due: float
+
+    @property
+    def total_cost(self) -> float:
+        return self.energy_cost + self.tardiness_cost
+
+    @property
+    def lateness(self) -> float:
+        return max(0.0, self.completion - self.due)
+
+    @property
+    def missed(self) -> bool:
+        return self.completion > self.due + TIME_TOL
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The cost of a whole plan: per job and in total."""
+
+    instance: str
+    tardiness_mode: TardinessMode
+    jobs: tuple[JobCost, ...]
+
+    @property
+    def energy_cost(self) -> float:
+        return math.fsum(j.energy_cost for j in self.jobs)
+
+    @property
+    def tardiness_cost(self) -> float:
+        return math.fsum(j.tardiness_cost for j in self.jobs)
+
+    @property
+    def total_cost(self) -> float:
+        return self.energy_cost + self.tardiness_cost
+
+    @property
+    def expected_energy_kwh(self) -> float:
+        return math.fsum(j.expected_energy_kwh for j in self.jobs)
+
+    @property
+    def missed(self) -> int:
+        return sum(j.missed for j in self.jobs)
+
+    def by_job(self) -> pd.DataFrame:
+        """One row per job, indexed by job id."""
+        rows = [{"job": j.job, "energy_kwh": j.expected_energy_kwh,
+                 "worst_energy_kwh": j.worst_case_energy_kwh, "energy_cost": j.energy_cost,
+                 "tardiness_cost": j.tardiness_cost, "total_cost": j.total_cost,
+                 "completion_h": j.completion, "due_h": j.due, "late_h": j.lateness,
+                 "missed": j.missed} for j in self.jobs]
+        return pd.DataFrame(rows).set_index("job")
+
+    def summary(self) -> dict[str, float]:
+        return {"energy_cost": self.energy_cost, "tardiness_cost": self.tardiness_cost,
+                "total_cost": self.total_cost, "energy_kwh": self.expected_energy_kwh,
+                "missed": float(self.missed)}
+
+
+def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) -> JobCost:
+    job = instance.job(job_id)
+    tl = Timeline.of(instance, job_id, plan.for_job(job_id))
+    dist = job.distribution
+    exp_kwh = worst_kwh = 0.0
+    for p in tl.pieces:
+        e = instance.epoch_energy(job, p.segment.config)
+        exp_kwh += e * (dist.phi(p.w1) - dist.phi(p.w0))
+        worst_kwh += e * (p.w1 - p.w0)
+    omega = instance.tardiness_weight(job_id)
+    slot = instance.slot
+    completion = tl.completion(slot)
+    worst_tard = omega * max(0.0, completion - job.due)
+    exp_tard = math.fsum(
+        pb * omega * max(0.0, slot_ceil(tl.time_at(eb), slot) - job.due)
+        for eb, pb in zip(dist.stops, dist.probabilities, strict=True) if pb > 0)
+    return JobCost(job=job_id, expected_energy_kwh=exp_kwh, worst_case_energy_kwh=worst_kwh,
+                   energy_cost=instance.energy_price * exp_kwh,
+                   tardiness_cost=worst_tard if mode == "worst_case" else exp_tard,
+                   worst_case_tardiness_cost=worst_tard, expected_tardiness_cost=exp_tard,
+                   completion=completion, due=job.due)
+
+
+def evaluate(instance: Instance, plan: Plan, *, tardiness: TardinessMode | None = None,
+             check: bool = True) -> Evaluation:
+    """Expected cost of ``plan``. Raises :class:`PlanError` listing every violation.
+
+    ``tardiness`` overrides the instance's tardiness mode.
+    """
+    if check:
+        violations = check_plan(instance, plan)
+        if violations:
+            raise PlanError(f"the plan is infeasible for instance {instance.name!r} "
+                            f"({len(violations)} violation(s)):", tuple(violations))
+    mode = tardiness or instance.tardiness
+    costs = tuple(_job_cost(instance, plan, j.id, mode) for j in instance.jobs)
+    return Evaluation(instance.name, mode, costs)
+
+
+def evaluate_scenario(instance: Instance, plan: Plan, epochs: Mapping[str, float], *,
+                      tardiness: TardinessMode | None = None) -> tuple[float, float]:
+    """Realised (energy cost, tardiness cost) when each job stops at ``epochs[job]``.
+
+    The plan is run up to each job's stop; ``worst_case`` tardiness still uses the
+    completion of all E epochs (it is a property of the plan), ``expected`` tardiness the
+    realised completion. Averaged over sampled scenarios it converges to
+    :func:`evaluate` (the Monte Carlo check).
+    """
+    mode = tardiness or instance.tardiness
+    energy = tard = 0.0
+    for job in instance.jobs:
+        n = epochs[job.id]
+        tl = Timeline.of(instance, job.id, plan.for_job(job.id))
+        for p in tl.pieces:
+            done = max(0.0, min(p.w1, n) - p.w0)
+            energy += instance.epoch_cost(job, p.segment.config) * done
+        w = job.max_epochs if mode == "worst_case" else n
+        late = slot_ceil(tl.time_at(w), instance.slot) - job.due
+        tard += instance.tardiness_weight(job.id) * max(0.0, late)
+    return energy, tard

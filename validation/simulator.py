@@ -1,0 +1,216 @@
+"""The discrete-event engine of MODEL.md section 6.
+
+Events: a job's arrival, a job's end (at its sampled epochs, or at its maximum in a
+worst-case rollout), a wake-up a policy asked for. At each event the policy sees the
+state (never the sampled epochs) and returns changes; progress accrues in between.
+
+- ``mode="rollout"``: every job runs to its maximum epochs; the segments form a static
+  plan for the evaluator (and, slotted, a MILP warm start).
+- ``mode="sampled"``: each job stops at a sampled number of epochs (seeded).
+
+With a slot length (the instance's, or ``slot=``), every decision happens at a slot
+boundary and a job that finishes inside a slot holds its GPUs to the slot's end, exactly
+as the evaluator and the MILP count it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time as clock
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from heuristic.occupancy import Allocation, Occupancy
+from heuristic.policy import JobStatus, Policy, SchedulerState
+from instances import Instance, Plan, Segment
+from validation.timeline import slot_ceil
+
+Mode = Literal["rollout", "sampled"]
+EPS = 1e-9
+
+
+class SimulationError(RuntimeError):
+    """The policy broke the rules (over-subscribed GPUs, unknown job) or left jobs stuck."""
+
+
+@dataclass
+class _Run:
+    """Engine-side state of one job."""
+
+    target: float  # epochs at which it ends in this run (E, or the sampled N)
+    progress: float = 0.0
+    alloc: Allocation | None = None
+    since: float = 0.0
+    done_at: float | None = None
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """What happened in one run. Costs are obtained from validation.evaluate on ``plan``."""
+
+    policy: str
+    mode: Mode
+    seed: int
+    slot: float | None
+    plan: Plan
+    epochs: dict[str, float]  # epochs each job ran (its stop)
+    completions: dict[str, float]  # time each job ended (slot-rounded when slotted)
+    decision_seconds: tuple[float, ...] = field(repr=False)
+
+    @property
+    def decisions(self) -> int:
+        return len(self.decision_seconds)
+
+
+class _Engine:
+    """One run: the clock, the jobs' progress, the GPUs held, the segments recorded."""
+
+    def __init__(self, instance: Instance, policy: Policy, targets: dict[str, float],
+                 slot: float | None) -> None:
+        self.instance = instance
+        self.policy = policy
+        self.slot = slot
+        self.runs = {j.id: _Run(targets[j.id]) for j in instance.jobs}
+        self.arrivals = sorted((slot_ceil(j.release, slot), j.id) for j in instance.jobs)
+        self.next_arrival = 0
+        self.occ = Occupancy(instance)
+        self.present: list[str] = []  # arrival order
+        self.segments: list[Segment] = []
+        self.wakes: list[float] = []
+        self.seconds: list[float] = []
+        self.t = self.arrivals[0][0] if self.arrivals else 0.0
+
+    def close(self, job_id: str) -> None:
+        """End the job's current segment now and free its GPUs."""
+        run = self.runs[job_id]
+        if run.alloc is not None:
+            if self.t > run.since + EPS:
+                self.segments.append(Segment(run.since, self.t, job_id, run.alloc.config,
+                                             run.alloc.gpus))
+            self.occ.release(job_id)
+            run.alloc = None
+
+    def finish_time(self, job_id: str) -> float:
+        """When a running job reaches its target (slot end when slotted)."""
+        run = self.runs[job_id]
+        assert run.alloc is not None
+        tau = self.instance.epoch_time(job_id, run.alloc.config)
+        return slot_ceil(self.t + (run.target - run.progress) * tau, self.slot)
+
+    def decide(self) -> None:
+        inst = self.instance
+        state = SchedulerState(
+            self.t, inst,
+            tuple(JobStatus(inst.job(j), self.runs[j].progress, self.runs[j].alloc)
+                  for j in self.present),
+            self.occ.copy())
+        t0 = clock.perf_counter()
+        decision = self.policy.decide(state)
+        self.seconds.append(clock.perf_counter() - t0)
+        self.apply(decision.assign)
+        if decision.wake_at is not None and decision.wake_at > self.t + EPS:
+            heapq.heappush(self.wakes, slot_ceil(decision.wake_at, self.slot))
+
+    def apply(self, assign: Mapping[str, Allocation | None]) -> None:
+        """All releases first, then all placements, each checked against the rules."""
+        name = self.policy.name
+        changed = []
+        for job_id, alloc in assign.items():
+            if job_id not in self.runs or job_id not in self.present:
+                raise SimulationError(f"policy {name!r} assigned job {job_id!r}, which is "
+                                      f"not present at t={self.t:g}")
+            if self.runs[job_id].alloc != alloc:
+                self.close(job_id)
+                changed.append((job_id, alloc))
+        for job_id, alloc in changed:
+            if alloc is None:
+                continue
+            job = self.instance.job(job_id)
+            if alloc.config not in self.instance.allowed_configs(job):
+                raise SimulationError(f"policy {name!r} gave job {job_id!r} configuration "
+                                      f"{alloc.config.label}, which it may not use")
+            why = self.occ.why_not(job, alloc)
+            if why is not None:
+                raise SimulationError(f"policy {name!r} placed job {job_id!r} on "
+                                      f"{list(alloc.gpus)} at t={self.t:g}: {why}")
+            self.occ.place(job, alloc)
+            self.runs[job_id].alloc = alloc
+            self.runs[job_id].since = self.t
+
+    def admit(self) -> None:
+        """Jobs whose (slot-rounded) release time has come join the present jobs."""
+        while self.next_arrival < len(self.arrivals) and \
+                self.arrivals[self.next_arrival][0] <= self.t + EPS:
+            self.present.append(self.arrivals[self.next_arrival][1])
+            self.next_arrival += 1
+
+    def advance(self) -> bool:
+        """Move the clock to the next event; False when every job has ended."""
+        running = [j for j in self.present if self.runs[j].alloc is not None]
+        finish = {j: self.finish_time(j) for j in running}
+        candidates = list(finish.values())
+        if self.next_arrival < len(self.arrivals):
+            candidates.append(self.arrivals[self.next_arrival][0])
+        if self.wakes:
+            candidates.append(self.wakes[0])
+        if not candidates:
+            if self.present:
+                raise SimulationError(
+                    f"policy {self.policy.name!r} left jobs {self.present[:10]} waiting at "
+                    f"t={self.t:g} with nothing running, no arrival and no wake-up to come")
+            return False
+        t_next = max(min(candidates), self.t)
+        dt = t_next - self.t
+        self.t = t_next
+        for j in running:
+            run = self.runs[j]
+            if finish[j] <= t_next + EPS:
+                run.progress = run.target
+                self.close(j)
+                run.done_at = t_next
+                self.present.remove(j)
+            else:
+                assert run.alloc is not None
+                run.progress += dt / self.instance.epoch_time(j, run.alloc.config)
+        self.admit()
+        while self.wakes and self.wakes[0] <= self.t + EPS:
+            heapq.heappop(self.wakes)
+        return True
+
+
+def simulate(instance: Instance, policy: Policy, *, mode: Mode = "rollout", seed: int = 0,
+             slot: float | None = None, max_events: int = 10_000_000) -> SimulationResult:
+    """Run ``policy`` on ``instance``; see the module docstring for the modes."""
+    if mode not in ("rollout", "sampled"):
+        raise ValueError(f"mode must be 'rollout' or 'sampled', got {mode!r}")
+    if slot is not None and instance.slot != slot:
+        instance = instance.replace(slot=slot)
+    if mode == "sampled":
+        rng = np.random.default_rng(seed)
+        targets = {j.id: float(j.distribution.sample(rng)) for j in instance.jobs}
+    else:
+        targets = {j.id: j.max_epochs for j in instance.jobs}
+    eng = _Engine(instance, policy, targets, instance.slot)
+    eng.admit()
+    for _ in range(max_events):
+        if eng.present:
+            eng.decide()
+        if not eng.advance():
+            break
+    else:
+        raise SimulationError(f"more than {max_events} events: the policy does not converge")
+    return SimulationResult(
+        policy=policy.name, mode=mode, seed=seed, slot=instance.slot,
+        plan=Plan(tuple(eng.segments)), epochs=targets,
+        completions={j: r.done_at if r.done_at is not None else math.inf
+                     for j, r in eng.runs.items()},
+        decision_seconds=tuple(eng.seconds))
+
+
+def rollout(instance: Instance, policy: Policy, *, slot: float | None = None) -> Plan:
+    """The worst-case rollout of ``policy``: a static plan (every job to its maximum)."""
+    return simulate(instance, policy, mode="rollout", slot=slot).plan

@@ -1,0 +1,85 @@
+"""How far a job has got along its segments: epochs done at each boundary, and the time
+at which a given epoch count is reached. Shared by the checker and the evaluator so that
+both read a plan the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from instances import Instance, Segment
+
+TIME_TOL = 1e-9
+
+
+def slot_ceil(t: float, slot: float | None) -> float:
+    """End of the slot in which an event at time ``t`` happens (``t`` itself if exact)."""
+    if slot is None:
+        return t
+    k = math.ceil(t / slot - 1e-9)
+    return k * slot
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One segment of a job with the epochs it processes: ``[w0, w1)`` (capped at E)."""
+
+    segment: Segment
+    epoch_time: float  # hours per epoch on this segment's configuration
+    w0: float
+    w1: float
+
+    def time_at(self, w: float) -> float:
+        """Instant at which the job's progress reaches ``w`` (``w0 <= w <= w1``)."""
+        return self.segment.start + (w - self.w0) * self.epoch_time
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """A job's segments in time order with the progress each achieves."""
+
+    job: str
+    max_epochs: float
+    pieces: tuple[Piece, ...]
+
+    @classmethod
+    def of(cls, instance: Instance, job_id: str, segments: tuple[Segment, ...]) -> Timeline:
+        job = instance.job(job_id)
+        E = job.max_epochs
+        pieces = []
+        w = 0.0
+        for s in sorted(segments, key=lambda s: s.start):
+            tau = job.epoch_times.get(s.config)
+            if tau is None:  # the checker reports it; count no progress here
+                pieces.append(Piece(s, math.inf, w, w))
+                continue
+            w1 = min(E, w + max(0.0, s.end - s.start) / tau)
+            # absorb float noise so that a plan built to reach E is seen to reach it
+            if E - w1 <= 1e-9 * max(1.0, E):
+                w1 = E
+            pieces.append(Piece(s, tau, w, w1))
+            w = w1
+        return cls(job_id, E, tuple(pieces))
+
+    @property
+    def progress(self) -> float:
+        """Epochs done by the end of the plan (at most E)."""
+        return self.pieces[-1].w1 if self.pieces else 0.0
+
+    @property
+    def complete(self) -> bool:
+        return self.progress >= self.max_epochs
+
+    def time_at(self, w: float) -> float:
+        """First instant at which progress reaches ``w`` epochs (``inf`` if never)."""
+        if w <= 0:
+            return self.pieces[0].segment.start if self.pieces else 0.0
+        for p in self.pieces:
+            if p.w1 >= w - 1e-12 and p.w1 > p.w0:
+                return p.time_at(min(w, p.w1))
+        return math.inf
+
+    def completion(self, slot: float | None) -> float:
+        """Completion time of all E epochs, at the end of its slot when slotted."""
+        return slot_ceil(self.time_at(self.max_epochs), slot)
