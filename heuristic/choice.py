@@ -10,8 +10,9 @@ from heuristic.occupancy import Allocation, Occupancy
 from instances import Config, Instance, Job
 
 
-def worst_case_cost(instance: Instance, job: Job, cfg: Config, remaining: float,
-                    now: float) -> float:
+def worst_case_cost(
+    instance: Instance, job: Job, cfg: Config, remaining: float, now: float
+) -> float:
     """Energy of all remaining epochs on ``cfg`` plus tardiness if started ``now``."""
     tau = instance.epoch_time(job, cfg)
     late = max(0.0, now + remaining * tau - job.due)
@@ -25,8 +26,9 @@ def ranked_configs(instance: Instance, job: Job, remaining: float, now: float) -
     return sorted(cfgs, key=lambda c: (worst_case_cost(instance, job, c, remaining, now), c))
 
 
-def cheapest_placement(instance: Instance, job: Job, remaining: float, now: float,
-                       occupancy: Occupancy) -> Allocation | None:
+def cheapest_placement(
+    instance: Instance, job: Job, remaining: float, now: float, occupancy: Occupancy
+) -> Allocation | None:
     """The cheapest configuration (worst case) that can be placed now, best-fit."""
     for cfg in ranked_configs(instance, job, remaining, now):
         alloc = occupancy.find(job, cfg)

@@ -27,8 +27,9 @@ class FifoPolicy:
         assign: dict[str, Allocation | None] = {}
         waiting = [s for s in state.jobs if s.allocation is None]
         for status in self.order(waiting):
-            alloc = cheapest_placement(state.instance, status.job, status.remaining,
-                                       state.time, occ)
+            alloc = cheapest_placement(
+                state.instance, status.job, status.remaining, state.time, occ
+            )
             if alloc is None:
                 if self.blocking:
                     break

@@ -148,8 +148,11 @@ class Occupancy:
 
     def _find_whole_nodes(self, cfg: Config) -> Allocation | None:
         inst = self.instance
-        whole = [n for n in inst.nodes_by_type.get(cfg.gpu_type, ())
-                 if n.num_gpus >= cfg.gpus_per_node and len(self.free[n.id]) == n.num_gpus]
+        whole = [
+            n
+            for n in inst.nodes_by_type.get(cfg.gpu_type, ())
+            if n.num_gpus >= cfg.gpus_per_node and len(self.free[n.id]) == n.num_gpus
+        ]
         if len(whole) < cfg.nodes:
             return None
         whole.sort(key=lambda n: n.num_gpus)  # smallest nodes first: least capacity blocked

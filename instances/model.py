@@ -28,8 +28,11 @@ def _positive(path: str, value: float, *, allow_zero: bool = False) -> float:
         raise InstanceError(path, value, "must be a number")
     v = float(value)
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise InstanceError(path, value, "must be a positive number" if not allow_zero
-                            else "must be a non-negative number")
+        raise InstanceError(
+            path,
+            value,
+            "must be a positive number" if not allow_zero else "must be a non-negative number",
+        )
     return v
 
 
@@ -67,11 +70,15 @@ class Node:
     def __post_init__(self) -> None:
         _ident("id", self.id)
         _ident("gpu_type", self.gpu_type)
-        if isinstance(self.num_gpus, bool) or not isinstance(self.num_gpus, int) \
-                or self.num_gpus < 1:
+        if (
+            isinstance(self.num_gpus, bool)
+            or not isinstance(self.num_gpus, int)
+            or self.num_gpus < 1
+        ):
             raise InstanceError("num_gpus", self.num_gpus, "must be a positive integer")
-        if self.cpu_cores is not None and (not isinstance(self.cpu_cores, int)
-                                           or self.cpu_cores < 1):
+        if self.cpu_cores is not None and (
+            not isinstance(self.cpu_cores, int) or self.cpu_cores < 1
+        ):
             raise InstanceError("cpu_cores", self.cpu_cores, "must be a positive integer")
         if self.dram_gb is not None:
             _positive("dram_gb", self.dram_gb)
@@ -102,13 +109,18 @@ class Config:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InstanceError(name, v, "must be a positive integer")
         if self.nodes > 1 and self.gpus % self.nodes:
-            raise InstanceError("gpus", self.gpus,
-                                f"a multi-node configuration needs gpus divisible by nodes "
-                                f"({self.nodes})")
+            raise InstanceError(
+                "gpus",
+                self.gpus,
+                f"a multi-node configuration needs gpus divisible by nodes ({self.nodes})",
+            )
         if self.shared and (self.gpus != 1 or self.nodes != 1):
-            raise InstanceError("shared", self.shared,
-                                "a shared configuration uses one slot of one GPU "
-                                f"(got gpus={self.gpus}, nodes={self.nodes})")
+            raise InstanceError(
+                "shared",
+                self.shared,
+                "a shared configuration uses one slot of one GPU "
+                f"(got gpus={self.gpus}, nodes={self.nodes})",
+            )
 
     @property
     def kind(self) -> ConfigKind:
@@ -158,8 +170,9 @@ class Job:
         release = _positive("release", self.release, allow_zero=True)
         due = _positive("due", self.due, allow_zero=True)
         if due <= release:
-            raise InstanceError("due", self.due,
-                                f"the due date must be after the release time ({self.release})")
+            raise InstanceError(
+                "due", self.due, f"the due date must be after the release time ({self.release})"
+            )
         object.__setattr__(self, "release", release)
         object.__setattr__(self, "due", due)
         object.__setattr__(self, "memory_gb", _positive("memory_gb", self.memory_gb))
@@ -216,14 +229,18 @@ class Instance:
         object.__setattr__(self, "gpu_types", tuple(self.gpu_types))
         object.__setattr__(self, "nodes", tuple(self.nodes))
         object.__setattr__(self, "jobs", tuple(self.jobs))
-        object.__setattr__(self, "energy_price",
-                           _positive("energy_price", self.energy_price, allow_zero=True))
+        object.__setattr__(
+            self, "energy_price", _positive("energy_price", self.energy_price, allow_zero=True)
+        )
         if self.tardiness not in TARDINESS_MODES:
             raise InstanceError("tardiness", self.tardiness, f"must be one of {TARDINESS_MODES}")
         if self.slot is not None:
             object.__setattr__(self, "slot", _positive("slot", self.slot))
-        if isinstance(self.max_share, bool) or not isinstance(self.max_share, int) \
-                or self.max_share < 1:
+        if (
+            isinstance(self.max_share, bool)
+            or not isinstance(self.max_share, int)
+            or self.max_share < 1
+        ):
             raise InstanceError("max_share", self.max_share, "must be a positive integer")
         if not self.nodes:
             raise InstanceError("nodes", [], "the cluster needs at least one node")
@@ -232,8 +249,11 @@ class Instance:
         object.__setattr__(self, "_job", self._index("jobs", self.jobs, "id"))
         for i, n in enumerate(self.nodes):
             if n.gpu_type not in self._gpu:
-                raise InstanceError(f"nodes[{i}].gpu_type", n.gpu_type,
-                                    f"unknown GPU type (known: {sorted(self._gpu)})")
+                raise InstanceError(
+                    f"nodes[{i}].gpu_type",
+                    n.gpu_type,
+                    f"unknown GPU type (known: {sorted(self._gpu)})",
+                )
         weights = {}
         for i, j in enumerate(self.jobs):
             self._check_job(i, j)
@@ -256,25 +276,32 @@ class Instance:
             where = f"jobs[{i}].configs[{c}]"
             gpu = self._gpu.get(cfg.gpu_type)
             if gpu is None:
-                raise InstanceError(f"{where}.gpu_type", cfg.gpu_type,
-                                    f"unknown GPU type (known: {sorted(self._gpu)})")
+                raise InstanceError(
+                    f"{where}.gpu_type",
+                    cfg.gpu_type,
+                    f"unknown GPU type (known: {sorted(self._gpu)})",
+                )
             if cfg.shared and job.memory_gb > gpu.memory_gb:
-                raise InstanceError(f"jobs[{i}].memory_gb", job.memory_gb,
-                                    f"a shared configuration on {cfg.gpu_type} needs the job's "
-                                    f"memory to fit one GPU ({gpu.memory_gb} GB)")
+                raise InstanceError(
+                    f"jobs[{i}].memory_gb",
+                    job.memory_gb,
+                    f"a shared configuration on {cfg.gpu_type} needs the job's "
+                    f"memory to fit one GPU ({gpu.memory_gb} GB)",
+                )
             if self.hosts(cfg):
                 hostable += 1
         if hostable == 0:
             sizes = sorted({(n.gpu_type, n.num_gpus) for n in self.nodes})
-            raise InstanceError(f"jobs[{i}].configs", [c.label for c in job.epoch_times],
-                                f"job {job.id!r} fits no node of the cluster "
-                                f"(nodes by type and GPUs: {sizes})")
+            raise InstanceError(
+                f"jobs[{i}].configs",
+                [c.label for c in job.epoch_times],
+                f"job {job.id!r} fits no node of the cluster (nodes by type and GPUs: {sizes})",
+            )
 
     def _resolve_weight(self, job: Job) -> float:
         if job.weight is not None:
             return job.weight * job.priority
-        top = max(cfg.power_w(self._gpu[cfg.gpu_type], self.max_share)
-                  for cfg in job.epoch_times)
+        top = max(cfg.power_w(self._gpu[cfg.gpu_type], self.max_share) for cfg in job.epoch_times)
         return DEFAULT_TARDINESS_FACTOR * self.energy_price * top / 1000.0 * job.priority
 
     # -- lookups ---------------------------------------------------------------------------

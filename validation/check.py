@@ -9,6 +9,7 @@ whose memory fits).
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -48,8 +49,10 @@ def _shape(inst: Instance, s: Segment) -> list[str]:
             continue
         node = inst.node(node_id)
         if node.gpu_type != cfg.gpu_type:
-            out.append(f"node {node_id!r} has {node.gpu_type} GPUs, config {cfg.label} needs "
-                       f"{cfg.gpu_type}")
+            out.append(
+                f"node {node_id!r} has {node.gpu_type} GPUs, config {cfg.label} needs "
+                f"{cfg.gpu_type}"
+            )
         if not 0 <= idx < node.num_gpus:
             out.append(f"node {node_id!r} has no GPU {idx} (it has {node.num_gpus})")
     if out:
@@ -63,8 +66,9 @@ def _shape(inst: Instance, s: Segment) -> list[str]:
     elif len(per_node) != cfg.nodes:
         out.append(f"config {cfg.label} needs {cfg.nodes} node(s), segment uses {len(per_node)}")
     elif cfg.nodes > 1 and any(k != cfg.gpus_per_node for k in per_node.values()):
-        out.append(f"config {cfg.label} needs {cfg.gpus_per_node} GPUs on each node, "
-                   f"got {dict(per_node)}")
+        out.append(
+            f"config {cfg.label} needs {cfg.gpus_per_node} GPUs on each node, got {dict(per_node)}"
+        )
     return out
 
 
@@ -79,22 +83,42 @@ def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
             continue
         job = instance.job(s.job)
         if not (s.end > s.start):
-            v.append(Violation("empty-segment", s.job, s.start,
-                               f"segment ends at {s.end:g} before it starts"))
+            v.append(
+                Violation(
+                    "empty-segment", s.job, s.start, f"segment ends at {s.end:g} before it starts"
+                )
+            )
             continue
         if s.start < -TIME_TOL:
             v.append(Violation("negative-time", s.job, s.start, "segment starts before t=0"))
         if s.config not in instance.allowed_configs(job):
-            v.append(Violation("config-not-allowed", s.job, s.start,
-                               f"{s.config.label} is not a configuration this job may use"))
+            v.append(
+                Violation(
+                    "config-not-allowed",
+                    s.job,
+                    s.start,
+                    f"{s.config.label} is not a configuration this job may use",
+                )
+            )
             continue
         if s.start < job.release - TIME_TOL:
-            v.append(Violation("before-release", s.job, s.start,
-                               f"starts before its release time {job.release:g}"))
+            v.append(
+                Violation(
+                    "before-release",
+                    s.job,
+                    s.start,
+                    f"starts before its release time {job.release:g}",
+                )
+            )
         if slot is not None and not (_on_grid(s.start, slot) and _on_grid(s.end, slot)):
-            v.append(Violation("off-slot", s.job, s.start,
-                               f"segment [{s.start:g}, {s.end:g}) is not aligned to slots "
-                               f"of {slot:g} h"))
+            v.append(
+                Violation(
+                    "off-slot",
+                    s.job,
+                    s.start,
+                    f"segment [{s.start:g}, {s.end:g}) is not aligned to slots of {slot:g} h",
+                )
+            )
         bad = _shape(instance, s)
         v.extend(Violation("bad-gpus", s.job, s.start, b) for b in bad)
         if not bad:
@@ -105,21 +129,39 @@ def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
     for job in instance.jobs:
         segs = plan.for_job(job.id)
         ordered = sorted(segs, key=lambda s: s.start)
-        for a, b in zip(ordered, ordered[1:], strict=False):
+        for a, b in itertools.pairwise(ordered):
             if b.start < a.end - TIME_TOL:
-                v.append(Violation("overlap", job.id, b.start,
-                                   f"runs {a.config.label} and {b.config.label} at once "
-                                   f"([{a.start:g},{a.end:g}) and [{b.start:g},{b.end:g}))"))
+                v.append(
+                    Violation(
+                        "overlap",
+                        job.id,
+                        b.start,
+                        f"runs {a.config.label} and {b.config.label} at once "
+                        f"([{a.start:g},{a.end:g}) and [{b.start:g},{b.end:g}))",
+                    )
+                )
         tl = Timeline.of(instance, job.id, segs)
         if not tl.complete:
-            v.append(Violation("incomplete", job.id, None,
-                               f"reaches {tl.progress:.6g} of its {job.max_epochs:g} epochs"))
+            v.append(
+                Violation(
+                    "incomplete",
+                    job.id,
+                    None,
+                    f"reaches {tl.progress:.6g} of its {job.max_epochs:g} epochs",
+                )
+            )
             continue
         done = slot_ceil(tl.time_at(job.max_epochs), slot)
         for s in ordered:
             if s.start >= done - TIME_TOL:
-                v.append(Violation("after-completion", job.id, s.start,
-                                   f"segment starts after the job completed at {done:g}"))
+                v.append(
+                    Violation(
+                        "after-completion",
+                        job.id,
+                        s.start,
+                        f"segment starts after the job completed at {done:g}",
+                    )
+                )
             ends[id(s)] = min(s.end, done)  # resources are free once the job is done
 
     v.extend(_capacity(instance, [(s, ends.get(id(s), e)) for s, e in usable]))
@@ -134,8 +176,9 @@ def _capacity(instance: Instance, segs: list[tuple[Segment, float]]) -> list[Vio
         if end <= s.start:
             continue
         if s.config.nodes > 1:
-            refs: list[GpuRef] = [(n, i) for n in s.node_ids
-                                  for i in range(instance.node(n).num_gpus)]
+            refs: list[GpuRef] = [
+                (n, i) for n in s.node_ids for i in range(instance.node(n).num_gpus)
+            ]
         else:
             refs = list(s.gpus)
         for r in refs:
@@ -145,7 +188,8 @@ def _capacity(instance: Instance, segs: list[tuple[Segment, float]]) -> list[Vio
         gpu = instance.gpu(instance.node(ref[0]).gpu_type)
         events = sorted(
             [(a, 1, s) for a, _, s in uses[ref]] + [(b, 0, s) for _, b, s in uses[ref]],
-            key=lambda e: (e[0], e[1]))  # ends before starts at the same instant
+            key=lambda e: (e[0], e[1]),
+        )  # ends before starts at the same instant
         active: list[Segment] = []
         reported: set[tuple[str, ...]] = set()
         for t, kind, s in events:
@@ -157,8 +201,9 @@ def _capacity(instance: Instance, segs: list[tuple[Segment, float]]) -> list[Vio
             key = tuple(sorted(x.job for x in active))
             if problem and key not in reported:
                 reported.add(key)
-                out.append(Violation("capacity", s.job, t,
-                                     f"GPU {ref[1]} of node {ref[0]!r}: {problem}"))
+                out.append(
+                    Violation("capacity", s.job, t, f"GPU {ref[1]} of node {ref[0]!r}: {problem}")
+                )
     return out
 
 

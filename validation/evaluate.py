@@ -77,17 +77,31 @@ class Evaluation:
 
     def by_job(self) -> pd.DataFrame:
         """One row per job, indexed by job id."""
-        rows = [{"job": j.job, "energy_kwh": j.expected_energy_kwh,
-                 "worst_energy_kwh": j.worst_case_energy_kwh, "energy_cost": j.energy_cost,
-                 "tardiness_cost": j.tardiness_cost, "total_cost": j.total_cost,
-                 "completion_h": j.completion, "due_h": j.due, "late_h": j.lateness,
-                 "missed": j.missed} for j in self.jobs]
+        rows = [
+            {
+                "job": j.job,
+                "energy_kwh": j.expected_energy_kwh,
+                "worst_energy_kwh": j.worst_case_energy_kwh,
+                "energy_cost": j.energy_cost,
+                "tardiness_cost": j.tardiness_cost,
+                "total_cost": j.total_cost,
+                "completion_h": j.completion,
+                "due_h": j.due,
+                "late_h": j.lateness,
+                "missed": j.missed,
+            }
+            for j in self.jobs
+        ]
         return pd.DataFrame(rows).set_index("job")
 
     def summary(self) -> dict[str, float]:
-        return {"energy_cost": self.energy_cost, "tardiness_cost": self.tardiness_cost,
-                "total_cost": self.total_cost, "energy_kwh": self.expected_energy_kwh,
-                "missed": float(self.missed)}
+        return {
+            "energy_cost": self.energy_cost,
+            "tardiness_cost": self.tardiness_cost,
+            "total_cost": self.total_cost,
+            "energy_kwh": self.expected_energy_kwh,
+            "missed": float(self.missed),
+        }
 
 
 def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) -> JobCost:
@@ -105,16 +119,25 @@ def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) 
     worst_tard = omega * max(0.0, completion - job.due)
     exp_tard = math.fsum(
         pb * omega * max(0.0, slot_ceil(tl.time_at(eb), slot) - job.due)
-        for eb, pb in zip(dist.stops, dist.probabilities, strict=True) if pb > 0)
-    return JobCost(job=job_id, expected_energy_kwh=exp_kwh, worst_case_energy_kwh=worst_kwh,
-                   energy_cost=instance.energy_price * exp_kwh,
-                   tardiness_cost=worst_tard if mode == "worst_case" else exp_tard,
-                   worst_case_tardiness_cost=worst_tard, expected_tardiness_cost=exp_tard,
-                   completion=completion, due=job.due)
+        for eb, pb in zip(dist.stops, dist.probabilities, strict=True)
+        if pb > 0
+    )
+    return JobCost(
+        job=job_id,
+        expected_energy_kwh=exp_kwh,
+        worst_case_energy_kwh=worst_kwh,
+        energy_cost=instance.energy_price * exp_kwh,
+        tardiness_cost=worst_tard if mode == "worst_case" else exp_tard,
+        worst_case_tardiness_cost=worst_tard,
+        expected_tardiness_cost=exp_tard,
+        completion=completion,
+        due=job.due,
+    )
 
 
-def evaluate(instance: Instance, plan: Plan, *, tardiness: TardinessMode | None = None,
-             check: bool = True) -> Evaluation:
+def evaluate(
+    instance: Instance, plan: Plan, *, tardiness: TardinessMode | None = None, check: bool = True
+) -> Evaluation:
     """Expected cost of ``plan``. Raises :class:`PlanError` listing every violation.
 
     ``tardiness`` overrides the instance's tardiness mode.
@@ -122,15 +145,23 @@ def evaluate(instance: Instance, plan: Plan, *, tardiness: TardinessMode | None 
     if check:
         violations = check_plan(instance, plan)
         if violations:
-            raise PlanError(f"the plan is infeasible for instance {instance.name!r} "
-                            f"({len(violations)} violation(s)):", tuple(violations))
+            raise PlanError(
+                f"the plan is infeasible for instance {instance.name!r} "
+                f"({len(violations)} violation(s)):",
+                tuple(violations),
+            )
     mode = tardiness or instance.tardiness
     costs = tuple(_job_cost(instance, plan, j.id, mode) for j in instance.jobs)
     return Evaluation(instance.name, mode, costs)
 
 
-def evaluate_scenario(instance: Instance, plan: Plan, epochs: Mapping[str, float], *,
-                      tardiness: TardinessMode | None = None) -> tuple[float, float]:
+def evaluate_scenario(
+    instance: Instance,
+    plan: Plan,
+    epochs: Mapping[str, float],
+    *,
+    tardiness: TardinessMode | None = None,
+) -> tuple[float, float]:
     """Realised (energy cost, tardiness cost) when each job stops at ``epochs[job]``.
 
     The plan is run up to each job's stop; ``worst_case`` tardiness still uses the

@@ -52,9 +52,15 @@ def sample_epochs(instance: Instance, rng: np.random.Generator) -> dict[str, flo
     return {j.id: float(j.distribution.sample(rng)) for j in instance.jobs}
 
 
-def replay(instance: Instance, plan: Plan, *, samples: int = 2000, seed: int = 0,
-           confidence: float = 0.99, tardiness: TardinessMode | None = None
-           ) -> MonteCarloResult:
+def replay(
+    instance: Instance,
+    plan: Plan,
+    *,
+    samples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.99,
+    tardiness: TardinessMode | None = None,
+) -> MonteCarloResult:
     """Average realised cost of ``plan`` over seeded scenarios."""
     if confidence not in _Z:
         raise ValueError(f"confidence must be one of {sorted(_Z)}, got {confidence}")
@@ -62,8 +68,14 @@ def replay(instance: Instance, plan: Plan, *, samples: int = 2000, seed: int = 0
     energy = np.empty(samples)
     tard = np.empty(samples)
     for k in range(samples):
-        energy[k], tard[k] = evaluate_scenario(instance, plan, sample_epochs(instance, rng),
-                                               tardiness=tardiness)
+        energy[k], tard[k] = evaluate_scenario(
+            instance, plan, sample_epochs(instance, rng), tardiness=tardiness
+        )
     total = energy + tard
-    return MonteCarloResult(samples, float(energy.mean()), float(tard.mean()),
-                            float(total.std(ddof=1)) if samples > 1 else 0.0, confidence)
+    return MonteCarloResult(
+        samples,
+        float(energy.mean()),
+        float(tard.mean()),
+        float(total.std(ddof=1)) if samples > 1 else 0.0,
+        confidence,
+    )

@@ -69,8 +69,9 @@ class SimulationResult:
 class _Engine:
     """One run: the clock, the jobs' progress, the GPUs held, the segments recorded."""
 
-    def __init__(self, instance: Instance, policy: Policy, targets: dict[str, float],
-                 slot: float | None) -> None:
+    def __init__(
+        self, instance: Instance, policy: Policy, targets: dict[str, float], slot: float | None
+    ) -> None:
         self.instance = instance
         self.policy = policy
         self.slot = slot
@@ -89,8 +90,9 @@ class _Engine:
         run = self.runs[job_id]
         if run.alloc is not None:
             if self.t > run.since + EPS:
-                self.segments.append(Segment(run.since, self.t, job_id, run.alloc.config,
-                                             run.alloc.gpus))
+                self.segments.append(
+                    Segment(run.since, self.t, job_id, run.alloc.config, run.alloc.gpus)
+                )
             self.occ.release(job_id)
             run.alloc = None
 
@@ -104,10 +106,14 @@ class _Engine:
     def decide(self) -> None:
         inst = self.instance
         state = SchedulerState(
-            self.t, inst,
-            tuple(JobStatus(inst.job(j), self.runs[j].progress, self.runs[j].alloc)
-                  for j in self.present),
-            self.occ.copy())
+            self.t,
+            inst,
+            tuple(
+                JobStatus(inst.job(j), self.runs[j].progress, self.runs[j].alloc)
+                for j in self.present
+            ),
+            self.occ.copy(),
+        )
         t0 = clock.perf_counter()
         decision = self.policy.decide(state)
         self.seconds.append(clock.perf_counter() - t0)
@@ -121,8 +127,9 @@ class _Engine:
         changed = []
         for job_id, alloc in assign.items():
             if job_id not in self.runs or job_id not in self.present:
-                raise SimulationError(f"policy {name!r} assigned job {job_id!r}, which is "
-                                      f"not present at t={self.t:g}")
+                raise SimulationError(
+                    f"policy {name!r} assigned job {job_id!r}, which is not present at t={self.t:g}"
+                )
             if self.runs[job_id].alloc != alloc:
                 self.close(job_id)
                 changed.append((job_id, alloc))
@@ -131,20 +138,26 @@ class _Engine:
                 continue
             job = self.instance.job(job_id)
             if alloc.config not in self.instance.allowed_configs(job):
-                raise SimulationError(f"policy {name!r} gave job {job_id!r} configuration "
-                                      f"{alloc.config.label}, which it may not use")
+                raise SimulationError(
+                    f"policy {name!r} gave job {job_id!r} configuration "
+                    f"{alloc.config.label}, which it may not use"
+                )
             why = self.occ.why_not(job, alloc)
             if why is not None:
-                raise SimulationError(f"policy {name!r} placed job {job_id!r} on "
-                                      f"{list(alloc.gpus)} at t={self.t:g}: {why}")
+                raise SimulationError(
+                    f"policy {name!r} placed job {job_id!r} on "
+                    f"{list(alloc.gpus)} at t={self.t:g}: {why}"
+                )
             self.occ.place(job, alloc)
             self.runs[job_id].alloc = alloc
             self.runs[job_id].since = self.t
 
     def admit(self) -> None:
         """Jobs whose (slot-rounded) release time has come join the present jobs."""
-        while self.next_arrival < len(self.arrivals) and \
-                self.arrivals[self.next_arrival][0] <= self.t + EPS:
+        while (
+            self.next_arrival < len(self.arrivals)
+            and self.arrivals[self.next_arrival][0] <= self.t + EPS
+        ):
             self.present.append(self.arrivals[self.next_arrival][1])
             self.next_arrival += 1
 
@@ -161,7 +174,8 @@ class _Engine:
             if self.present:
                 raise SimulationError(
                     f"policy {self.policy.name!r} left jobs {self.present[:10]} waiting at "
-                    f"t={self.t:g} with nothing running, no arrival and no wake-up to come")
+                    f"t={self.t:g} with nothing running, no arrival and no wake-up to come"
+                )
             return False
         t_next = max(min(candidates), self.t)
         dt = t_next - self.t
@@ -182,8 +196,15 @@ class _Engine:
         return True
 
 
-def simulate(instance: Instance, policy: Policy, *, mode: Mode = "rollout", seed: int = 0,
-             slot: float | None = None, max_events: int = 10_000_000) -> SimulationResult:
+def simulate(
+    instance: Instance,
+    policy: Policy,
+    *,
+    mode: Mode = "rollout",
+    seed: int = 0,
+    slot: float | None = None,
+    max_events: int = 10_000_000,
+) -> SimulationResult:
     """Run ``policy`` on ``instance``; see the module docstring for the modes."""
     if mode not in ("rollout", "sampled"):
         raise ValueError(f"mode must be 'rollout' or 'sampled', got {mode!r}")
@@ -204,11 +225,17 @@ def simulate(instance: Instance, policy: Policy, *, mode: Mode = "rollout", seed
     else:
         raise SimulationError(f"more than {max_events} events: the policy does not converge")
     return SimulationResult(
-        policy=policy.name, mode=mode, seed=seed, slot=instance.slot,
-        plan=Plan(tuple(eng.segments)), epochs=targets,
-        completions={j: r.done_at if r.done_at is not None else math.inf
-                     for j, r in eng.runs.items()},
-        decision_seconds=tuple(eng.seconds))
+        policy=policy.name,
+        mode=mode,
+        seed=seed,
+        slot=instance.slot,
+        plan=Plan(tuple(eng.segments)),
+        epochs=targets,
+        completions={
+            j: r.done_at if r.done_at is not None else math.inf for j, r in eng.runs.items()
+        },
+        decision_seconds=tuple(eng.seconds),
+    )
 
 
 def rollout(instance: Instance, policy: Policy, *, slot: float | None = None) -> Plan:

@@ -4,5 +4,11 @@ from instances.generators.early_stopping import FAMILIES, make_distribution
 from instances.generators.realdata import RealDataSpec, real_data
 from instances.generators.synthetic import SyntheticSpec, synthetic
 
-__all__ = ["FAMILIES", "RealDataSpec", "SyntheticSpec", "make_distribution", "real_data",
-           "synthetic"]
+__all__ = [
+    "FAMILIES",
+    "RealDataSpec",
+    "SyntheticSpec",
+    "make_distribution",
+    "real_data",
+    "synthetic",
+]

@@ -35,8 +35,15 @@ from instances.model import Config, Instance, Job, Node
 GAVEL_TYPES = ("k80", "p100", "v100")
 MULTI_NODE_SLOWDOWN = 1.1
 # Typical training memory (GB) per model family at Gavel's batch sizes (assumption).
-MEMORY_GB = {"ResNet-18": 3.0, "ResNet-50": 10.0, "Transformer": 6.0, "A3C": 1.5,
-             "LM": 3.0, "Recommendation": 4.0, "CycleGAN": 5.0}
+MEMORY_GB = {
+    "ResNet-18": 3.0,
+    "ResNet-50": 10.0,
+    "Transformer": 6.0,
+    "A3C": 1.5,
+    "LM": 3.0,
+    "Recommendation": 4.0,
+    "CycleGAN": 5.0,
+}
 
 
 def _data(name: str) -> list[dict[str, str]]:
@@ -56,16 +63,19 @@ def gavel_throughputs() -> dict[str, dict[tuple[str, int], float]]:
 @cache
 def gavel_interference() -> dict[tuple[str, str], float]:
     """``{(job_type, gpu_type): median co-located / isolated throughput}`` (1 GPU)."""
-    return {(r["job_type"], r["gpu_type"]): float(r["median_colocated_ratio"])
-            for r in _data("gavel_colocation.csv")}
+    return {
+        (r["job_type"], r["gpu_type"]): float(r["median_colocated_ratio"])
+        for r in _data("gavel_colocation.csv")
+    }
 
 
 def family(job_type: str) -> str:
     return job_type.split(" (")[0]
 
 
-def job_configs(job_type: str, iterations_per_epoch: float, nodes: list[Node],
-                sharing: bool) -> dict[Config, float]:
+def job_configs(
+    job_type: str, iterations_per_epoch: float, nodes: list[Node], sharing: bool
+) -> dict[Config, float]:
     """Epoch time (hours) per configuration the cluster can host; zero throughputs are
     left out. Raises :class:`InstanceError` if none is left."""
     tput = gavel_throughputs().get(job_type)
@@ -91,8 +101,9 @@ def job_configs(job_type: str, iterations_per_epoch: float, nodes: list[Node],
         if g == 1 and sharing and rho and memory <= specs[gpu].memory_gb:
             out[Config(gpu, 1, shared=True)] = hours / rho
     if not out:
-        raise InstanceError("job_type", job_type,
-                            "every throughput of this job type is 0 on the cluster's GPUs")
+        raise InstanceError(
+            "job_type", job_type, "every throughput of this job type is 0 on the cluster's GPUs"
+        )
     return out
 
 
@@ -122,8 +133,14 @@ def philly_jobs() -> tuple[tuple[float, float, int], ...]:
     """(submit hour from the first job, duration hours, GPUs) of the bundled Philly day."""
     rows = _data("philly_2017-11-06.csv")
     t0 = datetime.fromisoformat(rows[0]["timestamp"])
-    return tuple(((datetime.fromisoformat(r["timestamp"]) - t0).total_seconds() / 3600.0,
-                  float(r["duration"]) / 3600.0, int(r["num_gpus"])) for r in rows)
+    return tuple(
+        (
+            (datetime.fromisoformat(r["timestamp"]) - t0).total_seconds() / 3600.0,
+            float(r["duration"]) / 3600.0,
+            int(r["num_gpus"]),
+        )
+        for r in rows
+    )
 
 
 def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Instance:
@@ -131,11 +148,15 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
     rng = np.random.default_rng(seed)
     nodes = [Node(f"{t}-{i}", t, g) for i, (t, g) in enumerate(spec.nodes)]
     tput = gavel_throughputs()
-    trace = [j for j in philly_jobs()[spec.start:]
-             if spec.min_hours <= j[1] <= spec.max_hours and j[2] <= 8]
+    trace = [
+        j
+        for j in philly_jobs()[spec.start :]
+        if spec.min_hours <= j[1] <= spec.max_hours and j[2] <= 8
+    ]
     if len(trace) < spec.jobs:
-        raise InstanceError("jobs", spec.jobs, f"only {len(trace)} Philly jobs of the bundled "
-                            "day fit the filters")
+        raise InstanceError(
+            "jobs", spec.jobs, f"only {len(trace)} Philly jobs of the bundled day fit the filters"
+        )
     jobs = []
     t_first = trace[0][0] if trace else 0.0
     for k, (submit, hours, gpus) in enumerate(trace[: spec.jobs]):
@@ -147,12 +168,26 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
         release = round((submit - t_first) * spec.time_scale, 4)
         fastest = E * min(times.values())
         due = round(release + float(rng.uniform(*spec.tightness)) * fastest, 4)
-        jobs.append(Job(f"p{spec.start + k}", release, due,
-                        make_distribution(spec.early_stopping, E, spec.blocks), times,
-                        MEMORY_GB[family(job_type)], job_type=job_type))
+        jobs.append(
+            Job(
+                f"p{spec.start + k}",
+                release,
+                due,
+                make_distribution(spec.early_stopping, E, spec.blocks),
+                times,
+                MEMORY_GB[family(job_type)],
+                job_type=job_type,
+            )
+        )
     specs = gpu_specs()
     types_used = tuple(specs[t] for t in GAVEL_TYPES if any(n.gpu_type == t for n in nodes))
-    return Instance(types_used, tuple(nodes), tuple(jobs), energy_price=spec.energy_price,
-                    tardiness=spec.tardiness,  # type: ignore[arg-type]
-                    slot=spec.slot, max_share=spec.max_share,
-                    name=name or f"gavel-philly-{len(nodes)}n{spec.jobs}j-s{seed}")
+    return Instance(
+        types_used,
+        tuple(nodes),
+        tuple(jobs),
+        energy_price=spec.energy_price,
+        tardiness=spec.tardiness,  # type: ignore[arg-type]
+        slot=spec.slot,
+        max_share=spec.max_share,
+        name=name or f"gavel-philly-{len(nodes)}n{spec.jobs}j-s{seed}",
+    )

@@ -30,9 +30,12 @@ ARRIVAL_LOAD = {"high": 1.5, "exponential": 0.8, "low": 0.4}
 def gpu_specs() -> dict[str, GpuType]:
     """Vendor memory and board power (bundled ``gpu_specs.csv``)."""
     text = resources.files("instances.data").joinpath("gpu_specs.csv").read_text()
-    return {r["gpu_type"]: GpuType(r["gpu_type"], float(r["memory_gb_per_gpu"]),
-                                   float(r["board_power_w_per_gpu"]))
-            for r in csv.DictReader(text.splitlines())}
+    return {
+        r["gpu_type"]: GpuType(
+            r["gpu_type"], float(r["memory_gb_per_gpu"]), float(r["board_power_w_per_gpu"])
+        )
+        for r in csv.DictReader(text.splitlines())
+    }
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,9 @@ class SyntheticSpec:
             raise InstanceError("rate", self.rate, f"must be one of {tuple(ARRIVAL_LOAD)}")
         unknown = [g for g in self.gpu_types if g not in RELATIVE_SPEED]
         if unknown:
-            raise InstanceError("gpu_types", unknown,
-                                f"no relative speed known; known: {sorted(RELATIVE_SPEED)}")
+            raise InstanceError(
+                "gpu_types", unknown, f"no relative speed known; known: {sorted(RELATIVE_SPEED)}"
+            )
         if self.nodes < 1 or self.jobs < 0:
             raise InstanceError("nodes", self.nodes, "need at least one node, jobs >= 0")
 
@@ -76,15 +80,19 @@ def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> In
     types = [specs[g] for g in spec.gpu_types]
     nodes = []
     for i in range(spec.nodes):
-        t = spec.gpu_types[i % len(spec.gpu_types)] if i < len(spec.gpu_types) \
+        t = (
+            spec.gpu_types[i % len(spec.gpu_types)]
+            if i < len(spec.gpu_types)
             else str(rng.choice(spec.gpu_types))
+        )
         nodes.append(Node(f"n{i}", t, int(rng.choice(spec.gpus_per_node))))
     total_gpus = sum(n.num_gpus for n in nodes)
-    largest = {t: max((n.num_gpus for n in nodes if n.gpu_type == t), default=0)
-               for t in spec.gpu_types}
+    largest = {
+        t: max((n.num_gpus for n in nodes if n.gpu_type == t), default=0) for t in spec.gpu_types
+    }
 
     drafts = []
-    for j in range(spec.jobs):
+    for _ in range(spec.jobs):
         E = int(rng.integers(spec.epochs[0], spec.epochs[1] + 1))
         base = float(rng.uniform(*spec.epoch_hours_k80))
         alpha = float(rng.uniform(*spec.scaling))
@@ -105,11 +113,19 @@ def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> In
 
     # Arrivals: Poisson at the rate that gives the offered load of the scenario, measured
     # with each job's worst case on its fastest configuration.
-    mean_gpu_hours = np.mean([E * min(t * c.gpus for c, t in times.items() if not c.shared)
-                              for E, times, _ in drafts]) if drafts else 1.0
+    mean_gpu_hours = (
+        np.mean(
+            [
+                E * min(t * c.gpus for c, t in times.items() if not c.shared)
+                for E, times, _ in drafts
+            ]
+        )
+        if drafts
+        else 1.0
+    )
     rate = ARRIVAL_LOAD[spec.rate] * total_gpus / max(mean_gpu_hours, 1e-9)
-    arrivals = np.cumsum(rng.exponential(1.0 / rate, size=spec.jobs)) if spec.jobs else []
-    arrivals = arrivals - (arrivals[0] if spec.jobs else 0.0)
+    gaps = rng.exponential(1.0 / rate, size=spec.jobs)
+    arrivals: np.ndarray = np.cumsum(gaps) - (gaps[0] if spec.jobs else 0.0)
     if spec.rate == "high":
         # bursts: the high-rate scenario submits jobs in batches of up to five at once
         arrivals = np.repeat(arrivals[::5], 5)[: spec.jobs]
@@ -121,7 +137,13 @@ def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> In
         release = round(float(r), 4)
         due = round(release + float(rng.uniform(*spec.tightness)) * fastest, 4)
         jobs.append(Job(f"j{j}", release, due, dist, times, memory))
-    return Instance(tuple(types), tuple(nodes), tuple(jobs), energy_price=spec.energy_price,
-                    tardiness=spec.tardiness,  # type: ignore[arg-type]
-                    slot=spec.slot, max_share=spec.max_share,
-                    name=name or f"synthetic-{spec.rate}-{spec.nodes}n{spec.jobs}j-s{seed}")
+    return Instance(
+        tuple(types),
+        tuple(nodes),
+        tuple(jobs),
+        energy_price=spec.energy_price,
+        tardiness=spec.tardiness,  # type: ignore[arg-type]
+        slot=spec.slot,
+        max_share=spec.max_share,
+        name=name or f"synthetic-{spec.rate}-{spec.nodes}n{spec.jobs}j-s{seed}",
+    )

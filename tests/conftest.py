@@ -1,0 +1,34 @@
+"""Tiny fixtures shared by the tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from instances import Instance, read_instance
+from instances.bundled import bundled
+
+DATA = Path(__file__).parent / "data"
+
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("ci")
+
+
+@pytest.fixture
+def base() -> Instance:
+    """Two nodes (k80x2, v100x4), two jobs: see tests/data/base.json."""
+    return read_instance(DATA / "base.json")
+
+
+@pytest.fixture
+def tiny() -> Instance:
+    return bundled("tiny")
+
+
+@pytest.fixture
+def small() -> Instance:
+    return bundled("small")

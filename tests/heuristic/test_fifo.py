@@ -1,0 +1,45 @@
+import pytest
+
+from heuristic.fifo import FifoPolicy
+from heuristic.registry import make_policy, policy_names
+from instances import Config
+from validation.evaluate import evaluate
+from validation.simulator import simulate
+
+
+def test_registry_knows_fifo():
+    assert "fifo" in policy_names()
+    assert make_policy("fifo").name == "fifo"
+    with pytest.raises(ValueError, match="unknown policy 'nope'"):
+        make_policy("nope")
+
+
+def test_fifo_picks_cheapest_config_meeting_the_due_date(base):
+    res = simulate(base, FifoPolicy())
+    first = {s.job: s.config for s in reversed(res.plan.segments)}
+    # a: the shared v100 slot (0.3 h x 150 W per epoch) is the cheapest and meets due 6.0
+    assert first["a"] == Config("v100", 1, shared=True)
+    ev = evaluate(base, res.plan)
+    assert ev.missed == 0
+    # each job keeps one configuration for its whole run
+    assert all(len({s.config for s in res.plan.for_job(j)}) == 1 for j in ("a", "b"))
+
+
+def test_fifo_starts_in_arrival_order_with_head_of_line_blocking(base):
+    # b (released at 1) cannot overtake a: with a on the only GPU, b waits
+    one_gpu = base.replace(
+        nodes=(base.nodes[1].__class__("n1", "v100", 1),),
+        gpu_types=base.gpu_types[1:],
+        jobs=tuple(
+            j.__class__(
+                **{
+                    **j.__dict__,
+                    "epoch_times": {Config("v100", 1): j.epoch_times[Config("v100", 1)]},
+                }
+            )
+            for j in base.jobs
+        ),
+    )
+    res = simulate(one_gpu, FifoPolicy())
+    starts = {j: res.plan.for_job(j)[0].start for j in ("a", "b")}
+    assert starts["a"] == 0.0 and starts["b"] == pytest.approx(2.0)

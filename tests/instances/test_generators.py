@@ -1,0 +1,59 @@
+import pytest
+
+from instances import InstanceError, instance_to_dict
+from instances.generators import (
+    RealDataSpec,
+    SyntheticSpec,
+    make_distribution,
+    real_data,
+    synthetic,
+)
+from instances.generators.early_stopping import helios_completion_share
+from instances.generators.realdata import job_configs
+from instances.model import Node
+
+
+@pytest.mark.parametrize("rate", ["high", "exponential", "low"])
+def test_synthetic_same_seed_same_instance(rate):
+    spec = SyntheticSpec(nodes=5, jobs=12, rate=rate)
+    a, b = synthetic(spec, seed=4), synthetic(spec, seed=4)
+    assert instance_to_dict(a) == instance_to_dict(b)
+    assert instance_to_dict(a) != instance_to_dict(synthetic(spec, seed=5))
+    for j in a.jobs:
+        fastest = j.max_epochs * min(j.epoch_times.values())
+        assert j.due - j.release >= 1.5 * fastest - 1e-3
+
+
+def test_arrival_rates_are_ordered():
+    def span(rate):
+        inst = synthetic(SyntheticSpec(nodes=6, jobs=60, rate=rate), seed=1)
+        return max(j.release for j in inst.jobs)
+
+    assert span("high") < span("exponential") < span("low")
+
+
+def test_helios_family_matches_completion_share():
+    assert helios_completion_share() == pytest.approx(0.624)
+    d = make_distribution("helios", 20, blocks=5)
+    assert d.stops == (4.0, 8.0, 12.0, 16.0, 20.0)
+    assert d.probabilities[-1] == pytest.approx(0.624)
+    assert make_distribution("none", 20).stops == (20.0,)
+    with pytest.raises(InstanceError, match="early_stopping"):
+        make_distribution("sometimes", 20)
+
+
+def test_realdata_uses_gavel_and_drops_zero_throughputs():
+    inst = real_data(RealDataSpec(jobs=20), seed=2)
+    assert {g.name for g in inst.gpu_types} == {"k80", "p100", "v100"}
+    assert all(j.job_type for j in inst.jobs)
+    # ResNet-50 bs128 has zero throughput on K80 with 2+ GPUs in Gavel's data
+    nodes = [Node("k", "k80", 4), Node("v", "v100", 4)]
+    cfgs = job_configs("ResNet-50 (batch size 128)", 1000.0, nodes, sharing=False)
+    assert all(c.gpus == 1 for c in cfgs if c.gpu_type == "k80")
+    # an 8-GPU configuration on 4-GPU nodes becomes a two-node one
+    assert any(c.nodes == 2 and c.gpus == 8 for c in cfgs)
+
+
+def test_realdata_job_left_with_no_configuration_is_an_error():
+    with pytest.raises(InstanceError, match="every throughput of this job type is 0"):
+        job_configs("ResNet-50 (batch size 128)", 1000.0, [Node("k", "k80", 4)][:0], sharing=False)

@@ -1,0 +1,27 @@
+import pytest
+
+from instances import Config, InstanceError
+
+
+def test_cost_primitives(base):
+    job = base.job("a")
+    v1 = Config("v100", 1)
+    sh = Config("v100", 1, shared=True)
+    assert base.power_w(v1) == 300.0
+    assert base.power_w(sh) == 150.0  # a shared GPU's power split over K_max = 2 slots
+    assert base.epoch_energy(job, v1) == pytest.approx(0.06)
+    assert base.epoch_cost(job, v1) == pytest.approx(0.015)
+
+
+def test_config_shapes_are_checked():
+    with pytest.raises(InstanceError, match="divisible"):
+        Config("v100", 6, nodes=4)
+    with pytest.raises(InstanceError, match="one slot of one GPU"):
+        Config("v100", 2, shared=True)
+    assert Config("v100", 8, nodes=2).kind == "multi_node"
+
+
+def test_replace_revalidates(base):
+    with pytest.raises(InstanceError, match="slot"):
+        base.replace(slot=-1.0)
+    assert base.replace(slot=0.5).slot == 0.5

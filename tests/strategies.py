@@ -1,0 +1,105 @@
+"""Hypothesis strategies: valid instances and feasible plans."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from heuristic.occupancy import Occupancy
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
+
+GPU_NAMES = ("k80", "p100", "v100")
+
+
+@st.composite
+def distributions(draw: st.DrawFn, max_epochs: int | None = None) -> EpochDistribution:
+    E = max_epochs or draw(st.integers(1, 30))
+    inner = draw(st.lists(st.integers(1, max(1, E - 1)), max_size=4, unique=True)) if E > 1 else []
+    stops = [*sorted(set(inner) - {E}), E]
+    weights = draw(st.lists(st.floats(0.0, 1.0), min_size=len(stops), max_size=len(stops)))
+    weights[-1] = max(weights[-1], 0.05)
+    total = sum(weights)
+    probs = [w / total for w in weights]
+    probs[-1] = 1.0 - sum(probs[:-1])
+    return EpochDistribution(tuple(float(s) for s in stops), tuple(probs))
+
+
+@st.composite
+def instances(
+    draw: st.DrawFn, max_jobs: int = 5, slot: bool | None = None, sharing: bool = True
+) -> Instance:
+    names = draw(st.lists(st.sampled_from(GPU_NAMES), min_size=1, max_size=3, unique=True))
+    types = [
+        GpuType(n, float(draw(st.sampled_from([12, 16, 32]))), float(draw(st.integers(100, 400))))
+        for n in names
+    ]
+    nodes = [
+        Node(f"n{i}", draw(st.sampled_from(names)), draw(st.sampled_from([1, 2, 4])))
+        for i in range(draw(st.integers(1, 4)))
+    ]
+    sizes = {n: sorted({x.num_gpus for x in nodes if x.gpu_type == n}) for n in names}
+    jobs = []
+    for j in range(draw(st.integers(1, max_jobs))):
+        dist = draw(distributions())
+        memory = float(draw(st.sampled_from([2, 4, 8, 20])))
+        times: dict[Config, float] = {}
+        for t in names:
+            if not sizes[t]:
+                continue
+            tau1 = draw(st.floats(0.05, 1.0))
+            for g in (1, 2, 4):
+                if g <= sizes[t][-1] and draw(st.booleans()):
+                    times[Config(t, g)] = tau1 / g ** draw(st.floats(0.5, 1.0))
+            two_nodes = [x for x in nodes if x.gpu_type == t and x.num_gpus >= 2]
+            if len(two_nodes) >= 2 and draw(st.booleans()):
+                times[Config(t, 4, nodes=2)] = tau1 / 3.0
+            gpu = next(x for x in types if x.name == t)
+            if sharing and memory <= gpu.memory_gb and draw(st.booleans()):
+                times[Config(t, 1, shared=True)] = tau1 / draw(st.floats(0.4, 1.0))
+        if not times:  # make sure the job fits somewhere
+            t = next(n for n in names if sizes[n])
+            times[Config(t, 1)] = draw(st.floats(0.05, 1.0))
+        release = draw(st.floats(0.0, 5.0))
+        due = release + draw(st.floats(0.2, 30.0))
+        weight = draw(st.one_of(st.none(), st.floats(0.0, 5.0)))
+        jobs.append(Job(f"j{j}", release, due, dist, times, memory, weight=weight))
+    use_slot = draw(st.booleans()) if slot is None else slot
+    return Instance(
+        tuple(types),
+        tuple(nodes),
+        tuple(jobs),
+        energy_price=draw(st.floats(0.05, 0.5)),
+        tardiness=draw(st.sampled_from(["worst_case", "expected"])),
+        slot=draw(st.sampled_from([0.25, 0.5])) if use_slot else None,
+        max_share=draw(st.integers(1, 3)),
+    )
+
+
+@st.composite
+def serial_plans(draw: st.DrawFn, instance: Instance) -> Plan:
+    """A feasible plan that runs the jobs one after another, each in random pieces on
+    random allowed configurations (so plans with configuration changes are covered)."""
+    slot = instance.slot
+    t = 0.0
+    segs = []
+    for job in instance.jobs:
+        t = max(t, job.release)
+        if slot is not None:
+            t = -(-t // slot) * slot
+        left = job.max_epochs
+        pieces = draw(st.integers(1, 3))
+        for k in range(pieces):
+            cfg = draw(st.sampled_from(instance.allowed_configs(job)))
+            tau = instance.epoch_time(job, cfg)
+            last = k == pieces - 1
+            epochs = left if last else left * draw(st.floats(0.1, 0.9))
+            dur = epochs * tau
+            if slot is not None:
+                dur = max(slot, -(-dur // slot) * slot)
+            alloc = Occupancy(instance).find(job, cfg)
+            assert alloc is not None
+            segs.append(Segment(t, t + dur, job.id, cfg, alloc.gpus))
+            t += dur
+            left -= min(left, dur / tau)
+            if left <= 1e-9 * job.max_epochs:
+                break
+    return Plan(tuple(segs))

@@ -1,0 +1,92 @@
+import pytest
+
+from instances import Config, Plan, PlanError, Segment
+from validation.check import check_plan
+from validation.evaluate import evaluate
+
+V1 = Config("v100", 1)
+V2 = Config("v100", 2)
+SH = Config("v100", 1, shared=True)
+K1 = Config("k80", 1)
+
+
+def feasible():
+    return [
+        Segment(0.0, 2.0, "a", V1, (("n1", 0),)),
+        Segment(1.0, 1.25, "b", V1, (("n1", 1),)),
+        Segment(1.25, 2.0, "b", V1, (("n1", 2),)),
+    ]
+
+
+def kinds(inst, segs):
+    return sorted({v.kind for v in check_plan(inst, Plan(tuple(segs)))})
+
+
+def test_feasible_plan_has_no_violation(base):
+    assert check_plan(base, Plan(tuple(feasible()))) == []
+
+
+@pytest.mark.parametrize(
+    ("segs", "kind"),
+    [
+        (
+            [
+                Segment(0.0, 2.0, "a", V1, (("n1", 0),)),
+                Segment(0.5, 1.5, "b", V1, (("n1", 0),)),
+                Segment(1.5, 2.0, "b", V2, (("n1", 1), ("n1", 2))),
+            ],
+            "capacity",
+        ),
+        (
+            [Segment(0.0, 2.0, "a", V1, (("n1", 0),)), Segment(0.0, 1.0, "b", V1, (("n1", 1),))],
+            "before-release",
+        ),
+        ([Segment(0.0, 1.0, "a", V1, (("n1", 0),))], "incomplete"),
+        ([Segment(0.0, 2.0, "a", Config("k80", 2), (("n0", 0), ("n0", 1)))], "config-not-allowed"),
+        ([Segment(0.0, 2.0, "a", V1, (("n0", 0),))], "bad-gpus"),
+        ([Segment(0.0, 2.0, "a", V1, (("n9", 0),))], "bad-gpus"),
+        ([Segment(0.0, 2.0, "a", V1, (("n1", 7),))], "bad-gpus"),
+        ([Segment(0.0, 2.0, "a", V2, (("n1", 0),))], "bad-gpus"),
+        (
+            [Segment(0.0, 2.0, "a", V1, (("n1", 0),)), Segment(1.0, 2.0, "a", K1, (("n0", 0),))],
+            "overlap",
+        ),
+        (
+            [Segment(0.0, 2.0, "a", V1, (("n1", 0),)), Segment(3.0, 4.0, "a", V1, (("n1", 0),))],
+            "after-completion",
+        ),
+        ([Segment(0.0, 2.0, "zz", V1, (("n1", 0),))], "unknown-job"),
+    ],
+)
+def test_each_violation_is_found(base, segs, kind):
+    assert kind in kinds(base, segs)
+
+
+def test_shared_gpu_slots_and_memory(base):
+    # a (6 GB) and b (4 GB) may share one 16 GB v100 with K_max = 2
+    segs = [Segment(0.0, 3.0, "a", SH, (("n1", 0),)), Segment(1.0, 2.6, "b", SH, (("n1", 0),))]
+    assert kinds(base, segs) == []
+    assert "capacity" in kinds(base.replace(max_share=1), segs)
+    big = base.replace(
+        jobs=(
+            base.job("a"),
+            base.job("b").__class__(**{**base.job("b").__dict__, "memory_gb": 12.0}),
+        )
+    )
+    assert "capacity" in kinds(big, segs)  # 6 + 12 GB > 16 GB
+    # a shared slot next to an exclusive user of the same GPU is a conflict
+    segs2 = [Segment(0.0, 3.0, "a", SH, (("n1", 0),)), Segment(1.0, 2.0, "b", V1, (("n1", 0),))]
+    assert "capacity" in kinds(base, segs2)
+
+
+def test_slot_alignment(base):
+    inst = base.replace(slot=0.5)
+    assert kinds(inst, feasible()) == ["off-slot"]  # b switches GPUs at t = 1.25
+
+
+def test_evaluate_refuses_infeasible_plan_listing_every_violation(base):
+    segs = [Segment(0.0, 1.0, "a", V1, (("n9", 0),))]
+    with pytest.raises(PlanError) as info:
+        evaluate(base, Plan(tuple(segs)))
+    text = str(info.value)
+    assert "unknown node 'n9'" in text and "job 'b'" in text and "incomplete" in text

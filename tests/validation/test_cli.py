@@ -1,0 +1,70 @@
+import json
+
+from instances import read_plan
+from tests.conftest import DATA
+from validation.cli import main
+
+
+def test_demo_prints_the_cost_table(capsys):
+    assert main(["demo", "tiny", "--mc", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "TOTAL" in out and "missed due dates" in out and "contains the exact" in out
+
+
+def test_generate_solve_evaluate_round_trip(tmp_path, capsys):
+    inst = tmp_path / "i.json"
+    plan = tmp_path / "p.json"
+    assert (
+        main(
+            [
+                "generate",
+                "synthetic",
+                "--nodes",
+                "3",
+                "--jobs",
+                "6",
+                "--seed",
+                "2",
+                "--out",
+                str(inst),
+            ]
+        )
+        == 0
+    )
+    assert main(["solve", str(inst), "--policy", "fifo", "--out", str(plan)]) == 0
+    solved = capsys.readouterr().out
+    assert main(["evaluate", str(inst), str(plan)]) == 0
+    evaluated = capsys.readouterr().out
+    # the same table, from the same evaluator
+    assert solved.split("TOTAL")[1].split("\n")[0] == evaluated.split("TOTAL")[1].split("\n")[0]
+    assert json.loads(plan.read_text())["policy"] == "fifo"
+    assert len(read_plan(plan)) > 0
+
+
+def test_bad_instance_is_a_clean_error(capsys):
+    assert main(["solve", str(DATA / "due_before_release.json")]) == 2
+    err = capsys.readouterr().err
+    assert "jobs[0].due = 3.0" in err and "Traceback" not in err
+
+
+def test_infeasible_plan_is_a_clean_error(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps(
+            {
+                "format": "gpusched-plan/1",
+                "segments": [
+                    {
+                        "job": "a",
+                        "start": 0,
+                        "end": 1,
+                        "config": {"gpu_type": "v100"},
+                        "gpus": [["nowhere", 0]],
+                    }
+                ],
+            }
+        )
+    )
+    assert main(["evaluate", str(DATA / "base.json"), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown node 'nowhere'" in err

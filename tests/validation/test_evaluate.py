@@ -1,0 +1,107 @@
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from instances import Config, EpochDistribution, Plan, Segment
+from tests.strategies import instances, serial_plans
+from validation.evaluate import evaluate
+
+V1 = Config("v100", 1)
+V4 = Config("v100", 4)
+
+
+def plan(*segs):
+    return Plan(tuple(segs))
+
+
+def test_costs_by_hand(base):
+    p = plan(Segment(0.0, 2.0, "a", V1, (("n1", 0),)), Segment(3.5, 4.5, "b", V1, (("n1", 1),)))
+    ev = evaluate(base, p)
+    a, b = ev.jobs
+    # a: 10 epochs at 0.06 kWh; expected epochs Phi(10) = 5 + 0.6*5 = 8
+    assert a.expected_energy_kwh == pytest.approx(0.48)
+    assert a.worst_case_energy_kwh == pytest.approx(0.6)
+    assert a.energy_cost == pytest.approx(0.12) and a.tardiness_cost == 0.0
+    # b: 4 epochs at 0.075 kWh, ends at 4.5, due 4.0, weight 2 per hour
+    assert b.energy_cost == pytest.approx(0.25 * 0.3)
+    assert b.tardiness_cost == pytest.approx(1.0) and b.missed
+    assert ev.total_cost == pytest.approx(0.12 + 0.075 + 1.0)
+    df = ev.by_job()
+    assert df.loc["b", "late_h"] == pytest.approx(0.5)
+    assert df["total_cost"].sum() == pytest.approx(ev.total_cost)
+
+
+def test_expected_tardiness_counts_each_block(base):
+    inst = base.replace(
+        jobs=(base.job("a").__class__(**{**base.job("a").__dict__, "due": 1.5}), base.job("b"))
+    )
+    p = plan(Segment(0.0, 2.0, "a", V1, (("n1", 0),)), Segment(1.0, 2.0, "b", V1, (("n1", 1),)))
+    # block 1 (5 epochs) ends at 1.0, block 2 at 2.0; omega_a = 1.5 per hour
+    worst = evaluate(inst, p, tardiness="worst_case").jobs[0].tardiness_cost
+    expected = evaluate(inst, p, tardiness="expected").jobs[0].tardiness_cost
+    assert worst == pytest.approx(1.5 * 0.5)
+    assert expected == pytest.approx(1.5 * (0.4 * 0.0 + 0.6 * 0.5))
+
+
+def test_slotted_completion_counts_at_end_of_slot(base):
+    p = plan(
+        Segment(0.0, 2.0, "a", V1, (("n1", 0),)),
+        Segment(3.5, 4.0, "b", V4, tuple(("n1", g) for g in range(4))),
+    )
+    exact = evaluate(base, p).jobs[1]
+    assert exact.completion == pytest.approx(3.5 + 4 * 0.08)
+    slotted = evaluate(base.replace(slot=0.25), p).jobs[1]
+    assert slotted.completion == pytest.approx(4.0)
+    late = evaluate(
+        base.replace(
+            slot=0.25,
+            jobs=(base.job("a"), base.job("b").__class__(**{**base.job("b").__dict__, "due": 3.9})),
+        ),
+        p,
+    ).jobs[1]
+    assert late.tardiness_cost == pytest.approx(2.0 * 0.1)
+
+
+@given(st.data())
+def test_expected_energy_at_most_worst_case(data):
+    inst = data.draw(instances())
+    ev = evaluate(inst, data.draw(serial_plans(inst)))
+    for j in ev.jobs:
+        assert j.expected_energy_kwh <= j.worst_case_energy_kwh * (1 + 1e-12) + 1e-12
+        assert j.expected_tardiness_cost <= j.worst_case_tardiness_cost * (1 + 1e-9) + 1e-12
+
+
+@given(st.data())
+def test_run_to_end_distribution_expected_equals_deterministic(data):
+    inst = data.draw(instances())
+    det = inst.replace(
+        jobs=tuple(
+            j.__class__(
+                **{**j.__dict__, "distribution": EpochDistribution.deterministic(j.max_epochs)}
+            )
+            for j in inst.jobs
+        )
+    )
+    p = data.draw(serial_plans(det))
+    ev = evaluate(det, p)
+    for j in ev.jobs:
+        assert math.isclose(j.expected_energy_kwh, j.worst_case_energy_kwh, rel_tol=1e-12)
+        assert math.isclose(
+            j.expected_tardiness_cost, j.worst_case_tardiness_cost, rel_tol=1e-12, abs_tol=1e-12
+        )
+    # and the energy is sum of P_c * hours of work actually done
+    hours_cost = sum(
+        det.epoch_cost(p_.job, p_.config)
+        * min(p_.duration / det.epoch_time(p_.job, p_.config), 1e18)
+        for p_ in p
+    )
+    assert ev.energy_cost <= hours_cost * (1 + 1e-9) + 1e-12
+
+
+@given(st.data())
+def test_same_plan_same_costs(data):
+    inst = data.draw(instances())
+    p = data.draw(serial_plans(inst))
+    assert evaluate(inst, p) == evaluate(inst, Plan(tuple(reversed(p.segments))))

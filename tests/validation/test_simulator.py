@@ -1,0 +1,91 @@
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from heuristic.fifo import FifoPolicy
+from heuristic.occupancy import Allocation
+from heuristic.policy import Decision, SchedulerState
+from instances import Config
+from instances.bundled import bundled
+from tests.strategies import instances
+from validation.check import check_plan
+from validation.evaluate import evaluate
+from validation.simulator import SimulationError, simulate
+
+
+@given(instances(max_jobs=6))
+def test_fifo_rollout_plans_are_feasible(inst):
+    res = simulate(inst, FifoPolicy())
+    assert check_plan(inst, res.plan) == []
+    ev = evaluate(inst, res.plan)
+    for j in ev.jobs:  # the engine's completion times agree with the evaluator's
+        assert j.completion == pytest.approx(res.completions[j.job], abs=1e-6)
+
+
+@given(instances(max_jobs=5, slot=True))
+def test_slotted_rollout_is_slot_aligned(inst):
+    res = simulate(inst, FifoPolicy())
+    assert check_plan(inst, res.plan) == []
+    for s in res.plan:
+        assert s.start / inst.slot == pytest.approx(round(s.start / inst.slot), abs=1e-6)
+
+
+@given(instances(max_jobs=5), st.integers(0, 100))
+def test_sampled_mode_same_seed_same_result(inst, seed):
+    a = simulate(inst, FifoPolicy(), mode="sampled", seed=seed)
+    b = simulate(inst, FifoPolicy(), mode="sampled", seed=seed)
+    assert a.plan == b.plan and a.epochs == b.epochs and a.completions == b.completions
+    for job in inst.jobs:  # each job stops at its sampled epochs, a stopping point
+        assert a.epochs[job.id] in job.distribution.stops
+
+
+def test_sampled_run_stops_jobs_early_and_costs_less():
+    inst = bundled("medium")
+    full = simulate(inst, FifoPolicy())
+    short = simulate(inst, FifoPolicy(), mode="sampled", seed=1)
+    assert sum(short.epochs.values()) < sum(j.max_epochs for j in inst.jobs)
+    worked = sum(s.duration for s in short.plan)
+    assert worked < sum(s.duration for s in full.plan)
+
+
+class Greedy:
+    """Misbehaving policy: puts every waiting job on GPU 0 of the first node."""
+
+    name = "greedy"
+
+    def decide(self, state: SchedulerState) -> Decision:
+        node = state.instance.nodes[0]
+        assign = {}
+        for s in state.jobs:
+            cfg = next(
+                c
+                for c in state.instance.allowed_configs(s.job)
+                if c.gpu_type == node.gpu_type and c.gpus == 1 and not c.shared
+            )
+            assign[s.job.id] = Allocation(cfg, ((node.id, 0),))
+        return Decision(assign)
+
+
+class Idle:
+    name = "idle"
+
+    def decide(self, state: SchedulerState) -> Decision:
+        return Decision()
+
+
+def test_engine_rejects_oversubscription(base):
+    inst = base.replace(
+        jobs=tuple(
+            j.__class__(**{**j.__dict__, "release": 0.0, "epoch_times": {Config("v100", 1): 0.2}})
+            for j in base.jobs
+        ),
+        nodes=base.nodes[1:],
+        gpu_types=base.gpu_types[1:],
+    )
+    with pytest.raises(SimulationError, match="GPU 0 of node 'n1' is not free"):
+        simulate(inst, Greedy())
+
+
+def test_engine_reports_stuck_jobs(base):
+    with pytest.raises(SimulationError, match="left jobs \\['a', 'b'\\] waiting at t=1"):
+        simulate(base, Idle())

@@ -1,0 +1,180 @@
+"""The ``gpusched`` command: thin subcommands over library calls."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from heuristic.registry import make_policy, policy_names
+from instances import (
+    Instance,
+    InstanceError,
+    PlanError,
+    read_instance,
+    read_plan,
+    write_instance,
+    write_plan,
+)
+from instances.bundled import bundled, bundled_names
+from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_data, synthetic
+from validation.evaluate import evaluate
+from validation.montecarlo import replay
+from validation.simulator import SimulationError, simulate
+from validation.tables import cost_table, summary_line
+
+
+def _instance(source: str) -> Instance:
+    """A file path, or the name of a bundled instance."""
+    if not Path(source).exists() and source in bundled_names():
+        return bundled(source)
+    return read_instance(source)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    inst = _instance(args.instance)
+    print(
+        f"gpusched demo: instance {inst.name!r} ({len(inst.nodes)} nodes, "
+        f"{sum(n.num_gpus for n in inst.nodes)} GPUs, {len(inst.jobs)} jobs, "
+        f"tardiness {inst.tardiness})"
+    )
+    return _run_policy(inst, args.policy, args.seed, None, None, mc=args.mc)
+
+
+def _run_policy(
+    inst: Instance, policy: str, seed: int, slot: float | None, out: str | None, mc: int = 0
+) -> int:
+    t0 = time.perf_counter()
+    result = simulate(inst, make_policy(policy, seed=seed), mode="rollout", slot=slot)
+    seconds = time.perf_counter() - t0
+    if slot is not None:
+        inst = inst.replace(slot=slot)
+    ev = evaluate(inst, result.plan)
+    print(
+        f"policy {policy}: worst-case rollout, {len(result.plan)} segments, "
+        f"{result.decisions} decisions in {seconds:.3f} s"
+    )
+    print(cost_table(ev))
+    print(summary_line(ev))
+    if mc:
+        r = replay(inst, result.plan, samples=mc, seed=seed)
+        lo, hi = r.interval
+        print(
+            f"Monte Carlo ({mc} scenarios, seed {seed}): mean total {r.mean_total:.4f}, "
+            f"99% CI [{lo:.4f}, {hi:.4f}] "
+            f"({'contains' if r.contains(ev.total_cost) else 'DOES NOT contain'} the exact "
+            f"{ev.total_cost:.4f})"
+        )
+    if out:
+        write_plan(result.plan, out, instance=inst.name, policy=policy)
+        print(f"plan written to {out}")
+    return 0
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    inst = _instance(args.instance)
+    return _run_policy(inst, args.policy, args.seed, args.slot, args.out, mc=args.mc)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    inst = _instance(args.instance)
+    plan = read_plan(args.plan)
+    ev = evaluate(inst, plan, tardiness=args.tardiness)
+    print(cost_table(ev))
+    print(summary_line(ev))
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    common = dict(
+        early_stopping=args.early_stopping,
+        tardiness=args.tardiness,
+        slot=args.slot,
+        sharing=not args.no_sharing,
+    )
+    if args.kind == "synthetic":
+        inst = synthetic(
+            SyntheticSpec(nodes=args.nodes, jobs=args.jobs, rate=args.rate, **common),
+            seed=args.seed,
+            name=args.name,
+        )
+    else:
+        mix = RealDataSpec().nodes
+        cluster = tuple(mix[i % len(mix)] for i in range(args.nodes))
+        inst = real_data(
+            RealDataSpec(jobs=args.jobs, start=args.start, nodes=cluster, **common),
+            seed=args.seed,
+            name=args.name,
+        )
+    write_instance(inst, args.out)
+    print(f"wrote {args.out}: {inst.name}, {len(inst.nodes)} nodes, {len(inst.jobs)} jobs")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gpusched", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    d = sub.add_parser("demo", help="roll out a policy on a bundled instance, print costs")
+    d.add_argument(
+        "instance",
+        nargs="?",
+        default="small",
+        help=f"file or bundled name ({', '.join(bundled_names())})",
+    )
+    d.add_argument("--policy", default="fifo", choices=policy_names())
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--mc", type=int, default=2000, help="Monte Carlo scenarios (0: none)")
+    d.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("solve", help="worst-case rollout of a policy: plan + cost table")
+    s.add_argument("instance")
+    s.add_argument("--policy", default="fifo", choices=policy_names())
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--slot", type=float, default=None, help="slot length in hours")
+    s.add_argument("--out", help="write the plan (JSON) here")
+    s.add_argument("--mc", type=int, default=0, help="Monte Carlo scenarios to cross-check")
+    s.set_defaults(func=cmd_solve)
+
+    e = sub.add_parser("evaluate", help="check and cost a plan (the one evaluator)")
+    e.add_argument("instance")
+    e.add_argument("plan")
+    e.add_argument("--tardiness", choices=("worst_case", "expected"), default=None)
+    e.set_defaults(func=cmd_evaluate)
+
+    g = sub.add_parser("generate", help="write a seeded instance file")
+    g.add_argument("kind", choices=("synthetic", "realdata"))
+    g.add_argument("--out", required=True)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--name", default=None)
+    g.add_argument(
+        "--nodes",
+        type=int,
+        default=4,
+        help="number of nodes (realdata: cycles k80x4, p100x4, v100x4, v100x8)",
+    )
+    g.add_argument("--jobs", type=int, default=10)
+    g.add_argument("--start", type=int, default=0, help="realdata: first Philly job index")
+    g.add_argument("--rate", choices=("high", "exponential", "low"), default="exponential")
+    g.add_argument("--early-stopping", choices=FAMILIES, default="uniform")
+    g.add_argument("--tardiness", choices=("worst_case", "expected"), default="worst_case")
+    g.add_argument("--slot", type=float, default=None)
+    g.add_argument("--no-sharing", action="store_true")
+    g.set_defaults(func=cmd_generate)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except (InstanceError, PlanError, SimulationError) as exc:
+        print(f"gpusched: error: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
