@@ -1,0 +1,223 @@
+"""The single-job stochastic model (MODEL.md section 3): the heart of STS.
+
+One job, one GPU type, ``W`` remaining epochs in blocks of length ``L_b`` run with
+probability ``q_b``, a time budget ``D`` (hours), candidate configurations with time per
+epoch ``t_i`` and energy cost per epoch ``c_i``. The linear program
+
+    min  sum_b q_b sum_i c_i y_bi + omega * s
+    s.t. sum_i y_bi = L_b,   sum_bi t_i y_bi - s <= D,   y, s >= 0
+
+is solved exactly by a greedy fractional knapsack over block upgrades on the lower convex
+hull of (t_i, c_i), in O(B N log(B N)). ``ipopt_profile`` solves the same LP with Ipopt
+(cyipopt), the thesis's method, as the reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from instances import Config, EpochDistribution
+
+
+@dataclass(frozen=True)
+class Option:
+    """A candidate configuration: hours per epoch and energy cost per epoch (currency)."""
+
+    config: Config
+    time: float
+    cost: float
+
+
+@dataclass(frozen=True)
+class Step:
+    """Run ``config`` from epoch ``start`` to ``end`` (relative to the job's progress)."""
+
+    config: Config
+    start: float
+    end: float
+
+    @property
+    def epochs(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The optimal speed profile: steps in order of increasing speed.
+
+    ``worst_time`` is the hours to run all remaining epochs; ``energy_cost`` the expected
+    energy cost; ``tardiness_cost`` ``omega * max(0, worst_time - budget)``.
+    """
+
+    steps: tuple[Step, ...]
+    worst_time: float
+    energy_cost: float
+    tardiness_cost: float
+    budget: float
+
+    @property
+    def objective(self) -> float:
+        return self.energy_cost + self.tardiness_cost
+
+    @property
+    def first(self) -> Step:
+        return self.steps[0]
+
+
+def lower_hull(options: Sequence[Option]) -> list[Option]:
+    """Options on the lower convex hull of (time, cost), slowest (cheapest) first.
+
+    Dominated options (slower and not cheaper) and options above the segment joining
+    their neighbours (a mix of the neighbours is at least as good) are dropped.
+    """
+    pts = sorted(options, key=lambda o: (o.time, o.cost, o.config))
+    pareto: list[Option] = []
+    for o in pts:  # fastest first: keep only strictly cheaper as time grows
+        if not pareto or o.cost < pareto[-1].cost - 1e-15 * max(1.0, abs(o.cost)):
+            if pareto and abs(o.time - pareto[-1].time) <= 1e-15:
+                continue
+            pareto.append(o)
+    hull: list[Option] = []
+    for o in pareto:
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            # b is kept only if it lies strictly below the chord a-o
+            cross = (b.time - a.time) * (o.cost - a.cost) - (b.cost - a.cost) * (o.time - a.time)
+            if cross <= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(o)
+    return hull[::-1]
+
+
+def exact_profile(
+    options: Sequence[Option], dist: EpochDistribution, budget: float, omega: float
+) -> Profile:
+    """The optimal profile for a discrete early-stopping distribution (exact greedy).
+
+    ``dist`` is the distribution of the *remaining* epochs (see
+    :meth:`EpochDistribution.conditional`); ``budget`` may be negative (already late).
+    """
+    hull = lower_hull(options)
+    if not hull:
+        raise ValueError("exact_profile needs at least one option")
+    L = dist.block_lengths
+    q = dist.block_survival
+    B, N = len(L), len(hull)
+    level = [0] * B  # index of the config of block b (below: fraction of the next one)
+    frac = [0.0] * B
+    time = sum(L) * hull[0].time
+    ups = []
+    for b in range(B):
+        for i in range(N - 1):
+            dt = hull[i].time - hull[i + 1].time
+            dc = hull[i + 1].cost - hull[i].cost
+            ups.append((q[b] * dc / dt, -b, i))
+    ups.sort()  # equal rates: later blocks first, which keeps the speed monotone
+    for rate, nb, i in ups:
+        if time <= budget + 1e-12 or rate >= omega:
+            break
+        b = -nb
+        dt = hull[i].time - hull[i + 1].time
+        need = (time - budget) / dt  # epochs to move to reach the budget
+        if need >= L[b]:
+            level[b], frac[b] = i + 1, 0.0
+            time -= L[b] * dt
+        else:
+            level[b], frac[b] = i, need / L[b]
+            time = budget
+    steps: list[Step] = []
+    energy = 0.0
+    pos = 0.0
+    for b in range(B):
+        i, f = level[b], frac[b]
+        parts = [(hull[i], L[b] * (1 - f))]
+        if f > 0:
+            parts.append((hull[i + 1], L[b] * f))
+        for opt, epochs in parts:
+            if epochs <= 0:
+                continue
+            energy += q[b] * opt.cost * epochs
+            if steps and steps[-1].config == opt.config:
+                steps[-1] = Step(opt.config, steps[-1].start, pos + epochs)
+            else:
+                steps.append(Step(opt.config, pos, pos + epochs))
+            pos += epochs
+    worst = sum(s.epochs * _time_of(hull, s.config) for s in steps)
+    return Profile(tuple(steps), worst, energy, omega * max(0.0, worst - budget), budget)
+
+
+def _time_of(hull: Sequence[Option], cfg: Config) -> float:
+    return next(o.time for o in hull if o.config == cfg)
+
+
+def continuous_profile(
+    options: Sequence[Option],
+    survival: Callable[[float], float],
+    inverse_survival: Callable[[float], float],
+    work: float,
+    budget: float,
+    *,
+    tol: float = 1e-12,
+) -> Profile:
+    """The optimal profile for a continuous survival ``S`` on ``[0, work]`` epochs.
+
+    Hull config ``i`` (slowest first) gives way to ``i+1`` at epoch ``a_i`` with
+    ``S(a_i) = lam (t_i - t_{i+1}) / (c_{i+1} - c_i)``; one bisection on ``lam`` meets the
+    budget (Anselmi & Gaujal, MASCOTS 2022). If even the fastest config misses the
+    budget it runs throughout (the tardiness weight dominates energy). ``inverse_survival``
+    maps a probability ``p`` in (0, 1) to the ``w`` with ``S(w) = p``.
+    """
+    hull = lower_hull(options)
+    ratios = [
+        (hull[i].time - hull[i + 1].time) / (hull[i + 1].cost - hull[i].cost)
+        for i in range(len(hull) - 1)
+    ]
+
+    def cuts(lam: float) -> list[float]:
+        """Epoch positions [0, a_0, ..., a_{N-2}, work]; config i runs between i and i+1."""
+        a = []
+        for r in ratios:
+            p = lam * r
+            a.append(
+                0.0 if p >= 1.0 else work if p <= 0.0 else min(work, max(0.0, inverse_survival(p)))
+            )
+        for k in range(1, len(a)):  # non-decreasing by convexity; enforce against rounding
+            a[k] = max(a[k], a[k - 1])
+        return [0.0, *a, work]
+
+    def worst_time(c: list[float]) -> float:
+        return sum(hull[i].time * (c[i + 1] - c[i]) for i in range(len(hull)))
+
+    if len(hull) == 1 or worst_time(cuts(0.0)) <= budget:
+        c = cuts(0.0)
+    elif hull[-1].time * work >= budget:
+        c = [0.0] * len(hull) + [work]  # fastest throughout
+    else:
+        lo, hi = 0.0, 1.0 / min(ratios)  # at hi every switch happens at epoch 0
+        while hi - lo > tol * hi:
+            mid = (lo + hi) / 2
+            if worst_time(cuts(mid)) > budget:
+                lo = mid
+            else:
+                hi = mid
+        c = cuts(hi)
+    steps = []
+    energy = 0.0
+    for i, opt in enumerate(hull):
+        if c[i + 1] - c[i] > 1e-12:
+            steps.append(Step(opt.config, c[i], c[i + 1]))
+            energy += opt.cost * _integral(survival, c[i], c[i + 1])
+    worst = worst_time(c)
+    return Profile(tuple(steps), worst, energy, 0.0, budget)
+
+
+def _integral(f: Callable[[float], float], a: float, b: float, n: int = 2000) -> float:
+    """Simpson's rule; the survival functions used here are smooth."""
+    if b <= a:
+        return 0.0
+    h = (b - a) / n
+    s = f(a) + f(b) + sum((4 if k % 2 else 2) * f(a + k * h) for k in range(1, n))
+    return s * h / 3
