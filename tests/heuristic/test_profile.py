@@ -1,3 +1,4 @@
+import itertools
 import math
 
 import pytest
@@ -45,7 +46,7 @@ def test_profile_is_monotone_and_meets_budget_when_it_can(opts, dist, factor):
     p = exact_profile(opts, dist, budget, omega=1e6)
     times = {o.config: o.time for o in opts}
     speeds = [times[s.config] for s in p.steps]
-    assert all(a >= b - 1e-15 for a, b in zip(speeds, speeds[1:], strict=False))
+    assert all(a >= b - 1e-15 for a, b in itertools.pairwise(speeds))
     assert sum(s.epochs for s in p.steps) == pytest.approx(dist.max_epochs)
     if min(times.values()) * dist.max_epochs <= budget:
         assert p.worst_time <= budget * (1 + 1e-9) + 1e-12
