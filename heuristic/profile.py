@@ -145,8 +145,30 @@ def exact_profile(
             else:
                 steps.append(Step(opt.config, pos, pos + epochs))
             pos += epochs
+    steps = _without_slivers(steps, sum(L))
     worst = sum(s.epochs * _time_of(hull, s.config) for s in steps)
     return Profile(tuple(steps), worst, energy, omega * max(0.0, worst - budget), budget)
+
+
+def _without_slivers(steps: list[Step], work: float) -> list[Step]:
+    """Float leftovers (a step of ~1e-12 epochs) are merged into the next, faster step:
+    a policy cannot act on them (a wake-up that close to now is no event) and running
+    them faster only shortens the worst case. Energy changes by at most ~1e-12 relative."""
+    tol = 1e-9 * max(1.0, work)
+    out: list[Step] = []
+    carry = None
+    for k, s in enumerate(steps):
+        start = carry if carry is not None else s.start
+        carry = None
+        if s.end - start <= tol:
+            if k < len(steps) - 1:
+                carry = start  # the next step starts here instead
+                continue
+            if out:  # a sliver at the very end: the previous step runs to the end
+                out[-1] = Step(out[-1].config, out[-1].start, s.end)
+                continue
+        out.append(Step(s.config, start, s.end))
+    return out
 
 
 def _time_of(hull: Sequence[Option], cfg: Config) -> float:

@@ -11,6 +11,8 @@ from heuristic.policy import Policy
 # Adding a policy = adding its module and one line here.
 _POLICIES: dict[str, str] = {
     "fifo": "heuristic.fifo:FifoPolicy",
+    "edf": "heuristic.edf:EdfPolicy",
+    "sts": "heuristic.sts:StsPolicy",
 }
 
 

@@ -23,7 +23,7 @@ from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_dat
 from validation.evaluate import evaluate
 from validation.montecarlo import replay
 from validation.simulator import SimulationError, simulate
-from validation.tables import cost_table, summary_line
+from validation.tables import compare_table, cost_table, summary_line
 
 
 def _instance(source: str) -> Instance:
@@ -76,6 +76,18 @@ def _run_policy(
 def cmd_solve(args: argparse.Namespace) -> int:
     inst = _instance(args.instance)
     return _run_policy(inst, args.policy, args.seed, args.slot, args.out, mc=args.mc)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    inst = _instance(args.instance)
+    if args.slot is not None:
+        inst = inst.replace(slot=args.slot)
+    print(
+        compare_table(inst, policy_names(), seed=args.seed).to_string(
+            float_format=lambda x: f"{x:.4f}"
+        )
+    )
+    return 0
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -137,6 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="write the plan (JSON) here")
     s.add_argument("--mc", type=int, default=0, help="Monte Carlo scenarios to cross-check")
     s.set_defaults(func=cmd_solve)
+
+    c = sub.add_parser("compare", help="every registered policy on one instance, one table")
+    c.add_argument("instance")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--slot", type=float, default=None, help="slot length in hours")
+    c.set_defaults(func=cmd_compare)
 
     e = sub.add_parser("evaluate", help="check and cost a plan (the one evaluator)")
     e.add_argument("instance")

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
+
 import pandas as pd
 
-from validation.evaluate import Evaluation
+from heuristic.registry import make_policy
+from instances import Instance
+from validation.evaluate import Evaluation, evaluate
+from validation.simulator import simulate
 
 
 def cost_table(ev: Evaluation) -> str:
@@ -45,3 +51,26 @@ def summary_line(ev: Evaluation) -> str:
         f"{ev.tardiness_cost:.4f}, total {ev.total_cost:.4f}, "
         f"missed due dates {ev.missed}/{len(ev.jobs)}"
     )
+
+
+def compare_table(instance: Instance, policies: Iterable[str], *, seed: int = 0) -> pd.DataFrame:
+    """Worst-case rollout of each policy, costed by the evaluator, one row per policy."""
+    rows = []
+    for name in policies:
+        t0 = time.perf_counter()
+        run = simulate(instance, make_policy(name, seed=seed), mode="rollout")
+        seconds = time.perf_counter() - t0
+        ev = evaluate(instance, run.plan)
+        rows.append(
+            {
+                "policy": name,
+                "total_cost": ev.total_cost,
+                "energy_cost": ev.energy_cost,
+                "tardiness_cost": ev.tardiness_cost,
+                "energy_kwh": ev.expected_energy_kwh,
+                "missed": ev.missed,
+                "decisions": run.decisions,
+                "runtime_s": seconds,
+            }
+        )
+    return pd.DataFrame(rows).set_index("policy")

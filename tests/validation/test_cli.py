@@ -68,3 +68,13 @@ def test_infeasible_plan_is_a_clean_error(tmp_path, capsys):
     assert main(["evaluate", str(DATA / "base.json"), str(bad)]) == 2
     err = capsys.readouterr().err
     assert "unknown node 'nowhere'" in err
+
+
+def test_compare_lists_every_policy(capsys):
+    from heuristic.registry import policy_names
+
+    assert main(["compare", "small"]) == 0
+    out = capsys.readouterr().out
+    for name in policy_names():
+        assert f"\n{name} " in out
+    assert "total_cost" in out and "missed" in out
