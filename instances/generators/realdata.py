@@ -28,6 +28,7 @@ from importlib import resources
 import numpy as np
 
 from instances.errors import InstanceError
+from instances.generators.common import assemble, due_date
 from instances.generators.early_stopping import make_distribution
 from instances.generators.synthetic import gpu_specs
 from instances.model import Config, Instance, Job, Node
@@ -167,7 +168,7 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
         times = job_configs(job_type, iterations / E, nodes, spec.sharing)
         release = round((submit - t_first) * spec.time_scale, 4)
         fastest = E * min(times.values())
-        due = round(release + float(rng.uniform(*spec.tightness)) * fastest, 4)
+        due = due_date(rng, release, fastest, spec)
         jobs.append(
             Job(
                 f"p{spec.start + k}",
@@ -181,13 +182,6 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
         )
     specs = gpu_specs()
     types_used = tuple(specs[t] for t in GAVEL_TYPES if any(n.gpu_type == t for n in nodes))
-    return Instance(
-        types_used,
-        tuple(nodes),
-        tuple(jobs),
-        energy_price=spec.energy_price,
-        tardiness=spec.tardiness,  # type: ignore[arg-type]
-        slot=spec.slot,
-        max_share=spec.max_share,
-        name=name or f"gavel-philly-{len(nodes)}n{spec.jobs}j-s{seed}",
+    return assemble(
+        types_used, nodes, jobs, spec, name or f"gavel-philly-{len(nodes)}n{spec.jobs}j-s{seed}"
     )

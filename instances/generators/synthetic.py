@@ -16,6 +16,7 @@ import numpy as np
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
+from instances.generators.common import assemble, due_date
 from instances.generators.early_stopping import make_distribution
 from instances.model import Config, GpuType, Instance, Job, Node
 
@@ -135,15 +136,8 @@ def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> In
         dist: EpochDistribution = make_distribution(spec.early_stopping, E, spec.blocks)
         fastest = E * min(times.values())
         release = round(float(r), 4)
-        due = round(release + float(rng.uniform(*spec.tightness)) * fastest, 4)
+        due = due_date(rng, release, fastest, spec)
         jobs.append(Job(f"j{j}", release, due, dist, times, memory))
-    return Instance(
-        tuple(types),
-        tuple(nodes),
-        tuple(jobs),
-        energy_price=spec.energy_price,
-        tardiness=spec.tardiness,  # type: ignore[arg-type]
-        slot=spec.slot,
-        max_share=spec.max_share,
-        name=name or f"synthetic-{spec.rate}-{spec.nodes}n{spec.jobs}j-s{seed}",
+    return assemble(
+        types, nodes, jobs, spec, name or f"synthetic-{spec.rate}-{spec.nodes}n{spec.jobs}j-s{seed}"
     )
