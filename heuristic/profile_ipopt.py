@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from heuristic.profile import Option, Step, lower_hull
+from heuristic.profile import Option, Step
 from instances import EpochDistribution
 
 
@@ -97,6 +97,3 @@ def ipopt_profile(
                 steps.append(Step(opts[i].config, pos, pos + y))
                 pos += y
     return float(info["obj_val"]), steps
-
-
-__all__ = ["ipopt_profile", "lower_hull"]

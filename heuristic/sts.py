@@ -26,7 +26,7 @@ from instances import Config, Instance, Job
 
 
 @dataclass(frozen=True)
-class Plan1:
+class TypeProfile:
     """A job's profile on one GPU type."""
 
     gpu_type: str
@@ -43,14 +43,12 @@ def options(instance: Instance, job: Job, gpu_type: str) -> list[Option]:
 
 
 def profiles(
-    instance: Instance, status: JobStatus, now: float, types: tuple[str, ...], margin: float = 0.0
-) -> list[Plan1]:
+    instance: Instance, status: JobStatus, now: float, types: tuple[str, ...]
+) -> list[TypeProfile]:
     """The job's optimal profile on each GPU type it can use, cheapest first."""
     job = status.job
     dist = job.distribution.conditional(status.progress)
-    # the margin keeps part of the time to the due date in reserve: later, faster steps
-    # may not find free GPUs when their time comes
-    budget = (job.due - now) * (1.0 - margin) if job.due > now else job.due - now
+    budget = job.due - now
     if instance.slot is not None:  # completions count at slot ends: plan to a slot end
         budget = math.floor(budget / instance.slot + 1e-9) * instance.slot
     omega = instance.tardiness_weight(job.id)
@@ -58,7 +56,7 @@ def profiles(
     for t in types:
         opts = options(instance, job, t)
         if opts:
-            out.append(Plan1(t, exact_profile(opts, dist, budget, omega)))
+            out.append(TypeProfile(t, exact_profile(opts, dist, budget, omega)))
     out.sort(key=lambda p: (p.profile.objective, p.gpu_type))
     return out
 
@@ -72,9 +70,8 @@ def slack(instance: Instance, status: JobStatus, now: float) -> float:
 class StsPolicy:
     name = "sts"
 
-    def __init__(self, seed: int = 0, margin: float = 0.0) -> None:
+    def __init__(self, seed: int = 0) -> None:
         self.seed = seed  # STS is deterministic
-        self.margin = margin
 
     def decide(self, state: SchedulerState) -> Decision:
         inst, now, occ = state.instance, state.time, state.occupancy
@@ -84,7 +81,7 @@ class StsPolicy:
         for status in sorted(state.jobs, key=lambda s: (slack(inst, s, now), s.job.id)):
             current = status.allocation
             types = (current.config.gpu_type,) if current is not None else all_types
-            for plan in profiles(inst, status, now, types, self.margin):
+            for plan in profiles(inst, status, now, types):
                 step = plan.profile.first
                 alloc = self._place(occ, status, step.config)
                 if alloc is None:

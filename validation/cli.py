@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from heuristic.registry import make_policy, policy_names
+from heuristic.registry import policy_names
 from instances import (
     Instance,
     InstanceError,
@@ -22,8 +21,8 @@ from instances.bundled import bundled, bundled_names
 from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_data, synthetic
 from validation.evaluate import evaluate
 from validation.montecarlo import replay
-from validation.simulator import SimulationError, simulate
-from validation.tables import compare_table, cost_table, summary_line
+from validation.simulator import SimulationError
+from validation.tables import compare_table, cost_table, evaluated_rollout, summary_line
 
 
 def _instance(source: str) -> Instance:
@@ -46,12 +45,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _run_policy(
     inst: Instance, policy: str, seed: int, slot: float | None, out: str | None, mc: int = 0
 ) -> int:
-    t0 = time.perf_counter()
-    result = simulate(inst, make_policy(policy, seed=seed), mode="rollout", slot=slot)
-    seconds = time.perf_counter() - t0
     if slot is not None:
         inst = inst.replace(slot=slot)
-    ev = evaluate(inst, result.plan)
+    result, ev, seconds = evaluated_rollout(inst, policy, seed=seed)
     print(
         f"policy {policy}: worst-case rollout, {len(result.plan)} segments, "
         f"{result.decisions} decisions in {seconds:.3f} s"

@@ -10,7 +10,7 @@ import pandas as pd
 from heuristic.registry import make_policy
 from instances import Instance
 from validation.evaluate import Evaluation, evaluate
-from validation.simulator import simulate
+from validation.simulator import SimulationResult, simulate
 
 
 def cost_table(ev: Evaluation) -> str:
@@ -53,14 +53,21 @@ def summary_line(ev: Evaluation) -> str:
     )
 
 
+def evaluated_rollout(
+    instance: Instance, policy: str, *, seed: int = 0
+) -> tuple[SimulationResult, Evaluation, float]:
+    """Worst-case rollout of ``policy``, the evaluator's costs, and the run's seconds."""
+    t0 = time.perf_counter()
+    run = simulate(instance, make_policy(policy, seed=seed), mode="rollout")
+    seconds = time.perf_counter() - t0
+    return run, evaluate(instance, run.plan), seconds
+
+
 def compare_table(instance: Instance, policies: Iterable[str], *, seed: int = 0) -> pd.DataFrame:
     """Worst-case rollout of each policy, costed by the evaluator, one row per policy."""
     rows = []
     for name in policies:
-        t0 = time.perf_counter()
-        run = simulate(instance, make_policy(name, seed=seed), mode="rollout")
-        seconds = time.perf_counter() - t0
-        ev = evaluate(instance, run.plan)
+        run, ev, seconds = evaluated_rollout(instance, name, seed=seed)
         rows.append(
             {
                 "policy": name,
