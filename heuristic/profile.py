@@ -75,7 +75,8 @@ def lower_hull(options: Sequence[Option]) -> list[Option]:
     pareto: list[Option] = []
     for o in pts:  # fastest first: keep only strictly cheaper as time grows
         if not pareto or o.cost < pareto[-1].cost - 1e-15 * max(1.0, abs(o.cost)):
-            if pareto and abs(o.time - pareto[-1].time) <= 1e-15:
+            if pareto and abs(o.time - pareto[-1].time) <= 1e-15 * max(1.0, o.time):
+                pareto[-1] = o  # as fast, up to rounding, and cheaper: it replaces the other
                 continue
             pareto.append(o)
     hull: list[Option] = []
@@ -114,13 +115,12 @@ def exact_profile(
         for i in range(N - 1):
             dt = hull[i].time - hull[i + 1].time
             dc = hull[i + 1].cost - hull[i].cost
-            ups.append((q[b] * dc / dt, -b, i))
+            ups.append((q[b] * dc / dt, -b, i, dt))
     ups.sort()  # equal rates: later blocks first, which keeps the speed monotone
-    for rate, nb, i in ups:
+    for rate, nb, i, dt in ups:
         if time <= budget + 1e-12 or rate >= omega:
             break
         b = -nb
-        dt = hull[i].time - hull[i + 1].time
         need = (time - budget) / dt  # epochs to move to reach the budget
         if need >= L[b]:
             level[b], frac[b] = i + 1, 0.0

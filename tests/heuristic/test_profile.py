@@ -74,6 +74,9 @@ def test_hull_drops_dominated_and_non_convex_options():
     assert [o.config for o in lower_hull(opts)] == [c[0], c[1], c[3]]
     dominated = [Option(c[0], 1.0, 1.0), Option(c[1], 1.2, 1.5)]  # slower and dearer
     assert [o.config for o in lower_hull(dominated)] == [c[0]]
+    # equal times up to rounding: the cheaper one stays, whichever sorts first
+    tie = [Option(c[0], 1.0, 0.06), Option(c[1], 1.0000000000000002, 0.03)]
+    assert [o.config for o in lower_hull(tie)] == [c[1]]
 
 
 @settings(max_examples=30)
