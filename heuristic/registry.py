@@ -13,6 +13,8 @@ _POLICIES: dict[str, str] = {
     "fifo": "heuristic.fifo:FifoPolicy",
     "edf": "heuristic.edf:EdfPolicy",
     "sts": "heuristic.sts:StsPolicy",
+    "rg": "heuristic.rg:RgPolicy",
+    "pr": "heuristic.pr:PrPolicy",
 }
 
 
