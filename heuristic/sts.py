@@ -10,8 +10,10 @@ cannot be placed keeps what it has. The policy asks to be woken when a running j
 reaches the end of its current step, so that it moves to the next, faster one.
 
 Choices (documented in docs/model.md): a running job stays on its GPU type (it changes
-configuration within the type, never migrates across types), which avoids thrashing
-between types on every event; the profile uses worst-case tardiness, as the thesis.
+configuration within the type), which avoids thrashing between types on every event,
+unless its profile there is late and another type offers a cheaper one that fits now;
+slotted, a step shorter than what is left of the coming slot is skipped for the next,
+faster one; the profile uses worst-case tardiness, as the thesis.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
-from heuristic.profile import Option, Profile, exact_profile
+from heuristic.profile import Option, Profile, Step, exact_profile
 from instances import Config, Instance, Job
 
 
@@ -79,21 +81,51 @@ class StsPolicy:
         assign: dict[str, Allocation | None] = {}
         wake = math.inf
         for status in sorted(state.jobs, key=lambda s: (slack(inst, s, now), s.job.id)):
-            current = status.allocation
-            types = (current.config.gpu_type,) if current is not None else all_types
-            for plan in profiles(inst, status, now, types):
-                step = plan.profile.first
+            for plan in self._candidates(inst, status, now, all_types):
+                step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
                 alloc = self._place(occ, status, step.config)
                 if alloc is None:
                     continue
-                if alloc != current:
+                if alloc != status.allocation:
                     assign[status.job.id] = alloc
-                if len(plan.profile.steps) > 1 or alloc.config != step.config:
+                if not last or alloc.config != step.config:
                     # wake when this step's epochs are done (on the grid, not after)
-                    tau = inst.epoch_time(status.job, alloc.config)
-                    wake = min(wake, self._grid(inst, now, now + step.epochs * tau))
+                    wake = min(wake, self._grid(inst, now, step_end))
                 break
         return Decision(assign, wake_at=None if math.isinf(wake) else wake)
+
+    @staticmethod
+    def _candidates(
+        inst: Instance, status: JobStatus, now: float, all_types: tuple[str, ...]
+    ) -> list[TypeProfile]:
+        """Profiles to try, in order. A waiting job: every GPU type, cheapest first. A
+        running job stays on its type unless its profile there is late; then the types
+        with a cheaper profile come first (migrating beats staying hopelessly late), its
+        own type last."""
+        if status.allocation is None:
+            return profiles(inst, status, now, all_types)
+        own_type = status.allocation.config.gpu_type
+        (own,) = profiles(inst, status, now, (own_type,))
+        if own.profile.tardiness_cost <= 1e-9 * max(1.0, own.profile.energy_cost):
+            return [own]
+        others = [p for p in profiles(inst, status, now, all_types) if p.gpu_type != own_type]
+        return [p for p in others if p.profile.objective < own.profile.objective] + [own]
+
+    @staticmethod
+    def _step_now(
+        inst: Instance, job: Job, profile: Profile, now: float
+    ) -> tuple[Step, float, bool]:
+        """The profile step to run now, when its epochs are done, and whether it is the
+        last. Slotted, a switch can only happen on the grid: a step that would end within
+        the coming slot is skipped for the next, faster one (ahead of the plan, never
+        behind it)."""
+        t = now
+        for k, step in enumerate(profile.steps):
+            t += step.epochs * inst.epoch_time(job, step.config)
+            last = k == len(profile.steps) - 1
+            if last or inst.slot is None or t >= now + inst.slot - 1e-9:
+                return step, t, last
+        raise AssertionError("a profile has at least one step")
 
     @staticmethod
     def _grid(inst: Instance, now: float, t: float) -> float:
@@ -107,26 +139,29 @@ class StsPolicy:
     @staticmethod
     def _place(occ: Occupancy, status: JobStatus, cfg: Config) -> Allocation | None:
         """Where ``cfg`` goes now. A running job keeps its GPUs if the config is the same;
-        if ``cfg`` does not fit, it takes the slowest placeable configuration of the type
-        at least as fast as ``cfg`` (falling behind the profile would miss the due
-        date), else keeps what it has. A waiting job that does not fit waits."""
+        a move to another GPU type that does not fit returns ``None`` (the job keeps its
+        GPUs); if ``cfg`` of its own type does not fit, it takes the cheapest placeable
+        configuration, of any type, at least as fast as ``cfg`` (falling behind the
+        profile would miss the due date), else keeps what it has. A waiting job that does
+        not fit waits."""
         current = status.allocation
         if current is not None and current.config == cfg:
             return current
         if current is not None:
             occ.release(status.job.id)
         alloc = occ.find(status.job, cfg)
+        if alloc is None and current is not None and cfg.gpu_type != current.config.gpu_type:
+            occ.place(status.job, current)  # no room on the other type: try the next
+            return None
         if alloc is None and current is not None:
             inst = occ.instance
             tau = inst.epoch_time(status.job, cfg)
             faster = sorted(
-                (inst.epoch_time(status.job, c), c)
+                (inst.epoch_cost(status.job, c), c)
                 for c in inst.allowed_configs(status.job)
-                if c.gpu_type == cfg.gpu_type
-                and c != current.config
-                and inst.epoch_time(status.job, c) <= tau
+                if c != current.config and inst.epoch_time(status.job, c) <= tau
             )
-            for _, c in reversed(faster):
+            for _, c in faster:
                 alloc = occ.find(status.job, c)
                 if alloc is not None:
                     break

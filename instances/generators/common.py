@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -25,9 +26,23 @@ class CostOptions(Protocol):
     def tightness(self) -> tuple[float, float]: ...
 
 
-def due_date(rng: np.random.Generator, release: float, fastest: float, spec: CostOptions) -> float:
-    """Release + a tightness factor (drawn in ``spec.tightness``) x the fastest worst case."""
-    return round(release + float(rng.uniform(*spec.tightness)) * fastest, 4)
+def draw_tightness(rng: np.random.Generator, spec: CostOptions) -> float:
+    """A job's tightness factor, uniform in ``spec.tightness``."""
+    return float(rng.uniform(*spec.tightness))
+
+
+def due_date(release: float, factor: float, fastest: float, slot: float | None = None) -> float:
+    """Release + tightness factor x the job's fastest worst-case time (4 decimals).
+
+    Slotted, a job starts at the first slot boundary after its release and ends at a slot
+    end, so the due date is at least that start + the fastest time rounded up to whole
+    slots: otherwise no plan could meet it and the instance would only measure tardiness.
+    """
+    due = release + factor * fastest
+    if slot is not None:
+        start = math.ceil(release / slot - 1e-9) * slot
+        due = max(due, start + math.ceil(fastest / slot - 1e-9) * slot)
+    return round(due, 4)
 
 
 def assemble(

@@ -28,7 +28,7 @@ from importlib import resources
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.generators.common import assemble, due_date
+from instances.generators.common import assemble, draw_tightness, due_date
 from instances.generators.early_stopping import make_distribution
 from instances.generators.synthetic import gpu_specs
 from instances.model import Config, Instance, Job, Node
@@ -168,7 +168,7 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
         times = job_configs(job_type, iterations / E, nodes, spec.sharing)
         release = round((submit - t_first) * spec.time_scale, 4)
         fastest = E * min(times.values())
-        due = due_date(rng, release, fastest, spec)
+        due = due_date(release, draw_tightness(rng, spec), fastest, spec.slot)
         jobs.append(
             Job(
                 f"p{spec.start + k}",

@@ -1,7 +1,9 @@
 """Synthetic thesis-style scenarios (seeded, deterministic).
 
 N nodes of mixed GPU types with 2, 4 or 8 GPUs; jobs arrive at a ``high``, ``exponential``
-or ``low`` rate; due dates are a tightness factor times the fastest worst-case time.
+or ``low`` rate; due dates are a tightness factor times the job's worst-case time on one
+GPU of its fastest type (the time "as submitted"), so that a job may start slow and
+speed up, or run on several slower GPUs.
 Every number that is an assumption is a named parameter with its default here.
 """
 
@@ -16,7 +18,7 @@ import numpy as np
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
-from instances.generators.common import assemble, due_date
+from instances.generators.common import assemble, draw_tightness, due_date
 from instances.generators.early_stopping import make_distribution
 from instances.model import Config, GpuType, Instance, Job, Node
 
@@ -74,6 +76,24 @@ class SyntheticSpec:
             raise InstanceError("nodes", self.nodes, "need at least one node, jobs >= 0")
 
 
+def _one_gpu_time(times: dict[Config, float]) -> float:
+    """Hours per epoch on one exclusive GPU of the job's fastest type."""
+    return min(t for c, t in times.items() if c.gpus == 1 and not c.shared and c.nodes == 1)
+
+
+def _due_date_gpu_hours(
+    epochs: int, times: dict[Config, float], factor: float, max_share: int
+) -> float:
+    """Worst-case GPU-hours on the most GPU-efficient configuration that finishes within
+    ``factor`` x the reference time (a shared slot counts as 1/K_max of a GPU)."""
+    window = factor * epochs * _one_gpu_time(times)
+    return min(
+        epochs * t * (1 / max_share if c.shared else c.gpus)
+        for c, t in times.items()
+        if epochs * t <= window * (1 + 1e-12)
+    )
+
+
 def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> Instance:
     """A random instance drawn from ``spec``; the same seed gives the same instance."""
     rng = np.random.default_rng(seed)
@@ -110,15 +130,18 @@ def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> In
                 g *= 2
             if spec.sharing and memory <= specs[t].memory_gb:
                 times[Config(t, 1, shared=True)] = tau1 / rho
-        drafts.append((E, times, memory))
+        factor = draw_tightness(rng, spec)
+        drafts.append((E, times, memory, factor))
 
-    # Arrivals: Poisson at the rate that gives the offered load of the scenario, measured
-    # with each job's worst case on its fastest configuration.
+    # Arrivals: Poisson at the rate that gives the offered load of the scenario. A job's
+    # load is its worst-case GPU-hours on the most GPU-efficient configuration that meets
+    # its due date: the due dates force fast, GPU-hungry configurations, and measuring on
+    # the slowest one would overload the cluster at every rate.
     mean_gpu_hours = (
         np.mean(
             [
-                E * min(t * c.gpus for c, t in times.items() if not c.shared)
-                for E, times, _ in drafts
+                _due_date_gpu_hours(E, times, factor, spec.max_share)
+                for E, times, _, factor in drafts
             ]
         )
         if drafts
@@ -132,11 +155,10 @@ def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> In
         arrivals = np.repeat(arrivals[::5], 5)[: spec.jobs]
 
     jobs = []
-    for j, ((E, times, memory), r) in enumerate(zip(drafts, arrivals, strict=True)):
+    for j, ((E, times, memory, factor), r) in enumerate(zip(drafts, arrivals, strict=True)):
         dist: EpochDistribution = make_distribution(spec.early_stopping, E, spec.blocks)
-        fastest = E * min(times.values())
         release = round(float(r), 4)
-        due = due_date(rng, release, fastest, spec)
+        due = due_date(release, factor, E * _one_gpu_time(times), spec.slot)
         jobs.append(Job(f"j{j}", release, due, dist, times, memory))
     return assemble(
         types, nodes, jobs, spec, name or f"synthetic-{spec.rate}-{spec.nodes}n{spec.jobs}j-s{seed}"

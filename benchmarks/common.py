@@ -1,0 +1,46 @@
+"""Helpers shared by the benchmark scripts: timing with peak memory, markdown tables."""
+
+from __future__ import annotations
+
+import resource
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Measured:
+    seconds: float  # best wall time over the repeats
+    peak_mib: float  # peak Python heap allocated during one call (tracemalloc)
+    result: Any
+
+
+def measure(fn: Callable[[], Any], repeats: int = 3) -> Measured:
+    """Best of ``repeats`` timed calls (untraced), then one traced call for peak memory."""
+    best = float("inf")
+    result = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    tracemalloc.start()
+    fn()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return Measured(best, peak / 2**20, result)
+
+
+def max_rss_mib() -> float:
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def markdown(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    def cell(x: object) -> str:
+        return f"{x:.4g}" if isinstance(x, float) else str(x)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(x) for x in r) + " |" for r in rows]
+    return "\n".join(lines)
