@@ -1,0 +1,98 @@
+"""Time of one scheduling decision on a busy cluster snapshot, STS side by side with EDF.
+
+Snapshot: a synthetic cluster (k80/p100/v100 nodes of 2-8 GPUs) where every job has
+arrived; jobs in order of release are placed by EDF's rule (running, with random
+progress) until half the GPUs or half the jobs are taken; the rest wait, so the decision
+must place up to half of the jobs. Goals (issue 3): STS decision
+at most 0.5 s at 100 nodes x 400 jobs and at most 5 s at 16,000 nodes x 4,000 jobs.
+Run: python -m benchmarks.sts_decision [--sizes 100x400,16000x4000]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from benchmarks.common import markdown, max_rss_mib, measure
+from heuristic.choice import cheapest_placement
+from heuristic.edf import EdfPolicy
+from heuristic.occupancy import Occupancy
+from heuristic.policy import JobStatus, SchedulerState
+from heuristic.sts import StsPolicy
+from instances.generators import SyntheticSpec, synthetic
+
+GOALS = {(100, 400): 0.5, (16000, 4000): 5.0}
+
+
+def snapshot(nodes: int, jobs: int, seed: int = 0) -> SchedulerState:
+    inst = synthetic(SyntheticSpec(nodes=nodes, jobs=jobs, rate="high"), seed=seed)
+    now = max(j.release for j in inst.jobs)
+    rng = np.random.default_rng(seed)
+    occ = Occupancy(inst)
+    capacity = sum(n.num_gpus for n in inst.nodes)
+    statuses = []
+    for k, job in enumerate(sorted(inst.jobs, key=lambda j: (j.release, j.id))):
+        busy = capacity - sum(len(f) for f in occ.free.values())
+        alloc = None
+        progress = 0.0
+        if busy < capacity / 2 and k < jobs / 2:
+            progress = float(rng.uniform(0, 0.8)) * job.max_epochs
+            alloc = cheapest_placement(inst, job, job.max_epochs - progress, now, occ)
+            if alloc is not None:
+                occ.place(job, alloc)
+            else:
+                progress = 0.0
+        statuses.append(JobStatus(job, progress, alloc))
+    return SchedulerState(now, inst, tuple(statuses), occ)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sizes", default="100x400,16000x4000")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    rows = []
+    for size in args.sizes.split(","):
+        n, j = (int(x) for x in size.split("x"))
+        state = snapshot(n, j, args.seed)
+        waiting = sum(s.allocation is None for s in state.jobs)
+
+        def fresh(st: SchedulerState = state) -> SchedulerState:
+            return SchedulerState(st.time, st.instance, st.jobs, st.occupancy.copy())
+
+        sts = measure(lambda: StsPolicy().decide(fresh()), repeats=3)
+        edf = measure(lambda: EdfPolicy().decide(fresh()), repeats=3)
+        goal = GOALS.get((n, j))
+        rows.append(
+            [
+                f"{n} x {j}",
+                f"{j - waiting} running, {waiting} waiting",
+                sts.seconds,
+                edf.seconds,
+                sts.seconds / edf.seconds,
+                sts.peak_mib,
+                "-" if goal is None else f"{goal:g}",
+                "-" if goal is None else ("met" if sts.seconds <= goal else "MISSED"),
+            ]
+        )
+    print(
+        markdown(
+            [
+                "nodes x jobs",
+                "snapshot",
+                "STS decision (s)",
+                "EDF decision (s)",
+                "STS / EDF",
+                "STS peak heap (MiB)",
+                "goal (s)",
+                "",
+            ],
+            rows,
+        )
+    )
+    print(f"\nprocess peak RSS {max_rss_mib():.0f} MiB (includes building the snapshots)")
+
+
+if __name__ == "__main__":
+    main()
