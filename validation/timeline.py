@@ -15,7 +15,7 @@ TIME_TOL = 1e-9
 
 def slot_ceil(t: float, slot: float | None) -> float:
     """End of the slot in which an event at time ``t`` happens (``t`` itself if exact)."""
-    if slot is None:
+    if slot is None or math.isinf(t):
         return t
     k = math.ceil(t / slot - 1e-9)
     return k * slot

@@ -1,0 +1,149 @@
+"""The index sets of the time-indexed MILP (MODEL.md section 5), computed once from an
+instance and a horizon, with no Pyomo in them so that the warm start and the plan
+extraction read the same sets as the model.
+
+Only what can happen gets an index: a job's allowed configurations (those some node can
+host), the nodes that can host each, slots from the job's release slot on, and, for
+block ``b``, only slots in which it can progress or finish at the job's top speed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from instances import Config, Instance, Job, Node, TardinessMode
+
+EPS = 1e-9
+
+
+class MilpError(ValueError):
+    """The MILP cannot be built or has no solution; the message says which job and why."""
+
+
+@dataclass(frozen=True)
+class JobData:
+    job: Job
+    configs: tuple[Config, ...]  # allowed configurations, index k
+    first_slot: int  # first slot starting at or after the release
+    speed: tuple[float, ...]  # epochs per slot, per configuration
+    cost: tuple[float, ...]  # pi * e_c, energy cost per epoch, per configuration
+    lengths: tuple[float, ...]  # epochs of each block
+    survival: tuple[float, ...]  # q_b
+    stop_probability: tuple[float, ...]  # P(N = e_b)
+    omega: float
+
+    @property
+    def blocks(self) -> range:
+        return range(len(self.lengths))
+
+    @property
+    def last(self) -> int:
+        return len(self.lengths) - 1
+
+    @cached_property
+    def top_speed(self) -> float:
+        return max(self.speed)
+
+    def cumulative(self, b: int) -> float:
+        """Epochs done when block ``b`` is complete."""
+        return math.fsum(self.lengths[: b + 1])
+
+    def earliest_finish_slot(self, b: int) -> int:
+        """First slot at whose end block ``b`` can be complete."""
+        return self.first_slot + max(0, math.ceil(self.cumulative(b) / self.top_speed - EPS) - 1)
+
+    def earliest_work_slot(self, b: int) -> int:
+        """First slot in which block ``b`` can progress."""
+        before = self.cumulative(b - 1) if b > 0 else 0.0
+        return self.first_slot + max(0, math.floor(before / self.top_speed + EPS))
+
+
+@dataclass(frozen=True)
+class MilpData:
+    instance: Instance
+    slots: int  # T
+    slot: float  # Delta, hours
+    jobs: dict[str, JobData] = field(repr=False)
+    tardiness: TardinessMode = "worst_case"
+
+    def late_blocks(self, job_id: str) -> tuple[int, ...]:
+        """Blocks whose completion time is charged: the last (worst case), or every block
+        the job may stop at (expected)."""
+        jd = self.jobs[job_id]
+        if self.tardiness == "worst_case":
+            return (jd.last,)
+        return tuple(b for b in jd.blocks if jd.stop_probability[b] > 0)
+
+    @property
+    def horizon(self) -> float:
+        return self.slots * self.slot
+
+    def slot_range(self, job_id: str) -> range:
+        return range(self.jobs[job_id].first_slot, self.slots)
+
+    def hosts(self, cfg: Config) -> tuple[Node, ...]:
+        """Nodes that can host ``cfg`` (each of the nodes of a multi-node configuration)."""
+        nodes = self.instance.nodes_by_type.get(cfg.gpu_type, ())
+        if cfg.shared:
+            return nodes
+        need = cfg.gpus_per_node if cfg.nodes > 1 else cfg.gpus
+        return tuple(n for n in nodes if n.num_gpus >= need)
+
+    @cached_property
+    def shared_labels(self) -> dict[str, int]:
+        """Per node, how many of its GPUs may be in shared mode at once: no more than the
+        GPUs, nor than the jobs that can share a GPU of its type."""
+        inst = self.instance
+        out = {}
+        for n in inst.nodes:
+            sharers = sum(
+                1
+                for d in self.jobs.values()
+                for c in d.configs
+                if c.shared and c.gpu_type == n.gpu_type
+            )
+            out[n.id] = min(n.num_gpus, sharers)
+        return out
+
+
+def milp_data(instance: Instance, slots: int, tardiness: TardinessMode | None = None) -> MilpData:
+    """Index sets for ``instance`` over ``slots`` slots; raises :class:`MilpError` if a job
+    cannot finish within the horizon even alone on its fastest configuration."""
+    if instance.slot is None:
+        raise MilpError(
+            f"instance {instance.name!r} has no slot length: the time-indexed MILP needs one "
+            "(set 'slot' in the instance, or pass slot= to solve)"
+        )
+    slot = instance.slot
+    jobs = {}
+    for job in instance.jobs:
+        configs = instance.allowed_configs(job)
+        dist = job.distribution
+        lengths = dist.block_lengths
+        probs = dict(zip(dist.stops, dist.probabilities, strict=True))
+        data = JobData(
+            job=job,
+            configs=configs,
+            first_slot=math.ceil(job.release / slot - EPS),
+            speed=tuple(slot / instance.epoch_time(job, c) for c in configs),
+            cost=tuple(instance.epoch_cost(job, c) for c in configs),
+            lengths=lengths,
+            survival=dist.block_survival,
+            stop_probability=tuple(probs.get(e, 0.0) for e in dist.stops),
+            omega=instance.tardiness_weight(job.id),
+        )
+        done = data.earliest_finish_slot(data.last)
+        if done >= slots:
+            fastest = min(configs, key=lambda c: instance.epoch_time(job, c))
+            need = done - data.first_slot + 1
+            raise MilpError(
+                f"job {job.id!r} cannot finish within the horizon of {slots} slots "
+                f"({slots * slot:g} h): released at {job.release:g} h it starts in slot "
+                f"{data.first_slot} and needs at least {need} slots of {slot:g} h for its "
+                f"{job.max_epochs:g} epochs even on its fastest configuration "
+                f"{fastest.label}; give a longer horizon"
+            )
+        jobs[job.id] = data
+    return MilpData(instance, slots, slot, jobs, tardiness or instance.tardiness)

@@ -1,0 +1,35 @@
+"""The objective: expected energy cost + tardiness cost (MODEL.md section 2), the same
+definition as validation.evaluate, restricted to slot-aligned plans."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyomo.environ as pyo
+
+from milp.data import MilpData
+
+
+def expected_energy_cost(m: pyo.ConcreteModel, d: MilpData) -> Any:
+    """``sum q_b * pi * e_c * work``: an epoch of block b runs only if the job survives to
+    it, with probability q_b."""
+    return sum(
+        d.jobs[j].survival[b] * d.jobs[j].cost[k] * m.work[j, b, k, t]
+        for j, b, k, t in m.work_index
+    )
+
+
+def tardiness_cost(m: pyo.ConcreteModel, d: MilpData) -> Any:
+    """Worst case: ``omega * late`` of the last block. Expected: ``sum_b P(N = e_b) *
+    omega * late_b``."""
+    if d.tardiness == "worst_case":
+        return sum(jd.omega * m.late[j, jd.last] for j, jd in d.jobs.items())
+    return sum(
+        d.jobs[j].stop_probability[b] * d.jobs[j].omega * m.late[j, b] for j, b in m.late_index
+    )
+
+
+def add_objective(m: pyo.ConcreteModel, d: MilpData) -> None:
+    m.energy_cost = pyo.Expression(expr=expected_energy_cost(m, d))
+    m.tardiness_cost = pyo.Expression(expr=tardiness_cost(m, d))
+    m.total_cost = pyo.Objective(expr=m.energy_cost + m.tardiness_cost, sense=pyo.minimize)

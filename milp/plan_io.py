@@ -1,0 +1,168 @@
+"""Between plans and MILP variable values: a slotted plan as a MIP start, and the MILP's
+solution as a plan (with GPU ids) for the evaluator."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pyomo.environ as pyo
+
+from instances import Config, GpuRef, Plan, PlanError, Segment
+from milp.data import MilpData
+
+ON = 0.5  # binaries read from a solution: above this is 1
+
+
+def _slot_of(d: MilpData, t: float) -> int:
+    return round(t / d.slot)
+
+
+def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
+    """Set every (unfixed) variable of ``m`` to the values describing ``plan``, a
+    slot-aligned plan of the same instance that ends within the horizon."""
+    for var in m.component_data_objects(pyo.Var, descend_into=True):
+        if not var.fixed:
+            var.set_value(0)
+    labels: dict[tuple[str, int], dict[GpuRef, int]] = defaultdict(dict)  # (node, t) -> label
+    for seg in sorted(plan, key=lambda s: (s.start, s.job)):
+        jd = d.jobs[seg.job]
+        k = jd.configs.index(seg.config)
+        first, last = _slot_of(d, seg.start), _slot_of(d, seg.end)
+        if last > d.slots:
+            raise PlanError(
+                f"the initial plan runs job {seg.job!r} until {seg.end:g} h, after the "
+                f"horizon of {d.horizon:g} h",
+                (),
+            )
+        for t in range(first, last):
+            m.run[seg.job, k, t].set_value(1)
+            if seg.config.shared:
+                (ref,) = seg.gpus
+                used = labels[ref[0], t]
+                u = used.setdefault(ref, len(used))
+                m.share[seg.job, ref[0], u, t].set_value(1)
+                m.shared_gpu[ref[0], u, t].set_value(1)
+            else:
+                for n in dict.fromkeys(node for node, _ in seg.gpus):
+                    m.place[seg.job, k, n, t].set_value(1)
+    for j in d.jobs:
+        _progress_values(m, d, j)
+
+
+def _progress_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> None:
+    """work, done and late of job ``j`` from the slots in which it runs."""
+    jd = d.jobs[j]
+    tol = 1e-9 * max(1.0, jd.job.max_epochs)
+    remaining = list(jd.lengths)
+    b = 0
+    for t in d.slot_range(j):
+        running = [k for k in range(len(jd.configs)) if (m.run[j, k, t].value or 0) > ON]
+        if running and b <= jd.last:
+            (k,) = running
+            capacity = jd.speed[k]
+            while b <= jd.last and capacity > 0:
+                w = remaining[b] if remaining[b] <= capacity + tol else capacity
+                m.work[j, b, k, t].set_value(w)
+                remaining[b] -= w
+                capacity -= w
+                if remaining[b] <= tol:
+                    remaining[b] = 0.0
+                    b += 1
+        for bb in jd.blocks:
+            if bb < b and not m.done[j, bb, t].fixed:
+                m.done[j, bb, t].set_value(1)
+    for bb in d.late_blocks(j):
+        finished = [t for t in d.slot_range(j) if (m.done[j, bb, t].value or 0) > ON]
+        end = (finished[0] + 1) * d.slot if finished else d.horizon + d.slot
+        m.late[j, bb].set_value(max(0.0, end - jd.job.due))
+
+
+def _chosen(m: pyo.ConcreteModel, d: MilpData, t: int) -> dict[str, tuple[Config, tuple[Any, ...]]]:
+    """Per job running in slot t: its configuration and where (node ids, or one
+    (node, shared label))."""
+    out: dict[str, tuple[Config, tuple[Any, ...]]] = {}
+    for j, jd in d.jobs.items():
+        if t < jd.first_slot:
+            continue
+        for k, c in enumerate(jd.configs):
+            if (m.run[j, k, t].value or 0) <= ON:
+                continue
+            where: tuple[Any, ...]
+            if c.shared:
+                where = tuple(
+                    (n.id, u)
+                    for n in d.hosts(c)
+                    for u in range(d.shared_labels[n.id])
+                    if (m.share[j, n.id, u, t].value or 0) > ON
+                )
+            else:
+                where = tuple(n.id for n in d.hosts(c) if (m.place[j, k, n.id, t].value or 0) > ON)
+            out[j] = (c, where)
+    return out
+
+
+def solution_plan(m: pyo.ConcreteModel, d: MilpData) -> Plan:
+    """The plan of the solution loaded in ``m``. GPU ids are assigned slot by slot; a job
+    (or a shared label) that stays on its node keeps its GPUs."""
+    inst = d.instance
+    prev: dict[str, tuple[Config, tuple[Any, ...]]] = {}
+    prev_gpus: dict[Any, tuple[int, ...]] = {}  # (job, node) or (node, label) -> ids
+    pieces: list[tuple[int, str, Config, tuple[GpuRef, ...]]] = []
+    for t in range(d.slots):
+        cur = _chosen(m, d, t)
+        # what needs GPUs on each node: (key, count), continuing keys first
+        asks: dict[str, list[tuple[Any, int]]] = defaultdict(list)
+        for j, (c, where) in cur.items():
+            if c.shared:
+                (n, u) = where[0]
+                key: Any = (n, u)
+                if key not in asks[n] and (key, 1) not in asks[n]:
+                    asks[n].append((key, 1))
+            else:
+                per_node = c.gpus_per_node if c.nodes > 1 else c.gpus
+                for n in where:
+                    asks[n].append(((j, n), per_node))
+        ids: dict[Any, tuple[int, ...]] = {}
+        for n, wanted in asks.items():
+            free = set(range(inst.node(n).num_gpus))
+            for key, count in wanted:  # keep the previous slot's GPUs where possible
+                old = prev_gpus.get(key)
+                same = (
+                    not isinstance(key[0], str)
+                    or key[0] not in cur
+                    or prev.get(key[0]) == cur.get(key[0])
+                )
+                if old is not None and len(old) == count and set(old) <= free and same:
+                    ids[key] = old
+                    free -= set(old)
+            for key, count in wanted:
+                if key not in ids:
+                    take = tuple(sorted(free)[:count])
+                    ids[key] = take
+                    free -= set(take)
+        for j, (c, where) in cur.items():
+            if c.shared:
+                n, u = where[0]
+                gpus: tuple[GpuRef, ...] = ((n, ids[n, u][0]),)
+            else:
+                gpus = tuple((n, g) for n in where for g in ids[j, n])
+            pieces.append((t, j, c, gpus))
+        prev, prev_gpus = cur, ids
+    return _merge(d, pieces)
+
+
+def _merge(d: MilpData, pieces: list[tuple[int, str, Config, tuple[GpuRef, ...]]]) -> Plan:
+    """Consecutive slots of a job on the same configuration and GPUs form one segment."""
+    segs: list[Segment] = []
+    run: tuple[int, int, str, Config, tuple[GpuRef, ...]] | None = None
+    for t, j, c, gpus in sorted(pieces, key=lambda p: (p[1], p[0])):
+        if run is not None and (run[1], run[2], run[3], run[4]) == (t, j, c, gpus):
+            run = (run[0], t + 1, j, c, gpus)
+            continue
+        if run is not None:
+            segs.append(Segment(run[0] * d.slot, run[1] * d.slot, run[2], run[3], run[4]))
+        run = (t, t + 1, j, c, gpus)
+    if run is not None:
+        segs.append(Segment(run[0] * d.slot, run[1] * d.slot, run[2], run[3], run[4]))
+    return Plan.of(segs)

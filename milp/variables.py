@@ -1,0 +1,73 @@
+"""Decision variables of the time-indexed MILP (MODEL.md section 5), sparse: only the
+indices :mod:`milp.data` allows exist.
+
+Index conventions: ``j`` job id, ``k`` position of a configuration in the job's allowed
+configurations, ``n`` node id, ``u`` shared-GPU label on a node (0..U_n-1), ``b``
+block, ``t`` slot.
+"""
+
+from __future__ import annotations
+
+import pyomo.environ as pyo
+
+from milp.data import MilpData
+
+
+def add_variables(m: pyo.ConcreteModel, d: MilpData) -> None:
+    """Adds ``run``, ``place``, ``share``, ``shared_gpu``, ``work``, ``done`` and
+    ``late`` with their index sets (``*_index``) to ``m``."""
+    run_idx, place_idx, share_idx, work_idx, done_idx = [], [], [], [], []
+    for j, jd in d.jobs.items():
+        for k, c in enumerate(jd.configs):
+            for t in d.slot_range(j):
+                run_idx.append((j, k, t))
+                if c.shared:
+                    for n in d.hosts(c):
+                        share_idx += [(j, n.id, u, t) for u in range(d.shared_labels[n.id])]
+                else:
+                    place_idx += [(j, k, n.id, t) for n in d.hosts(c)]
+            for b in jd.blocks:
+                work_idx += [
+                    (j, b, k, t)
+                    for t in range(max(jd.earliest_work_slot(b), jd.first_slot), d.slots)
+                ]
+        for b in jd.blocks:
+            done_idx += [(j, b, t) for t in d.slot_range(j)]
+    label_idx = [
+        (n, u, t)
+        for n, count in d.shared_labels.items()
+        for u in range(count)
+        for t in range(d.slots)
+    ]
+    late_idx = [(j, b) for j in d.jobs for b in d.late_blocks(j)]
+
+    m.run_index = pyo.Set(initialize=run_idx, dimen=3, ordered=True)
+    m.place_index = pyo.Set(initialize=place_idx, dimen=4, ordered=True)
+    m.share_index = pyo.Set(initialize=share_idx, dimen=4, ordered=True)
+    m.label_index = pyo.Set(initialize=label_idx, dimen=3, ordered=True)
+    m.work_index = pyo.Set(initialize=work_idx, dimen=4, ordered=True)
+    m.done_index = pyo.Set(initialize=done_idx, dimen=3, ordered=True)
+    m.late_index = pyo.Set(initialize=late_idx, dimen=2, ordered=True)
+
+    # run[j,k,t] = 1: job j runs its configuration k in slot t
+    m.run = pyo.Var(m.run_index, domain=pyo.Binary)
+    # place[j,k,n,t] = 1: ... on node n (exclusive GPUs; each node of a multi-node config)
+    m.place = pyo.Var(m.place_index, domain=pyo.Binary)
+    # share[j,n,u,t] = 1: job j is a tenant of shared GPU label u of node n in slot t
+    m.share = pyo.Var(m.share_index, domain=pyo.Binary)
+    # shared_gpu[n,u,t] = 1: label u of node n is a GPU in shared mode in slot t
+    m.shared_gpu = pyo.Var(m.label_index, domain=pyo.Binary)
+    # work[j,b,k,t] >= 0: epochs of block b done in slot t on configuration k
+    m.work = pyo.Var(m.work_index, domain=pyo.NonNegativeReals)
+    # done[j,b,t] = 1: block b is complete by the end of slot t
+    m.done = pyo.Var(m.done_index, domain=pyo.Binary)
+    # late[j,b] >= 0: hours by which block b completes after the due date (the last
+    # block's is the worst-case lateness)
+    m.late = pyo.Var(m.late_index, domain=pyo.NonNegativeReals)
+
+    # Blocks cannot be complete before their earliest finish slot, and are by the end.
+    for j, jd in d.jobs.items():
+        for b in jd.blocks:
+            for t in range(jd.first_slot, min(jd.earliest_finish_slot(b), d.slots)):
+                m.done[j, b, t].fix(0)
+            m.done[j, b, d.slots - 1].fix(1)

@@ -1,0 +1,146 @@
+"""Brute-force enumeration of slot-aligned plans on tiny instances (one node), for the
+MILP's exactness test. Costs come from the evaluator: each job's cost depends on its own
+segments only, so jobs are enumerated separately and combined under the node's capacity
+by branch and bound."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator
+
+from instances import Config, Instance, Plan, Segment
+from validation.evaluate import evaluate
+
+Schedule = tuple[Config | None, ...]  # configuration per slot, from slot 0
+
+
+def job_schedules(inst: Instance, job_id: str, slots: int) -> Iterator[Schedule]:
+    """Every slot-by-slot choice (idle or a configuration) that completes the job by the
+    horizon and runs nothing after completion."""
+    assert inst.slot is not None
+    job = inst.job(job_id)
+    first = math.ceil(job.release / inst.slot - 1e-9)
+    configs = inst.allowed_configs(job)
+    speed = {c: inst.slot / inst.epoch_time(job, c) for c in configs}
+    top = max(speed.values())
+    E = job.max_epochs
+
+    def rec(t: int, done: float, prefix: tuple[Config | None, ...]) -> Iterator[Schedule]:
+        if done >= E - 1e-9 * E:
+            yield prefix + (None,) * (slots - t)
+            return
+        if t == slots or done + (slots - t) * top < E - 1e-9 * E:
+            return
+        for c in (None, *configs):
+            yield from rec(t + 1, done + (speed[c] if c else 0.0), (*prefix, c))
+
+    yield from rec(first, 0.0, (None,) * first)
+
+
+def _segments(inst: Instance, job_id: str, sched: Schedule, gpus_of) -> list[Segment]:
+    assert inst.slot is not None
+    return [
+        Segment(t * inst.slot, (t + 1) * inst.slot, job_id, c, gpus_of(t, c))
+        for t, c in enumerate(sched)
+        if c is not None
+    ]
+
+
+def _fits(inst: Instance, chosen: dict[str, Schedule], slots: int) -> bool:
+    (node,) = inst.nodes
+    mem = inst.gpu(node.gpu_type).memory_gb
+    for t in range(slots):
+        exclusive = sum(s[t].gpus for s in chosen.values() if s[t] is not None and not s[t].shared)
+        tenants = sorted(
+            (inst.job(j).memory_gb for j, s in chosen.items() if s[t] is not None and s[t].shared),
+            reverse=True,
+        )
+        if exclusive + _shared_gpus(tenants, mem, inst.max_share) > node.num_gpus:
+            return False
+    return True
+
+
+def _shared_gpus(mems: list[float], cap: float, k: int) -> int:
+    """Fewest GPUs holding these tenants (exhaustive: there are at most a few)."""
+    for g in range(len(mems) + 1):
+        for assign in itertools.product(range(g), repeat=len(mems)):
+            load = [0.0] * g
+            count = [0] * g
+            for m, a in zip(mems, assign, strict=True):
+                load[a] += m
+                count[a] += 1
+            if all(x <= cap + 1e-9 for x in load) and all(c <= k for c in count):
+                return g
+    return len(mems) + 1
+
+
+def brute_force(inst: Instance, slots: int) -> tuple[float, Plan]:
+    """The cheapest slot-aligned plan within ``slots`` slots and its evaluator cost."""
+    (node,) = inst.nodes
+
+    def dummy(t: int, c: Config) -> tuple:
+        return tuple((node.id, g) for g in range(1 if c.shared else c.gpus))
+
+    options: dict[str, list[tuple[float, Schedule]]] = {}
+    for job in inst.jobs:
+        rows = []
+        for sched in job_schedules(inst, job.id, slots):
+            plan = Plan.of(_segments(inst, job.id, sched, dummy))
+            cost = evaluate(inst, plan, check=False).by_job().loc[job.id, "total_cost"]
+            rows.append((float(cost), sched))
+        rows.sort(key=lambda r: r[0])
+        options[job.id] = rows
+    ids = list(options)
+    best: list[float | dict[str, Schedule] | None] = [math.inf, None]
+    floor = [sum(options[j][0][0] for j in ids[i:]) for i in range(len(ids) + 1)]
+
+    def rec(i: int, cost: float, chosen: dict[str, Schedule]) -> None:
+        if cost + floor[i] >= best[0] - 1e-12:  # type: ignore[operator]
+            return
+        if i == len(ids):
+            best[0], best[1] = cost, dict(chosen)
+            return
+        for c, sched in options[ids[i]]:
+            if cost + c + floor[i + 1] >= best[0] - 1e-12:  # type: ignore[operator]
+                break
+            chosen[ids[i]] = sched
+            if _fits(inst, chosen, slots):
+                rec(i + 1, cost + c, chosen)
+            del chosen[ids[i]]
+
+    rec(0, 0.0, {})
+    assert best[1] is not None, "no feasible plan within the horizon"
+    return float(best[0]), _joint_plan(inst, best[1], slots)  # type: ignore[arg-type]
+
+
+def _joint_plan(inst: Instance, chosen: dict[str, Schedule], slots: int) -> Plan:
+    """GPU ids for the chosen schedules, slot by slot (first fit)."""
+    (node,) = inst.nodes
+    mem = inst.gpu(node.gpu_type).memory_gb
+    segs = []
+    assert inst.slot is not None
+    for t in range(slots):
+        free = list(range(node.num_gpus))
+        shared: list[tuple[int, float, int]] = []  # (gpu, memory used, tenants)
+        for j, s in sorted(
+            chosen.items(), key=lambda kv: (kv[1][t] is None or kv[1][t].shared, kv[0])
+        ):
+            c = s[t]
+            if c is None:
+                continue
+            if c.shared:
+                m = inst.job(j).memory_gb
+                for i, (g, used, n) in enumerate(shared):
+                    if used + m <= mem + 1e-9 and n < inst.max_share:
+                        shared[i] = (g, used + m, n + 1)
+                        gpus = ((node.id, g),)
+                        break
+                else:
+                    g = free.pop(0)
+                    shared.append((g, m, 1))
+                    gpus = ((node.id, g),)
+            else:
+                gpus = tuple((node.id, free.pop(0)) for _ in range(c.gpus))
+            segs.append(Segment(t * inst.slot, (t + 1) * inst.slot, j, c, gpus))
+    return Plan.of(segs)

@@ -1,0 +1,139 @@
+"""The MILP: exact against brute force, consistent with the evaluator, warm-started."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from heuristic.sts import StsPolicy
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from milp import MilpError, SolutionStatus, Termination, build_model, solve
+from tests.milp.brute_force import brute_force
+from validation.evaluate import evaluate
+from validation.simulator import rollout
+
+SLOT = 0.5
+
+
+def _tiny(seed: int, *, shared: bool = True, tardiness: str = "worst_case") -> Instance:
+    """One v100 node with 2 GPUs, two jobs of 2-4 epochs with early stopping, due dates
+    tight enough that the GPUs are contended."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for i in range(2):
+        E = int(rng.integers(2, 4))
+        stops = tuple(float(s) for s in range(1, E + 1))
+        p = rng.dirichlet(np.ones(E))
+        tau = float(rng.uniform(0.3, 0.7))
+        times = {Config("v100", 1): tau, Config("v100", 2): tau / 1.6}
+        if shared:
+            times[Config("v100", 1, shared=True)] = tau / 0.7
+        release = float(rng.integers(0, 2)) * SLOT
+        due = release + float(rng.uniform(0.5, 1.5)) * E * tau
+        jobs.append(
+            Job(
+                f"j{i}",
+                release,
+                round(due, 3),
+                EpochDistribution(stops, tuple(p)),
+                times,
+                6.0 + 6 * i,
+            )
+        )
+    return Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        (Node("n", "v100", 2),),
+        tuple(jobs),
+        slot=SLOT,
+        tardiness=tardiness,  # type: ignore[arg-type]
+        name=f"tiny-{seed}",
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("mode", ["worst_case", "expected"])
+def test_milp_optimum_equals_brute_force(seed, mode):
+    inst = _tiny(seed, shared=seed % 2 == 0, tardiness=mode)
+    slots = 7
+    best, plan = brute_force(inst, slots)
+    assert evaluate(inst, plan).total_cost == pytest.approx(best, rel=1e-9)
+    res = solve(inst, slots=slots, time_limit=60)
+    assert res.status is SolutionStatus.OPTIMAL and res.termination is Termination.OPTIMAL
+    assert res.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
+    # the evaluator's cost of the MILP's plan is the MILP's own objective
+    assert res.objective == pytest.approx(res.solver_objective, rel=1e-6, abs=1e-9)
+    assert res.bound <= res.objective + 1e-9
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000))
+def test_milp_never_exceeds_its_warm_start(seed):
+    inst = _tiny(seed)
+    start = rollout(inst, StsPolicy())
+    res = solve(inst, initial_plan=start, time_limit=30)
+    assert res.objective is not None and res.warm_start_cost is not None
+    assert res.objective <= res.warm_start_cost * (1 + 1e-9) + 1e-12
+    assert res.objective == pytest.approx(res.solver_objective, rel=1e-6, abs=1e-9)
+
+
+def test_highs_accepts_the_warm_start_and_logs_its_objective(small):
+    start = rollout(small, StsPolicy())
+    res = solve(small, initial_plan=start, time_limit=3)
+    assert "MIP start solution is feasible" in res.log
+    logged = float(
+        res.log.split("MIP start solution is feasible, objective value is")[1].split()[0]
+    )
+    assert logged == pytest.approx(res.warm_start_cost, rel=1e-6)
+
+
+def test_short_time_limit_still_returns_at_least_the_warm_start_with_bound_and_gap(small):
+    start = rollout(small, StsPolicy())
+    res = solve(small, initial_plan=start, time_limit=0.5)
+    assert res.plan is not None
+    assert res.objective <= res.warm_start_cost * (1 + 1e-9)
+    assert res.bound is not None and res.gap is not None and res.gap >= 0
+    if res.termination is Termination.TIME_LIMIT:
+        assert res.status is SolutionStatus.FEASIBLE
+
+
+def test_no_variables_for_configurations_no_node_can_host():
+    times = {Config("v100", 1): 0.5, Config("v100", 8): 0.1, Config("a100", 1): 0.3}
+    job = Job("j", 0.0, 4.0, EpochDistribution.deterministic(3), times, 4.0)
+    inst = Instance(
+        (GpuType("v100", 16.0, 300.0), GpuType("a100", 40.0, 400.0)),
+        (Node("n", "v100", 2),),
+        (job,),
+        slot=SLOT,
+    )
+    m, d = build_model(inst, 8)
+    used = {d.jobs[j].configs[k] for j, k, _ in m.run_index}
+    assert used == {Config("v100", 1)}
+    assert all(d.jobs[j].configs[k] == Config("v100", 1) for j, k, _, _ in m.place_index)
+
+
+def test_a_job_that_cannot_finish_in_the_horizon_is_named():
+    job = Job(
+        "late-one", 1.0, 3.0, EpochDistribution.deterministic(10), {Config("v100", 1): 0.5}, 4.0
+    )
+    inst = Instance((GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 1),), (job,), slot=SLOT)
+    with pytest.raises(
+        MilpError,
+        match=r"job 'late-one' cannot finish within the horizon of 8 slots.*needs at least 10 slots",
+    ):
+        solve(inst, slots=8)
+
+
+def test_jobs_competing_beyond_the_horizon_get_a_clear_message():
+    ten = EpochDistribution.deterministic(4)
+    jobs = tuple(Job(f"j{i}", 0.0, 2.0, ten, {Config("v100", 1): 0.5}, 4.0) for i in range(2))
+    inst = Instance((GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 1),), jobs, slot=SLOT)
+    with pytest.raises(MilpError, match="no slot-aligned plan .* within the horizon of 5 slots"):
+        solve(inst, slots=5)
+
+
+def test_instance_without_slot_is_refused_with_a_hint(base):
+    with pytest.raises(MilpError, match="no slot length"):
+        solve(base)
