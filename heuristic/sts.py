@@ -80,36 +80,52 @@ class StsPolicy:
         all_types = tuple(g.name for g in inst.gpu_types)
         assign: dict[str, Allocation | None] = {}
         wake = math.inf
+        # Every present job is placed afresh in urgency order: a running job holds its
+        # GPUs only if nothing more urgent needs them (else it pauses, progress kept).
+        for status in state.jobs:
+            if status.allocation is not None:
+                occ.release(status.job.id)
         for status in sorted(state.jobs, key=lambda s: (slack(inst, s, now), s.job.id)):
+            alloc = None
             for plan in self._candidates(inst, status, now, all_types):
                 step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
                 alloc = self._place(occ, status, step.config)
                 if alloc is None:
                     continue
-                if alloc != status.allocation:
-                    assign[status.job.id] = alloc
                 if not last or alloc.config != step.config:
                     # wake when this step's epochs are done (on the grid, not after)
                     wake = min(wake, self._grid(inst, now, step_end))
                 break
+            if alloc is None and status.allocation is not None:
+                alloc = self._keep(occ, status)
+            if alloc != status.allocation:
+                assign[status.job.id] = alloc
         return Decision(assign, wake_at=None if math.isinf(wake) else wake)
+
+    @staticmethod
+    def _keep(occ: Occupancy, status: JobStatus) -> Allocation | None:
+        """A running job none of whose profiles fits keeps its GPUs if they are still
+        free, else it pauses."""
+        current = status.allocation
+        if current is not None and occ.why_not(status.job, current) is None:
+            occ.place(status.job, current)
+            return current
+        return None
 
     @staticmethod
     def _candidates(
         inst: Instance, status: JobStatus, now: float, all_types: tuple[str, ...]
     ) -> list[TypeProfile]:
         """Profiles to try, in order. A waiting job: every GPU type, cheapest first. A
-        running job stays on its type unless its profile there is late; then the types
-        with a cheaper profile come first (migrating beats staying hopelessly late), its
-        own type last."""
+        running job: the types whose profile is cheaper than on its own type (it may have
+        started on a dear type because the cheap one was full), then its own type."""
         if status.allocation is None:
             return profiles(inst, status, now, all_types)
         own_type = status.allocation.config.gpu_type
         (own,) = profiles(inst, status, now, (own_type,))
-        if own.profile.tardiness_cost <= 1e-9 * max(1.0, own.profile.energy_cost):
-            return [own]
         others = [p for p in profiles(inst, status, now, all_types) if p.gpu_type != own_type]
-        return [p for p in others if p.profile.objective < own.profile.objective] + [own]
+        cheaper = own.profile.objective * (1 - 1e-9)  # a tie never moves a job
+        return [p for p in others if p.profile.objective < cheaper] + [own]
 
     @staticmethod
     def _step_now(
@@ -138,35 +154,30 @@ class StsPolicy:
 
     @staticmethod
     def _place(occ: Occupancy, status: JobStatus, cfg: Config) -> Allocation | None:
-        """Where ``cfg`` goes now. A running job keeps its GPUs if the config is the same;
-        a move to another GPU type that does not fit returns ``None`` (the job keeps its
-        GPUs); if ``cfg`` of its own type does not fit, it takes the cheapest placeable
-        configuration, of any type, at least as fast as ``cfg`` (falling behind the
-        profile would miss the due date), else keeps what it has. A waiting job that does
-        not fit waits."""
+        """Where ``cfg`` goes now (``occ`` holds neither this job nor the less urgent
+        ones). A running job keeps its GPUs if the config is the same and they are free.
+        A running job whose ``cfg`` does not fit on its own type takes the cheapest
+        placeable configuration, of any type, at least as fast (falling behind the
+        profile would miss the due date); on another type it tries the next profile.
+        ``None``: nothing placed."""
         current = status.allocation
-        if current is not None and current.config == cfg:
+        if (
+            current is not None
+            and current.config == cfg
+            and occ.why_not(status.job, current) is None
+        ):
+            occ.place(status.job, current)
             return current
-        if current is not None:
-            occ.release(status.job.id)
         alloc = occ.find(status.job, cfg)
-        if alloc is None and current is not None and cfg.gpu_type != current.config.gpu_type:
-            occ.place(status.job, current)  # no room on the other type: try the next
-            return None
-        if alloc is None and current is not None:
+        if alloc is None and current is not None and cfg.gpu_type == current.config.gpu_type:
             inst = occ.instance
             tau = inst.epoch_time(status.job, cfg)
             faster = sorted(
                 (inst.epoch_cost(status.job, c), c)
                 for c in inst.allowed_configs(status.job)
-                if c != current.config and inst.epoch_time(status.job, c) <= tau
+                if inst.epoch_time(status.job, c) <= tau
             )
-            for _, c in faster:
-                alloc = occ.find(status.job, c)
-                if alloc is not None:
-                    break
-            else:
-                alloc = current
+            alloc = next((a for _, c in faster if (a := occ.find(status.job, c))), None)
         if alloc is not None:
             occ.place(status.job, alloc)
         return alloc

@@ -19,6 +19,8 @@ from instances import (
 )
 from instances.bundled import bundled, bundled_names
 from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_data, synthetic
+from instances.generators.suite import milp_suite
+from milp import MilpError
 from validation.evaluate import evaluate
 from validation.montecarlo import replay
 from validation.simulator import SimulationError
@@ -96,6 +98,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    if args.kind == "suite":
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        suite = milp_suite()
+        for inst in suite:
+            write_instance(inst, out / f"{inst.name}.json")
+        print(f"wrote {len(suite)} suite instances to {out}/")
+        return 0
     common = dict(
         early_stopping=args.early_stopping,
         tardiness=args.tardiness,
@@ -118,6 +128,46 @@ def cmd_generate(args: argparse.Namespace) -> int:
         )
     write_instance(inst, args.out)
     print(f"wrote {args.out}: {inst.name}, {len(inst.nodes)} nodes, {len(inst.jobs)} jobs")
+    return 0
+
+
+def _instances(sources: Sequence[str]) -> list[Instance]:
+    """Files or bundled names; ``suite`` stands for the bundled small MILP suite."""
+    out: list[Instance] = []
+    for src in sources:
+        if src == "suite" and not Path(src).exists():
+            out += milp_suite()
+        else:
+            out.append(_instance(src))
+    return out
+
+
+def cmd_gap(args: argparse.Namespace) -> int:
+    from validation.gap import gap_report, summary
+
+    insts = _instances(args.instances)
+    if args.slot is not None:
+        insts = [i.replace(slot=args.slot) for i in insts]
+    df = gap_report(insts, args.out, time_limit=args.time_limit, threads=args.threads)
+    print(summary(df))
+    print(f"report written to {Path(args.out) / 'index.html'}")
+    return 0
+
+
+def cmd_bound(args: argparse.Namespace) -> int:
+    from validation.bound import clairvoyant_bound
+
+    inst = _instance(args.instance)
+    if args.slot is not None:
+        inst = inst.replace(slot=args.slot)
+    res = clairvoyant_bound(
+        inst, scenarios=args.scenarios, seed=args.seed, time_limit=args.time_limit
+    )
+    print(
+        f"clairvoyant bound of {inst.name!r} over {res.scenarios} scenarios (seed {args.seed}): "
+        f"mean {res.mean:.4f} +- {res.stderr:.4f} (std. error); {res.proved}/{res.scenarios} "
+        "scenarios proved optimal"
+    )
     return 0
 
 
@@ -159,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_evaluate)
 
     g = sub.add_parser("generate", help="write a seeded instance file")
-    g.add_argument("kind", choices=("synthetic", "realdata"))
+    g.add_argument("kind", choices=("synthetic", "realdata", "suite"))
     g.add_argument("--out", required=True)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--name", default=None)
@@ -177,6 +227,22 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--slot", type=float, default=None)
     g.add_argument("--no-sharing", action="store_true")
     g.set_defaults(func=cmd_generate)
+
+    gp = sub.add_parser("gap", help="STS against the warm-started exact MILP: gaps + report")
+    gp.add_argument("instances", nargs="+", help="files or bundled names; 'suite' = MILP suite")
+    gp.add_argument("--time-limit", type=float, default=60.0, help="seconds per MILP solve")
+    gp.add_argument("--threads", type=int, default=None)
+    gp.add_argument("--slot", type=float, default=None, help="slot length in hours")
+    gp.add_argument("--out", default="gap-report", help="directory for CSV, PNGs, HTML")
+    gp.set_defaults(func=cmd_gap)
+
+    b = sub.add_parser("bound", help="clairvoyant lower bound (MILP with epochs known)")
+    b.add_argument("instance")
+    b.add_argument("--scenarios", type=int, default=10)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--time-limit", type=float, default=60.0)
+    b.add_argument("--slot", type=float, default=None)
+    b.set_defaults(func=cmd_bound)
     return p
 
 
@@ -184,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
-    except (InstanceError, PlanError, SimulationError) as exc:
+    except (InstanceError, PlanError, SimulationError, MilpError) as exc:
         print(f"gpusched: error: {exc}", file=sys.stderr)
         return 2
     return code

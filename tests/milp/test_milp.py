@@ -121,7 +121,8 @@ def test_a_job_that_cannot_finish_in_the_horizon_is_named():
     inst = Instance((GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 1),), (job,), slot=SLOT)
     with pytest.raises(
         MilpError,
-        match=r"job 'late-one' cannot finish within the horizon of 8 slots.*needs at least 10 slots",
+        match=r"job 'late-one' cannot finish within the horizon of 8 slots"
+        r".*needs at least 10 slots",
     ):
         solve(inst, slots=8)
 
@@ -130,7 +131,7 @@ def test_jobs_competing_beyond_the_horizon_get_a_clear_message():
     ten = EpochDistribution.deterministic(4)
     jobs = tuple(Job(f"j{i}", 0.0, 2.0, ten, {Config("v100", 1): 0.5}, 4.0) for i in range(2))
     inst = Instance((GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 1),), jobs, slot=SLOT)
-    with pytest.raises(MilpError, match="no slot-aligned plan .* within the horizon of 5 slots"):
+    with pytest.raises(MilpError, match=r"no slot-aligned plan .* within the horizon of 5 slots"):
         solve(inst, slots=5)
 
 

@@ -1,0 +1,40 @@
+"""The small MILP suite: 24 seeded synthetic instances within the exact MILP's reach
+(2-4 nodes, 4-10 jobs, at most 48 slots of 0.25 h), half with GPU sharing, half without.
+
+They are generated from this code (seeded, byte-reproducible): ``gpusched gap suite``
+runs them, ``gpusched generate suite --out DIR`` writes them as JSON files.
+"""
+
+from __future__ import annotations
+
+from instances.generators.synthetic import SyntheticSpec, synthetic
+from instances.model import Instance
+
+SLOT = 0.25
+
+
+def suite_specs() -> list[tuple[str, SyntheticSpec, int]]:
+    """(name, spec, seed) of each suite instance."""
+    out = []
+    shapes = [(2, 4), (2, 6), (3, 6), (3, 8), (4, 8), (4, 10)]
+    for sharing in (True, False):
+        for nodes, jobs in shapes:
+            for seed in (1, 2):
+                spec = SyntheticSpec(
+                    nodes=nodes,
+                    jobs=jobs,
+                    gpus_per_node=(2, 4),
+                    rate="exponential",
+                    epochs=(3, 8),
+                    epoch_hours_k80=(0.2, 0.6),
+                    blocks=3,
+                    sharing=sharing,
+                    slot=SLOT,
+                )
+                tag = "share" if sharing else "excl"
+                out.append((f"suite-{tag}-{nodes}n{jobs}j-s{seed}", spec, seed))
+    return out
+
+
+def milp_suite() -> list[Instance]:
+    return [synthetic(spec, seed, name) for name, spec, seed in suite_specs()]
