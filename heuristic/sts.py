@@ -5,15 +5,15 @@ profile (:func:`heuristic.profile.exact_profile`) of its remaining epochs, condi
 the progress made, within the time left to its due date. Jobs are served by urgency
 (least slack: time to the due date minus the worst-case time on the fastest
 configuration); each job's *current* profile step goes on the cheapest GPU type that can
-host it now, best-fit. A job that cannot be placed waits; a running job whose next step
-cannot be placed keeps what it has. The policy asks to be woken when a running job
-reaches the end of its current step, so that it moves to the next, faster one.
+host it now, best-fit. A job that cannot be placed waits. The policy asks to be woken
+when a running job reaches the end of its current step, so that it moves to the next,
+faster one.
 
-Choices (documented in docs/model.md): a running job stays on its GPU type (it changes
-configuration within the type), which avoids thrashing between types on every event,
-unless its profile there is late and another type offers a cheaper one that fits now;
-slotted, a step shorter than what is left of the coming slot is skipped for the next,
-faster one; the profile uses worst-case tardiness, as the thesis.
+Choices (documented in docs/model.md): every present job is placed afresh at each
+decision in urgency order, so a less urgent running job pauses rather than block an
+urgent job's faster step; a running job moves to another GPU type only if its profile
+there is cheaper; slotted, a step shorter than what is left of the coming slot is
+skipped for the next, faster one; the profile uses worst-case tardiness, as the thesis.
 """
 
 from __future__ import annotations

@@ -38,6 +38,12 @@ class BoundResult:
         )
 
 
+def scenario_epochs(instance: Instance, seed: int) -> dict[str, float]:
+    """Each job's stop in the simulator's sampled mode with this seed."""
+    rng = np.random.default_rng(seed)
+    return {j.id: float(j.distribution.sample(rng)) for j in instance.jobs}
+
+
 def scenario_instance(instance: Instance, epochs: dict[str, float]) -> Instance:
     """The instance with each job's epochs known: a run to exactly ``epochs[j]``."""
     jobs = tuple(
@@ -60,12 +66,12 @@ def scenario_instance(instance: Instance, epochs: dict[str, float]) -> Instance:
 def clairvoyant_bound(
     instance: Instance, *, scenarios: int = 10, seed: int = 0, time_limit: float = 60.0
 ) -> BoundResult:
-    """Sample ``scenarios`` stops (seeded, as the simulator's sampled mode does) and
-    solve each scenario's MILP."""
+    """Solve the MILP of ``scenarios`` sampled scenarios. Scenario ``s`` has the stops of
+    the simulator's sampled mode with seed ``seed + s``, so an online run
+    ``simulate(instance, policy, mode="sampled", seed=seed + s)`` meets the same stops."""
     bounds, costs, proved = [], [], 0
     for s in range(scenarios):
-        rng = np.random.default_rng((seed, s))
-        epochs = {j.id: float(j.distribution.sample(rng)) for j in instance.jobs}
+        epochs = scenario_epochs(instance, seed + s)
         res = solve(scenario_instance(instance, epochs), time_limit=time_limit)
         assert res.bound is not None and res.objective is not None
         bounds.append(res.bound)

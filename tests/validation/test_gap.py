@@ -1,0 +1,56 @@
+"""Gap analysis, Gantt report and the clairvoyant bound, end to end on tiny inputs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from heuristic.sts import StsPolicy
+from instances.generators.suite import milp_suite, suite_specs
+from validation.bound import clairvoyant_bound, scenario_epochs, scenario_instance
+from validation.cli import main
+from validation.evaluate import evaluate
+from validation.simulator import simulate
+
+
+def test_suite_has_twenty_small_instances_with_and_without_sharing():
+    suite = milp_suite()
+    assert len(suite) >= 20
+    assert all(len(i.nodes) <= 4 and len(i.jobs) <= 10 for i in suite)
+    shares = [any(c.shared for j in i.jobs for c in j.epoch_times) for i in suite]
+    assert any(shares) and not all(shares)
+    assert len({name for name, _, _ in suite_specs()}) == len(suite)
+
+
+def test_gap_command_writes_table_charts_and_page(tmp_path, capsys):
+    inst = milp_suite()[0]
+    path = tmp_path / "i.json"
+    from instances import write_instance
+
+    write_instance(inst, path)
+    out = tmp_path / "report"
+    assert main(["gap", str(path), "--time-limit", "20", "--out", str(out)]) == 0
+    df = pd.read_csv(out / "gap.csv", index_col=0)
+    row = df.loc[inst.name]
+    sts = evaluate(inst, simulate(inst, StsPolicy()).plan).total_cost
+    assert row["sts_cost"] == pytest.approx(sts)
+    assert row["milp_cost"] <= row["sts_cost"] + 1e-9
+    assert row["milp_bound"] <= row["milp_cost"] + 1e-9
+    assert (out / f"{inst.name}-sts.png").stat().st_size > 1000
+    assert (out / f"{inst.name}-milp.png").stat().st_size > 1000
+    page = (out / "index.html").read_text()
+    assert f"{inst.name}-milp.png" in page and "STS gap median" in page
+    assert "STS gap" in capsys.readouterr().out
+
+
+def test_clairvoyant_bound_is_below_the_online_sts_cost_per_scenario():
+    inst = milp_suite()[0]
+    res = clairvoyant_bound(inst, scenarios=3, seed=1, time_limit=20)
+    assert res.proved == 3
+    for s, bound in enumerate(res.bounds):
+        run = simulate(inst, StsPolicy(), mode="sampled", seed=1 + s)
+        assert run.epochs == scenario_epochs(inst, 1 + s)
+        # the realised cost of the online run: the evaluator on the scenario's instance
+        online = evaluate(scenario_instance(inst, run.epochs), run.plan).total_cost
+        assert bound <= online + 1e-9
+        assert res.costs[s] <= online + 1e-9
