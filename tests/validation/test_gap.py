@@ -54,3 +54,9 @@ def test_clairvoyant_bound_is_below_the_online_sts_cost_per_scenario():
         online = evaluate(scenario_instance(inst, run.epochs), run.plan).total_cost
         assert bound <= online + 1e-9
         assert res.costs[s] <= online + 1e-9
+
+
+def test_cli_expands_the_word_suite_to_the_bundled_suite():
+    from validation.cli import _instances
+
+    assert [i.name for i in _instances(["suite"])] == [i.name for i in milp_suite()]
