@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from heuristic.choice import ranked_configs, worst_case_cost
+from heuristic.choice import first_placement, ranked_configs, worst_case_cost
 from heuristic.occupancy import Allocation
 from heuristic.policy import JobStatus, SchedulerState
 from instances import Config
@@ -75,11 +75,7 @@ class Search:
         ends = list(self.running_ends)
         for job_id in cand.order:
             job = self.waiting[job_id].job
-            alloc = occ.find(job, pref[job_id])
-            if alloc is None:
-                alloc = next(
-                    (a for c in self.ranked[job_id] if (a := occ.find(job, c)) is not None), None
-                )
+            alloc = first_placement(occ, job, [pref[job_id], *self.ranked[job_id]])
             if alloc is None:
                 continue
             occ.place(job, alloc)

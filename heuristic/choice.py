@@ -6,6 +6,8 @@ cost report: every reported cost comes from validation.evaluate.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from heuristic.occupancy import Allocation, Occupancy
 from instances import Config, Instance, Job
 
@@ -26,12 +28,13 @@ def ranked_configs(instance: Instance, job: Job, remaining: float, now: float) -
     return sorted(cfgs, key=lambda c: (worst_case_cost(instance, job, c, remaining, now), c))
 
 
+def first_placement(occupancy: Occupancy, job: Job, configs: Iterable[Config]) -> Allocation | None:
+    """Best-fit placement of the first of ``configs`` that fits now, or ``None``."""
+    return next((a for c in configs if (a := occupancy.find(job, c)) is not None), None)
+
+
 def cheapest_placement(
     instance: Instance, job: Job, remaining: float, now: float, occupancy: Occupancy
 ) -> Allocation | None:
     """The cheapest configuration (worst case) that can be placed now, best-fit."""
-    for cfg in ranked_configs(instance, job, remaining, now):
-        alloc = occupancy.find(job, cfg)
-        if alloc is not None:
-            return alloc
-    return None
+    return first_placement(occupancy, job, ranked_configs(instance, job, remaining, now))

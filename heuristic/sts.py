@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from heuristic.choice import first_placement
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
 from heuristic.profile import Option, Profile, Step, exact_profile
@@ -122,10 +123,10 @@ class StsPolicy:
         if status.allocation is None:
             return profiles(inst, status, now, all_types)
         own_type = status.allocation.config.gpu_type
-        (own,) = profiles(inst, status, now, (own_type,))
-        others = [p for p in profiles(inst, status, now, all_types) if p.gpu_type != own_type]
+        every = profiles(inst, status, now, all_types)
+        (own,) = (p for p in every if p.gpu_type == own_type)
         cheaper = own.profile.objective * (1 - 1e-9)  # a tie never moves a job
-        return [p for p in others if p.profile.objective < cheaper] + [own]
+        return [p for p in every if p is not own and p.profile.objective < cheaper] + [own]
 
     @staticmethod
     def _step_now(
@@ -173,11 +174,14 @@ class StsPolicy:
             inst = occ.instance
             tau = inst.epoch_time(status.job, cfg)
             faster = sorted(
-                (inst.epoch_cost(status.job, c), c)
-                for c in inst.allowed_configs(status.job)
-                if inst.epoch_time(status.job, c) <= tau
+                (
+                    c
+                    for c in inst.allowed_configs(status.job)
+                    if inst.epoch_time(status.job, c) <= tau
+                ),
+                key=lambda c: (inst.epoch_cost(status.job, c), c),
             )
-            alloc = next((a for _, c in faster if (a := occ.find(status.job, c))), None)
+            alloc = first_placement(occ, status.job, faster)
         if alloc is not None:
             occ.place(status.job, alloc)
         return alloc

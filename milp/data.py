@@ -108,15 +108,20 @@ class MilpData:
         return out
 
 
-def milp_data(instance: Instance, slots: int, tardiness: TardinessMode | None = None) -> MilpData:
-    """Index sets for ``instance`` over ``slots`` slots; raises :class:`MilpError` if a job
-    cannot finish within the horizon even alone on its fastest configuration."""
+def require_slot(instance: Instance) -> float:
+    """The instance's slot length; :class:`MilpError` with a hint if it has none."""
     if instance.slot is None:
         raise MilpError(
             f"instance {instance.name!r} has no slot length: the time-indexed MILP needs one "
             "(set 'slot' in the instance, or pass slot= to solve)"
         )
-    slot = instance.slot
+    return instance.slot
+
+
+def milp_data(instance: Instance, slots: int, tardiness: TardinessMode | None = None) -> MilpData:
+    """Index sets for ``instance`` over ``slots`` slots; raises :class:`MilpError` if a job
+    cannot finish within the horizon even alone on its fastest configuration."""
+    slot = require_slot(instance)
     jobs = {}
     for job in instance.jobs:
         configs = instance.allowed_configs(job)

@@ -13,7 +13,7 @@ from pyomo.contrib.appsi.solvers import Highs
 
 from heuristic.sts import StsPolicy
 from instances import Instance, Plan, TardinessMode
-from milp.data import MilpError
+from milp.data import MilpError, require_slot
 from milp.model import build_model
 from milp.plan_io import solution_plan, start_values
 from milp.result import Result, SolutionStatus, Termination
@@ -34,10 +34,10 @@ _TERMINATION = {
 def default_slots(instance: Instance, initial_plan: Plan | None = None) -> int:
     """The horizon in slots: the latest due date, or the end of the initial plan (else of
     the STS worst-case rollout) if later, so that a known feasible plan fits."""
-    assert instance.slot is not None
+    slot = require_slot(instance)
     plan = initial_plan if initial_plan is not None else rollout(instance, StsPolicy())
     end = max([s.end for s in plan] + [j.due for j in instance.jobs])
-    return math.ceil(end / instance.slot - 1e-9)
+    return math.ceil(end / slot - 1e-9)
 
 
 def solve(
@@ -62,11 +62,7 @@ def solve(
     """
     if slot is not None:
         instance = instance.replace(slot=slot)
-    if instance.slot is None:
-        raise MilpError(
-            f"instance {instance.name!r} has no slot length: the time-indexed MILP needs one "
-            "(set 'slot' in the instance, or pass slot=)"
-        )
+    slot = require_slot(instance)
     warm_cost = None
     if initial_plan is not None:
         warm_cost = evaluate(instance, initial_plan, tardiness=tardiness).total_cost
@@ -95,7 +91,7 @@ def solve(
     if termination is Termination.INFEASIBLE:
         raise MilpError(
             f"no slot-aligned plan of instance {instance.name!r} finishes every job within "
-            f"the horizon of {slots} slots ({slots * instance.slot:g} h): each job fits alone, "
+            f"the horizon of {slots} slots ({slots * slot:g} h): each job fits alone, "
             "so the jobs compete for the same GPUs; give a longer horizon"
         )
     plan = evaluation = None

@@ -16,6 +16,7 @@ import numpy as np
 
 from instances import EpochDistribution, Instance, Job
 from milp import solve
+from validation.montecarlo import sample_epochs
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,7 @@ class BoundResult:
 
 def scenario_epochs(instance: Instance, seed: int) -> dict[str, float]:
     """Each job's stop in the simulator's sampled mode with this seed."""
-    rng = np.random.default_rng(seed)
-    return {j.id: float(j.distribution.sample(rng)) for j in instance.jobs}
+    return sample_epochs(instance, np.random.default_rng(seed))
 
 
 def scenario_instance(instance: Instance, epochs: dict[str, float]) -> Instance:

@@ -27,6 +27,7 @@ import numpy as np
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import JobStatus, Policy, SchedulerState
 from instances import Instance, Plan, Segment
+from validation.montecarlo import sample_epochs
 from validation.timeline import slot_ceil
 
 Mode = Literal["rollout", "sampled"]
@@ -211,8 +212,7 @@ def simulate(
     if slot is not None and instance.slot != slot:
         instance = instance.replace(slot=slot)
     if mode == "sampled":
-        rng = np.random.default_rng(seed)
-        targets = {j.id: float(j.distribution.sample(rng)) for j in instance.jobs}
+        targets = sample_epochs(instance, np.random.default_rng(seed))
     else:
         targets = {j.id: j.max_epochs for j in instance.jobs}
     eng = _Engine(instance, policy, targets, instance.slot)
