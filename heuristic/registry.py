@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import import_module
+from typing import Any
 
 from heuristic.policy import Policy
 
@@ -18,23 +19,34 @@ _POLICIES: dict[str, str] = {
 }
 
 
-def policy_names() -> tuple[str, ...]:
-    return tuple(_POLICIES)
+# policies that solve exact models at each decision: only for small instances, so
+# listings meant for any instance size (``gpusched compare``) leave them out
+_SMALL_ONLY: set[str] = set()
 
 
-def register(name: str, target: str) -> None:
-    """Register a policy factory (``"package.module:Factory"``) under ``name``."""
+def policy_names(*, small_only: bool = False) -> tuple[str, ...]:
+    """The registered names; with ``small_only`` also the exact, small-instance ones."""
+    return tuple(n for n in _POLICIES if small_only or n not in _SMALL_ONLY)
+
+
+def register(name: str, target: str, *, small_only: bool = False) -> None:
+    """Register a policy factory (``"package.module:Factory"``) under ``name``.
+
+    Packages that build on ``heuristic`` (the MILP) register their policies this way, so
+    the import direction stays one way."""
     if name in _POLICIES and _POLICIES[name] != target:
         raise ValueError(f"policy {name!r} is already registered as {_POLICIES[name]}")
     _POLICIES[name] = target
+    if small_only:
+        _SMALL_ONLY.add(name)
 
 
-def make_policy(name: str, *, seed: int = 0) -> Policy:
-    """A fresh policy object for ``name``."""
+def make_policy(name: str, *, seed: int = 0, **options: Any) -> Policy:
+    """A fresh policy object for ``name``; ``options`` go to its factory."""
     try:
         target = _POLICIES[name]
     except KeyError:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(_POLICIES)}") from None
     module, _, attr = target.partition(":")
     factory: Callable[..., Policy] = getattr(import_module(module), attr)
-    return factory(seed=seed)
+    return factory(seed=seed, **options)

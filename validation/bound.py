@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from instances import EpochDistribution, Instance, Job
+from instances import Instance
 from milp import solve
-from validation.montecarlo import sample_epochs
+from validation.scenario import scenario_epochs, scenario_instance
+
+__all__ = ["BoundResult", "clairvoyant_bound", "scenario_epochs", "scenario_instance"]
 
 
 @dataclass(frozen=True)
@@ -37,30 +39,6 @@ class BoundResult:
             if len(self.bounds) > 1
             else 0.0
         )
-
-
-def scenario_epochs(instance: Instance, seed: int) -> dict[str, float]:
-    """Each job's stop in the simulator's sampled mode with this seed."""
-    return sample_epochs(instance, np.random.default_rng(seed))
-
-
-def scenario_instance(instance: Instance, epochs: dict[str, float]) -> Instance:
-    """The instance with each job's epochs known: a run to exactly ``epochs[j]``."""
-    jobs = tuple(
-        Job(
-            j.id,
-            j.release,
-            j.due,
-            EpochDistribution.deterministic(epochs[j.id]),
-            j.epoch_times,
-            j.memory_gb,
-            weight=instance.tardiness_weight(j.id),  # keep the original omega
-            priority=1.0,
-            job_type=j.job_type,
-        )
-        for j in instance.jobs
-    )
-    return instance.replace(jobs=jobs, name=f"{instance.name}-clairvoyant")
 
 
 def clairvoyant_bound(

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+import pandas as pd
 
 from heuristic.registry import policy_names
 from instances import (
@@ -19,11 +22,14 @@ from instances import (
 )
 from instances.bundled import bundled, bundled_names
 from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_data, synthetic
+from instances.generators.realdata import cluster_mix
 from instances.generators.suite import milp_suite
 from milp import MilpError
+from validation.campaign import CampaignError
 from validation.evaluate import evaluate
 from validation.montecarlo import replay
 from validation.simulator import SimulationError
+from validation.store import StoreError
 from validation.tables import compare_table, cost_table, evaluated_rollout, summary_line
 
 
@@ -119,10 +125,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
             name=args.name,
         )
     else:
-        mix = RealDataSpec().nodes
-        cluster = tuple(mix[i % len(mix)] for i in range(args.nodes))
         inst = real_data(
-            RealDataSpec(jobs=args.jobs, start=args.start, nodes=cluster, **common),
+            RealDataSpec(jobs=args.jobs, start=args.start, nodes=cluster_mix(args.nodes), **common),
             seed=args.seed,
             name=args.name,
         )
@@ -168,6 +172,63 @@ def cmd_bound(args: argparse.Namespace) -> int:
         f"mean {res.mean:.4f} +- {res.stderr:.4f} (std. error); {res.proved}/{res.scenarios} "
         "scenarios proved optimal"
     )
+    return 0
+
+
+def cmd_online(args: argparse.Namespace) -> int:
+    import milp  # noqa: F401  (registers the rolling-horizon MILP policy "milp")
+    from validation.online import run_online
+
+    inst = _instance(args.instance)
+    if args.slot is not None:
+        inst = inst.replace(slot=args.slot)
+    names = policy_names() if args.policy == "all" else args.policy.split(",")
+    rows = {}
+    for name in names:
+        run = run_online(inst, name, seed=args.seed)
+        rows[name] = run.summary()
+        if args.jobs:
+            print(f"{name}: per job")
+            print(run.by_job().to_string(float_format=lambda x: f"{x:.4f}"))
+    table = pd.DataFrame(rows).T
+    print(f"online runs on {inst.name!r}, stops of seed {args.seed} (realised costs, evaluator)")
+    print(table.to_string(float_format=lambda x: f"{x:.4g}"))
+    return 0
+
+
+def cmd_campaign(args: argparse.Namespace) -> int:
+    from validation.campaign import bundled_campaigns, load_campaign
+    from validation.runner import run_campaign
+
+    if args.list:
+        print("bundled campaigns: " + ", ".join(bundled_campaigns()))
+        return 0
+    if args.config is None:
+        raise CampaignError("config", None, "give a campaign file or a bundled name (--list)")
+    campaign = load_campaign(args.config)
+    store = args.store or f"{campaign.name}.sqlite"
+    runs = len(campaign.runs())
+    where = args.scheduler or f"{args.workers or os.cpu_count()} local processes"
+    print(f"campaign {campaign.name!r}: {runs} runs into {store} on {where}")
+    out = run_campaign(
+        campaign, store, scheduler=args.scheduler, workers=args.workers, progress=not args.quiet
+    )
+    print(
+        f"{out.ran} runs done now, {out.skipped} were already in the store, "
+        f"{len(out.errors)} failed"
+    )
+    for line in out.errors:
+        print(f"  failed: {line}", file=sys.stderr)
+    return 1 if out.errors else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from validation.report import write_report
+
+    if not Path(args.store).exists():
+        raise CampaignError("store", args.store, "no such file")
+    path = write_report(args.store, args.out, campaign=args.campaign)
+    print(f"report written to {path}")
     return 0
 
 
@@ -243,6 +304,29 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--time-limit", type=float, default=60.0)
     b.add_argument("--slot", type=float, default=None)
     b.set_defaults(func=cmd_bound)
+
+    o = sub.add_parser("online", help="online runs (sampled stops): metrics per policy")
+    o.add_argument("instance")
+    o.add_argument("--policy", default="all", help="'all', or names separated by commas")
+    o.add_argument("--seed", type=int, default=0)
+    o.add_argument("--slot", type=float, default=None)
+    o.add_argument("--jobs", action="store_true", help="also print each run's jobs")
+    o.set_defaults(func=cmd_online)
+
+    ca = sub.add_parser("campaign", help="run a campaign file (grid of runs) into a store")
+    ca.add_argument("config", nargs="?", help="TOML file, or a bundled campaign's name")
+    ca.add_argument("--store", help="SQLite results file (default: NAME.sqlite)")
+    ca.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
+    ca.add_argument("--workers", type=int, default=None, help="local processes (default: cores)")
+    ca.add_argument("--quiet", action="store_true", help="no progress bar")
+    ca.add_argument("--list", action="store_true", help="list the bundled campaigns")
+    ca.set_defaults(func=cmd_campaign)
+
+    r = sub.add_parser("report", help="HTML report (plots, tables) of a results store")
+    r.add_argument("store")
+    r.add_argument("--out", default="report.html")
+    r.add_argument("--campaign", default=None, help="one campaign (default: all in the store)")
+    r.set_defaults(func=cmd_report)
     return p
 
 
@@ -250,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
-    except (InstanceError, PlanError, SimulationError, MilpError) as exc:
+    except (InstanceError, PlanError, SimulationError, MilpError, CampaignError, StoreError) as exc:
         print(f"gpusched: error: {exc}", file=sys.stderr)
         return 2
     return code

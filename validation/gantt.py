@@ -8,12 +8,13 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 from instances import Instance, Plan
 
 
-def gantt(instance: Instance, plan: Plan, path: str | Path, title: str = "") -> Path:
-    """Write a PNG Gantt chart of ``plan``; shared GPUs show their tenants stacked."""
+def gantt_figure(instance: Instance, plan: Plan, title: str = "") -> Figure:
+    """A Gantt chart of ``plan``; shared GPUs show their tenants stacked."""
     rows = [(n.id, g) for n in instance.nodes for g in range(n.num_gpus)]
     index = {r: i for i, r in enumerate(rows)}
     jobs = [j.id for j in instance.jobs]
@@ -36,6 +37,12 @@ def gantt(instance: Instance, plan: Plan, path: str | Path, title: str = "") -> 
     ax.set_title(title or instance.name, fontsize=9)
     ax.invert_yaxis()
     fig.tight_layout()
+    return fig
+
+
+def gantt(instance: Instance, plan: Plan, path: str | Path, title: str = "") -> Path:
+    """Write a PNG Gantt chart of ``plan``."""
+    fig = gantt_figure(instance, plan, title)
     path = Path(path)
     fig.savefig(path, dpi=90)
     plt.close(fig)

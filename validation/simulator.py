@@ -22,12 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-import numpy as np
-
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import JobStatus, Policy, SchedulerState
 from instances import Instance, Plan, Segment
-from validation.montecarlo import sample_epochs
+from validation.scenario import scenario_epochs
 from validation.timeline import slot_ceil
 
 Mode = Literal["rollout", "sampled"]
@@ -212,7 +210,7 @@ def simulate(
     if slot is not None and instance.slot != slot:
         instance = instance.replace(slot=slot)
     if mode == "sampled":
-        targets = sample_epochs(instance, np.random.default_rng(seed))
+        targets = scenario_epochs(instance, seed)
     else:
         targets = {j.id: j.max_epochs for j in instance.jobs}
     eng = _Engine(instance, policy, targets, instance.slot)

@@ -129,6 +129,14 @@ class RealDataSpec:
     max_share: int = 2
 
 
+def cluster_mix(count: int) -> tuple[tuple[str, int], ...]:
+    """``count`` nodes cycling through the default mix (k80x4, p100x4, v100x4, v100x8)."""
+    if count < 1:
+        raise InstanceError("nodes", count, "need at least one node")
+    mix = RealDataSpec().nodes
+    return tuple(mix[i % len(mix)] for i in range(count))
+
+
 @cache
 def philly_jobs() -> tuple[tuple[float, float, int], ...]:
     """(submit hour from the first job, duration hours, GPUs) of the bundled Philly day."""

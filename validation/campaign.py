@@ -1,0 +1,272 @@
+"""Campaign files: a TOML grid of scenarios × policies × seeds, expanded into runs.
+
+```toml
+name = "rates"
+policies = ["sts", "edf"]          # registered policies, or "clairvoyant" (MILP bound)
+seeds = 5                          # 0..4, or a list such as [3, 7]
+time_limit = 10.0                  # seconds per MILP solve (milp, clairvoyant)
+
+[[scenarios]]
+name = "synthetic"                 # label prefix (default: the generator)
+generator = "synthetic"            # synthetic | realdata | file | suite
+nodes = 10                         # fixed parameters of the generator's spec
+jobs = 60
+[scenarios.grid]                   # every combination of these values is one scenario
+rate = ["high", "exponential", "low"]
+```
+
+A seed fixes the generated instance (synthetic, realdata) and the sampled stops of the
+online run, so every policy of a scenario and seed meets the same jobs and the same
+stops. ``file`` reads ``path`` (relative to the campaign file); ``suite`` takes the
+bundled MILP suite instances named in ``instances`` (or ``"all"``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import milp  # noqa: F401  (registers the rolling-horizon MILP policy "milp")
+from heuristic.registry import policy_names
+from instances import Instance, InstanceError, read_instance
+from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthetic
+from instances.generators.realdata import cluster_mix
+from instances.generators.suite import suite_specs
+
+# runs that are not a policy in the engine but a reference solved per scenario
+REFERENCES = ("clairvoyant",)
+_TOP_KEYS = {"name", "description", "policies", "seeds", "time_limit", "scenarios"}
+_SPECS: dict[str, type] = {"synthetic": SyntheticSpec, "realdata": RealDataSpec}
+_OWN_KEYS = {"name", "generator", "grid"}
+_EXTRA_KEYS = {"file": {"path", "slot"}, "suite": {"instances", "slot"}}
+
+
+class CampaignError(ValueError):
+    """A bad campaign file; the message names the field and the value."""
+
+    def __init__(self, field: str, value: Any, reason: str) -> None:
+        super().__init__(f"{field} = {value!r}: {reason}")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One point of the grid: a generator and its parameters (JSON values)."""
+
+    label: str
+    generator: str
+    params: tuple[tuple[str, Any], ...]
+
+    @property
+    def params_json(self) -> str:
+        return json.dumps(dict(self.params), sort_keys=True)
+
+    def instance(self, seed: int) -> Instance:
+        """The scenario's instance for ``seed`` (generators use it; files ignore it)."""
+        p = dict(self.params)
+        if self.generator in _SPECS:
+            return _GENERATE[self.generator](
+                _spec(self.generator, p), seed, f"{self.label}-s{seed}"
+            )
+        inst = read_instance(p["path"]) if self.generator == "file" else _suite(p["instance"])
+        return inst.replace(slot=p["slot"]) if p.get("slot") is not None else inst
+
+
+_GENERATE: dict[str, Any] = {"synthetic": synthetic, "realdata": real_data}
+
+
+def _suite(name: str) -> Instance:
+    spec, seed = next((sp, sd) for n, sp, sd in suite_specs() if n == name)
+    return synthetic(spec, seed, name)
+
+
+def _spec(generator: str, params: Mapping[str, Any]) -> Any:
+    """The generator's spec; TOML arrays become the tuples the spec's fields hold."""
+    cls = _SPECS[generator]
+    kinds = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+    values = {}
+    for key, value in params.items():
+        if generator == "realdata" and key == "nodes" and isinstance(value, int):
+            value = cluster_mix(value)
+        elif kinds[key].startswith("tuple") and isinstance(value, list):
+            value = tuple(tuple(v) if isinstance(v, list) else v for v in value)
+        values[key] = value
+    return cls(**values)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: a policy (or reference) on one scenario with one seed."""
+
+    campaign: str
+    scenario: Scenario
+    policy: str
+    seed: int
+    time_limit: float
+
+    @property
+    def key(self) -> str:
+        return f"{self.scenario.label}/{self.policy}/seed={self.seed}"
+
+
+@dataclass(frozen=True)
+class Campaign:
+    name: str
+    description: str
+    policies: tuple[str, ...]
+    seeds: tuple[int, ...]
+    scenarios: tuple[Scenario, ...]
+    time_limit: float
+    text: str  # the file as given, kept in the store
+
+    def runs(self) -> list[RunSpec]:
+        """Scenario-major order, so the first finished runs already compare policies."""
+        return [
+            RunSpec(self.name, sc, pol, seed, self.time_limit)
+            for sc in self.scenarios
+            for seed in self.seeds
+            for pol in self.policies
+        ]
+
+
+def bundled_campaigns() -> tuple[str, ...]:
+    files = resources.files("validation.campaigns").iterdir()
+    return tuple(sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml")))
+
+
+def load_campaign(source: str | Path) -> Campaign:
+    """A campaign file, or the name of a bundled one (``gpusched campaign --list``)."""
+    path = Path(source)
+    if not path.exists() and str(source) in bundled_campaigns():
+        res = resources.files("validation.campaigns") / f"{source}.toml"
+        return parse_campaign(res.read_text(), base=Path("."), default_name=str(source))
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise CampaignError("campaign", str(source), f"cannot read it ({exc.strerror})") from None
+    return parse_campaign(text, base=path.parent, default_name=path.stem)
+
+
+def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CampaignError("campaign", default_name, f"not valid TOML ({exc})") from None
+    unknown = sorted(set(doc) - _TOP_KEYS)
+    if unknown:
+        raise CampaignError(
+            unknown[0], doc[unknown[0]], f"unknown field; known: {sorted(_TOP_KEYS)}"
+        )
+    policies = _policies(doc.get("policies"))
+    seeds = _seeds(doc.get("seeds", 1))
+    time_limit = doc.get("time_limit", 10.0)
+    if not isinstance(time_limit, int | float) or time_limit <= 0:
+        raise CampaignError("time_limit", time_limit, "must be a positive number of seconds")
+    raw = doc.get("scenarios")
+    if not isinstance(raw, list) or not raw:
+        raise CampaignError("scenarios", raw, "give at least one [[scenarios]] table")
+    scenarios = [sc for i, table in enumerate(raw) for sc in _expand(i, table, base)]
+    labels = [s.label for s in scenarios]
+    dup = next((x for x in labels if labels.count(x) > 1), None)
+    if dup is not None:
+        raise CampaignError("scenarios.name", dup, "two scenarios have this label; name them")
+    return Campaign(
+        name=str(doc.get("name", default_name)),
+        description=str(doc.get("description", "")),
+        policies=policies,
+        seeds=seeds,
+        scenarios=tuple(scenarios),
+        time_limit=float(time_limit),
+        text=text,
+    )
+
+
+def _policies(value: Any) -> tuple[str, ...]:
+    known = (*policy_names(small_only=True), *REFERENCES)
+    if not isinstance(value, list) or not value:
+        raise CampaignError("policies", value, f"give a list of names from {list(known)}")
+    for name in value:
+        if name not in known:
+            raise CampaignError("policies", name, f"unknown policy; known: {list(known)}")
+    return tuple(value)
+
+
+def _seeds(value: Any) -> tuple[int, ...]:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return tuple(range(value))
+    if isinstance(value, list) and value and all(isinstance(s, int) and s >= 0 for s in value):
+        return tuple(value)
+    raise CampaignError("seeds", value, "a count (>= 1) or a list of non-negative integers")
+
+
+def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
+    where = f"scenarios[{i}]"
+    if not isinstance(table, dict):
+        raise CampaignError(where, table, "must be a table")
+    gen = table.get("generator")
+    allowed = _allowed_keys(gen, where)
+    grid = table.get("grid", {})
+    if not isinstance(grid, dict):
+        raise CampaignError(f"{where}.grid", grid, "must be a table of lists")
+    fixed = {k: v for k, v in table.items() if k not in _OWN_KEYS}
+    for key in [*fixed, *grid]:
+        if key not in allowed:
+            raise CampaignError(
+                f"{where}.{key}",
+                table.get(key, grid.get(key)),
+                f"unknown parameter of generator {gen!r}; known: {sorted(allowed)}",
+            )
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise CampaignError(f"{where}.grid.{key}", values, "must be a non-empty list")
+    if gen == "suite":
+        names = [n for n, _, _ in suite_specs()]
+        wanted = fixed.pop("instances", "all")
+        wanted = names if wanted == "all" else wanted
+        bad = [w for w in wanted if w not in names] if isinstance(wanted, list) else [wanted]
+        if bad:
+            raise CampaignError(f"{where}.instances", bad[0], "not a suite instance name")
+        grid = {"instance": wanted, **grid}
+    if gen == "file":
+        paths = grid.get("path", [fixed.get("path")])
+        for p in paths:
+            if not isinstance(p, str):
+                raise CampaignError(f"{where}.path", p, "give the instance file's path")
+        resolved = [str((base / p).resolve()) for p in paths]
+        grid = {**grid, "path": resolved} if "path" in grid else grid
+        fixed = {**fixed, "path": resolved[0]} if "path" in fixed else fixed
+    gen = str(gen)  # checked by _allowed_keys
+    prefix = str(table.get("name", gen))
+    out = []
+    for combo in itertools.product(*grid.values()):
+        chosen = dict(zip(grid, combo, strict=True))
+        params = {**fixed, **chosen}
+        label = prefix
+        if chosen:
+            label += "[" + ",".join(f"{k}={_short(k, v)}" for k, v in chosen.items()) + "]"
+        sc = Scenario(label, gen, tuple(sorted(params.items())))
+        if gen in _SPECS:  # refuse bad values now, not in a worker an hour later
+            try:
+                _spec(gen, params)
+            except (InstanceError, TypeError, ValueError) as exc:
+                raise CampaignError(where, params, str(exc)) from None
+        out.append(sc)
+    return out
+
+
+def _short(key: str, value: Any) -> str:
+    return Path(value).stem if key == "path" else str(value)
+
+
+def _allowed_keys(gen: Any, where: str) -> set[str]:
+    if gen in _SPECS:
+        return {f.name for f in dataclasses.fields(_SPECS[gen])}
+    if gen in _EXTRA_KEYS:
+        return _EXTRA_KEYS[gen]
+    raise CampaignError(f"{where}.generator", gen, f"one of {[*_SPECS, *_EXTRA_KEYS]}")

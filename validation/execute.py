@@ -1,0 +1,114 @@
+"""One campaign run, executed where a worker runs it (a local process or a Dask worker).
+
+It takes a :class:`RunSpec` and returns a :class:`RunRecord` of plain data (picklable,
+JSON-able), which the campaign's process writes to the store. A run that fails becomes
+a record with its error, so one bad run never stops a campaign.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import socket
+import time as clock
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from instances import Instance, InstanceError, PlanError
+from instances.io import instance_to_dict, plan_to_dict
+from validation.campaign import RunSpec
+from validation.online import run_online
+from validation.scenario import scenario_epochs, scenario_instance
+from validation.simulator import SimulationError
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    spec: RunSpec
+    status: str  # "ok" or "error"
+    error: str = ""
+    metrics: dict[str, float] = field(default_factory=dict)
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    plan_json: str = ""
+    instance_id: str = ""
+    instance_json: str = ""
+    worker: str = ""
+
+
+def _instance_doc(inst: Instance) -> tuple[str, str]:
+    text = json.dumps(instance_to_dict(inst), sort_keys=True)
+    return hashlib.sha1(text.encode()).hexdigest()[:16], text
+
+
+def _clairvoyant(inst: Instance, spec: RunSpec) -> tuple[dict[str, float], Any, Any]:
+    """The MILP with the seed's stops known: a lower bound for every online policy."""
+    from milp import solve  # the MILP only where a campaign asks for it
+
+    t0 = clock.perf_counter()
+    res = solve(
+        scenario_instance(inst, scenario_epochs(inst, spec.seed)),
+        time_limit=spec.time_limit,
+        threads=1,
+    )
+    ev = res.evaluation
+    assert ev is not None and res.plan is not None and res.bound is not None
+    by_job = ev.by_job()
+    jct = by_job["completion_h"] - [inst.job(j).release for j in by_job.index]
+    metrics = {
+        **ev.summary(),
+        "jobs": float(len(inst.jobs)),
+        "mean_jct_h": float(jct.mean()),
+        "max_jct_h": float(jct.max()),
+        "bound": res.bound,
+        "proved": float(res.optimal),
+        "wall_s": clock.perf_counter() - t0,
+    }
+    return metrics, by_job.assign(jct_h=jct), res.plan
+
+
+def _online(inst: Instance, spec: RunSpec) -> tuple[dict[str, float], Any, Any]:
+    options = {"time_limit": spec.time_limit} if spec.policy == "milp" else {}
+    run = run_online(inst, spec.policy, seed=spec.seed, options=options)
+    return run.summary(), run.by_job(), run.result.plan
+
+
+_REFERENCES = {"clairvoyant": _clairvoyant}
+
+
+def execute(spec: RunSpec) -> RunRecord:
+    """Run ``spec``; errors in the run come back as an error record."""
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    try:
+        inst = spec.scenario.instance(spec.seed)
+        inst_id, inst_json = _instance_doc(inst)
+        metrics, by_job, plan = _REFERENCES.get(spec.policy, _online)(inst, spec)
+    except (InstanceError, PlanError, SimulationError, ValueError, RuntimeError) as exc:
+        # ValueError covers MilpError (e.g. an instance too large for the rolling MILP)
+        detail = "".join(traceback.format_exception_only(exc)).strip()
+        return RunRecord(spec, "error", error=detail, worker=worker)
+    jobs = [
+        {"job": j, **{k: _plain(v) for k, v in row.items()}}
+        for j, row in by_job.to_dict(orient="index").items()
+    ]
+    return RunRecord(
+        spec,
+        "ok",
+        metrics={k: float(v) for k, v in metrics.items()},
+        jobs=jobs,
+        plan_json=json.dumps(plan_to_dict(plan, instance=inst.name, policy=spec.policy)),
+        instance_id=inst_id,
+        instance_json=inst_json,
+        worker=worker,
+    )
+
+
+def _plain(v: Any) -> Any:
+    """numpy scalars to Python; inf (a job that never ended) to None."""
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v

@@ -1,0 +1,295 @@
+"""Campaign reports: one self-contained HTML page (plots inlined as PNG data URIs).
+
+Every figure is read from the results store, where the one evaluator put it; this
+module only aggregates (means, confidence intervals, ratios) and draws.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from validation.gantt import gantt_figure
+from validation.online import busy_gpus
+from validation.store import Store
+
+# two-sided 95% Student t quantiles by degrees of freedom (1..30); 1.96 beyond
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+REFERENCE = "clairvoyant"
+
+
+def t95(n: int) -> float:
+    """The 95% t quantile for a mean of ``n`` values (n >= 2)."""
+    return _T95[n - 2] if n - 1 <= len(_T95) else 1.96
+
+
+def ci95(values: pd.Series) -> float:
+    """Half-width of the 95% confidence interval of the mean (0 for one value)."""
+    n = int(values.count())
+    return t95(n) * float(values.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+
+
+def policy_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario and policy: runs, mean total with its 95% CI, and mean metrics."""
+    g = runs.groupby(["scenario", "policy"], sort=False)
+    out = g.agg(
+        runs=("total_cost", "count"),
+        total=("total_cost", "mean"),
+        energy=("energy_cost", "mean"),
+        tardiness=("tardiness_cost", "mean"),
+        missed=("missed", "mean"),
+        utilisation=("utilisation", "mean"),
+        mean_jct_h=("mean_jct_h", "mean"),
+        decision_ms=("decision_mean_ms", "mean"),
+    )
+    out.insert(2, "total_ci95", g["total_cost"].apply(ci95))
+    return out
+
+
+def relative_table(runs: pd.DataFrame, base: str = "sts") -> pd.DataFrame:
+    """How much lower ``base``'s mean energy and total cost are than each other
+    policy's, per scenario (1 - base/other, as %; positive: ``base`` is cheaper)."""
+    rows = []
+    means = runs.groupby(["scenario", "policy"], sort=False)[["energy_cost", "total_cost"]].mean()
+    for scenario in runs["scenario"].unique():
+        m = means.loc[scenario]
+        if base not in m.index:
+            continue
+        for other in m.index:
+            if other in (base, REFERENCE):
+                continue
+            rows.append(
+                {
+                    "scenario": scenario,
+                    "versus": other,
+                    "energy_cut_%": 100
+                    * (1 - m.at[base, "energy_cost"] / m.at[other, "energy_cost"]),
+                    "total_cut_%": 100 * (1 - m.at[base, "total_cost"] / m.at[other, "total_cost"]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def bound_gaps(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each online run's cost above the clairvoyant bound of its scenario and seed, as
+    a fraction of the bound: 0 means the policy did as well as knowing every stop."""
+    ref = runs[runs["policy"] == REFERENCE][["scenario", "seed", "bound"]]
+    online = runs[runs["policy"] != REFERENCE][["scenario", "seed", "policy", "total_cost"]]
+    df = online.merge(ref, on=["scenario", "seed"])
+    df["gap"] = (df["total_cost"] - df["bound"]) / df["bound"].clip(lower=1e-12)
+    return df
+
+
+# -- plots ----------------------------------------------------------------------------
+def _png(fig: Figure) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+def _grouped(table: pd.DataFrame, column: str, err: str | None, ylabel: str, title: str) -> str:
+    scenarios = list(dict.fromkeys(table.index.get_level_values(0)))
+    policies = list(dict.fromkeys(table.index.get_level_values(1)))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(scenarios) * len(policies) / 3), 4))
+    width = 0.8 / len(policies)
+    x = np.arange(len(scenarios))
+    for k, pol in enumerate(policies):
+        vals = [table[column].get((s, pol), np.nan) for s in scenarios]
+        errs = [table[err].get((s, pol), 0.0) for s in scenarios] if err else None
+        ax.bar(x + k * width, vals, width, yerr=errs, capsize=2, label=pol)
+    ax.set_xticks(x + 0.4 - width / 2, scenarios, rotation=20, ha="right", fontsize=7)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _breakdown(table: pd.DataFrame) -> str:
+    labels = [f"{s} / {p}" for s, p in table.index]
+    fig, ax = plt.subplots(figsize=(8, 0.25 * len(labels) + 1.5))
+    y = np.arange(len(labels))
+    ax.barh(y, table["energy"], label="energy")
+    ax.barh(y, table["tardiness"], left=table["energy"], label="tardiness")
+    ax.set_yticks(y, labels, fontsize=6)
+    ax.invert_yaxis()
+    ax.set_xlabel("mean cost per run")
+    ax.set_title("Cost breakdown: expected energy vs tardiness", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _utilisation(store: Store, campaign: str, runs: pd.DataFrame) -> tuple[str, str]:
+    first = runs[runs["policy"] != REFERENCE].iloc[0]
+    same = runs[
+        (runs["scenario"] == first["scenario"])
+        & (runs["seed"] == first["seed"])
+        & (runs["policy"] != REFERENCE)
+    ]
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    for _, r in same.iterrows():
+        inst, plan = store.plan_of(campaign, r["key"])
+        steps = busy_gpus(plan)
+        gpus = sum(n.num_gpus for n in inst.nodes)
+        ax.step(steps["time"], steps["busy"] / gpus, where="post", label=r["policy"], lw=1)
+    ax.set_xlabel("hours")
+    ax.set_ylabel("busy GPUs / all GPUs")
+    caption = f"{first['scenario']}, seed {first['seed']}"
+    ax.set_title(f"GPU utilisation over time ({caption})", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _png(fig), caption
+
+
+def _gantt(store: Store, campaign: str, runs: pd.DataFrame) -> tuple[str, str]:
+    online = runs[runs["policy"] != REFERENCE]
+    pick = online[online["policy"] == "sts"]
+    r = (pick if not pick.empty else online).iloc[0]
+    inst, plan = store.plan_of(campaign, r["key"])
+    caption = f"{r['policy']} on {r['scenario']}, seed {r['seed']}"
+    return _png(gantt_figure(inst, plan, title=f"Gantt: {caption}")), caption
+
+
+def _gap_plot(gaps: pd.DataFrame) -> str:
+    policies = list(dict.fromkeys(gaps["policy"]))
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.boxplot([100 * gaps[gaps["policy"] == p]["gap"] for p in policies], showmeans=True)
+    ax.set_xticks(range(1, len(policies) + 1), policies)
+    ax.set_ylabel("cost above the clairvoyant bound (%)")
+    ax.set_title("Gap to the clairvoyant bound, per scenario and seed", fontsize=9)
+    fig.tight_layout()
+    return _png(fig)
+
+
+# -- the page -------------------------------------------------------------------------
+_CSS = """
+body { font-family: sans-serif; margin: 2em; max-width: 1100px; color: #222; }
+table { border-collapse: collapse; font-size: 12px; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: right; }
+th { background: #f2f2f2; }
+img { max-width: 100%; display: block; margin: 0.5em 0; }
+.caption { font-size: 12px; color: #555; }
+"""
+# records in the page itself that every image decoded, for readers and for the test
+# that opens the page in a headless browser
+_SCRIPT = """
+window.addEventListener("load", () => {
+  const imgs = Array.from(document.images);
+  const ok = imgs.filter((i) => i.complete && i.naturalWidth > 0).length;
+  document.body.dataset.imagesDecoded = ok + "/" + imgs.length;
+});
+"""
+
+
+def _fmt(df: pd.DataFrame, index: bool = True) -> str:
+    return df.to_html(index=index, float_format=lambda v: f"{v:.4g}", na_rep="", border=0)
+
+
+def _figure(src: str, alt: str, caption: str = "") -> str:
+    cap = f'<p class="caption">{html.escape(caption)}</p>' if caption else ""
+    return f'<img src="{src}" alt="{html.escape(alt)}">{cap}'
+
+
+def campaign_section(store: Store, campaign: str) -> str:
+    all_runs = store.runs(campaign)
+    runs = all_runs[all_runs["status"] == "ok"]
+    errors = all_runs[all_runs["status"] != "ok"]
+    parts = [f"<h2>Campaign {html.escape(campaign)}</h2>"]
+    info = store.campaigns().set_index("name")
+    if campaign in info.index and info.at[campaign, "description"]:
+        parts.append(f"<p>{html.escape(str(info.at[campaign, 'description']))}</p>")
+    parts.append(
+        f"<p>{len(runs)} runs finished, {len(errors)} failed; "
+        f"{runs['scenario'].nunique()} scenarios, policies: "
+        f"{', '.join(runs['policy'].unique())}.</p>"
+    )
+    if runs.empty:
+        return "\n".join(parts)
+    online = runs[runs["policy"] != REFERENCE]
+    table = policy_table(runs)
+    parts.append("<h3>Cost by policy and scenario (mean, 95% CI over seeds)</h3>")
+    parts.append(
+        _figure(
+            _grouped(table, "total", "total_ci95", "total cost", "Total cost"),
+            "total cost by policy and scenario",
+        )
+    )
+    parts.append(_fmt(table))
+    rel = relative_table(runs)
+    if not rel.empty:
+        parts.append("<h3>STS against the other policies (lower cost = positive cut)</h3>")
+        parts.append(_fmt(rel, index=False))
+    parts.append("<h3>Energy vs tardiness</h3>")
+    parts.append(_figure(_breakdown(table), "cost breakdown"))
+    if not online.empty:
+        otable = policy_table(online)
+        parts.append("<h3>Missed due dates</h3>")
+        parts.append(
+            _figure(
+                _grouped(
+                    otable,
+                    "missed",
+                    None,
+                    "due dates missed per run",
+                    "Missed due dates (mean per run)",
+                ),
+                "missed due dates",
+            )
+        )
+        src, caption = _utilisation(store, campaign, runs)
+        parts.append("<h3>GPU utilisation over time</h3>")
+        parts.append(_figure(src, "utilisation over time", caption))
+        src, caption = _gantt(store, campaign, runs)
+        parts.append("<h3>One run</h3>")
+        parts.append(_figure(src, "Gantt chart", caption))
+    gaps = bound_gaps(runs)
+    if not gaps.empty:
+        parts.append("<h3>Gap to the clairvoyant bound (MILP with every stop known)</h3>")
+        parts.append(_figure(_gap_plot(gaps), "gap distribution"))
+        summary = gaps.groupby("policy", sort=False)["gap"].describe(percentiles=[0.5])
+        parts.append(_fmt((100 * summary.drop(columns="count")).join(summary["count"])))
+    if not errors.empty:
+        parts.append("<h3>Failed runs</h3>")
+        parts.append(_fmt(errors[["key", "error"]], index=False))
+    return "\n".join(parts)
+
+
+def write_report(store_path: str | Path, out: str | Path, campaign: str | None = None) -> Path:
+    """Write the HTML report of ``campaign`` (default: every campaign in the store)."""
+    with Store(store_path) as store:
+        names = list(store.campaigns()["name"]) if campaign is None else [campaign]
+        if not names:
+            raise ValueError(f"store {str(store_path)!r} holds no campaign")
+        sections = [campaign_section(store, n) for n in names]
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>gpusched report: {html.escape(", ".join(names))}</title>
+<style>{_CSS}</style><script>{_SCRIPT}</script></head>
+<body>
+<h1>gpusched campaign report</h1>
+<p class="caption">Store {html.escape(str(store_path))}, written {stamp}. Costs are realised
+costs of online runs (sampled stops), computed by the one evaluator; the clairvoyant bound
+is the exact MILP with each run's stops known.</p>
+{"".join(sections)}
+</body></html>
+"""
+    path = Path(out)
+    path.write_text(page)
+    return path
