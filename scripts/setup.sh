@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
-# Idempotent set-up on a fresh Debian machine: the system libraries cyipopt builds
-# against, then a virtual environment in .venv with gpusched (editable) and its dev tools.
+# Idempotent set-up on a fresh Debian machine: the system packages (Ipopt for cyipopt,
+# Chromium for the report test), then a virtual environment in .venv with gpusched
+# (editable) and its dev tools.
 # Sourced by scripts/demo.sh and scripts/test.sh; does nothing that is already done.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
-if ! pkg-config --exists ipopt 2>/dev/null || ! command -v pkg-config >/dev/null; then
-    echo "[setup] installing system packages for Ipopt (cyipopt)" >&2
+# Debian packages: Ipopt for cyipopt; Chromium, in which the report test opens the
+# HTML report headless. apt-get update runs once, and only when something is missing.
+need=()
+if ! command -v pkg-config >/dev/null || ! pkg-config --exists ipopt 2>/dev/null; then
+    need+=(coinor-libipopt-dev liblapack-dev libblas-dev pkg-config)
+fi
+if ! command -v chromium >/dev/null; then
+    need+=(chromium)
+fi
+if [ "${#need[@]}" -gt 0 ]; then
+    echo "[setup] installing system packages: ${need[*]}" >&2
     sudo_cmd=""
     if [ "$(id -u)" != "0" ]; then sudo_cmd="sudo"; fi
     export DEBIAN_FRONTEND=noninteractive
     $sudo_cmd apt-get update -qq
-    $sudo_cmd apt-get install -y -qq coinor-libipopt-dev liblapack-dev libblas-dev pkg-config >/dev/null
+    $sudo_cmd apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
 py="${PYTHON:-python3}"

@@ -13,7 +13,6 @@ import math
 import os
 import socket
 import time as clock
-import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,8 +86,7 @@ def execute(spec: RunSpec) -> RunRecord:
         metrics, by_job, plan = _REFERENCES.get(spec.policy, _online)(inst, spec)
     except (InstanceError, PlanError, SimulationError, ValueError, RuntimeError) as exc:
         # ValueError covers MilpError (e.g. an instance too large for the rolling MILP)
-        detail = "".join(traceback.format_exception_only(exc)).strip()
-        return RunRecord(spec, "error", error=detail, worker=worker)
+        return RunRecord(spec, "error", error=f"{type(exc).__name__}: {exc}", worker=worker)
     jobs = [
         {"job": j, **{k: _plain(v) for k, v in row.items()}}
         for j, row in by_job.to_dict(orient="index").items()

@@ -1,0 +1,72 @@
+"""The rolling-horizon MILP policy: an exact online reference."""
+
+from __future__ import annotations
+
+import pytest
+
+from heuristic.occupancy import Occupancy
+from heuristic.policy import JobStatus, SchedulerState
+from instances import EpochDistribution
+from instances.generators.suite import milp_suite
+from milp import MilpError, solve
+from milp.rolling import remaining_instance
+from tests.milp.test_milp import _tiny
+from validation.bound import clairvoyant_bound
+from validation.online import run_online
+
+
+def test_the_remaining_instance_starts_now_with_the_conditional_stops():
+    inst = _tiny(0)
+    j = inst.jobs[0]
+    progress = j.distribution.stops[0] + 0.25
+    state = SchedulerState(1.0, inst, (JobStatus(j, progress, None),), Occupancy(inst))
+    sub = remaining_instance(state)
+    (r,) = sub.jobs
+    assert r.release == 0.0 and r.due == pytest.approx(max(j.due - 1.0, 1e-6))
+    assert r.distribution == j.distribution.conditional(progress)
+    assert sub.tardiness_weight(r.id) == inst.tardiness_weight(j.id)
+    assert sub.nodes == inst.nodes and sub.slot == inst.slot
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_without_early_stops_the_rolling_milp_realises_the_static_optimum(seed):
+    # every job runs its maximum, so the online problem is the static one: re-solving
+    # at each event and following the first slot keeps the optimal cost
+    inst = _tiny(seed)
+    fixed = inst.replace(
+        jobs=tuple(
+            j.__class__(
+                j.id,
+                j.release,
+                j.due,
+                EpochDistribution.deterministic(j.max_epochs),
+                j.epoch_times,
+                j.memory_gb,
+                weight=inst.tardiness_weight(j.id),
+            )
+            for j in inst.jobs
+        )
+    )
+    best = solve(fixed, time_limit=30)
+    assert best.optimal
+    run = run_online(fixed, "milp", seed=0)
+    assert run.evaluation.total_cost == pytest.approx(best.objective, rel=1e-6, abs=1e-9)
+
+
+def test_the_rolling_milp_is_never_below_the_clairvoyant_bound():
+    inst = milp_suite()[0]
+    bound = clairvoyant_bound(inst, scenarios=2, seed=5, time_limit=20)
+    for s in range(2):
+        run = run_online(inst, "milp", seed=5 + s, options={"time_limit": 10})
+        assert bound.bounds[s] <= run.evaluation.total_cost + 1e-9
+
+
+def test_too_many_present_jobs_are_refused_with_the_count():
+    inst = milp_suite()[0]
+    with pytest.raises(MilpError, match=r"jobs are present at t=.* \(limit 1\)"):
+        run_online(inst, "milp", options={"max_jobs": 1})
+
+
+def test_an_unslotted_instance_is_refused(base):
+    with pytest.raises(MilpError, match="slot"):
+        run_online(base, "milp")

@@ -1,0 +1,187 @@
+"""Campaigns: grid expansion, local processes and Dask, the SQLite store, resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from validation.campaign import CampaignError, bundled_campaigns, load_campaign, parse_campaign
+from validation.cli import main
+from validation.runner import run_campaign
+from validation.store import Store, StoreError
+
+SMALL = """
+name = "small"
+policies = ["sts", "edf", "fifo"]
+seeds = 2
+[[scenarios]]
+generator = "synthetic"
+nodes = 2
+jobs = 5
+epochs = [3, 8]
+[scenarios.grid]
+rate = ["high", "low"]
+"""
+
+
+def _parse(text: str):
+    return parse_campaign(text, base=Path("."), default_name="t")
+
+
+def test_the_grid_expands_scenarios_x_seeds_x_policies():
+    c = _parse(SMALL)
+    assert [s.label for s in c.scenarios] == ["synthetic[rate=high]", "synthetic[rate=low]"]
+    runs = c.runs()
+    assert len(runs) == 2 * 2 * 3 and len({r.key for r in runs}) == len(runs)
+    inst = c.scenarios[0].instance(1)
+    assert len(inst.jobs) == 5 and inst.name == "synthetic[rate=high]-s1"
+    # tuple fields take TOML arrays
+    assert all(3 <= j.max_epochs <= 8 for j in inst.jobs)
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('name="x"\npolicies=["sts"]\nseed=1\n[[scenarios]]\ngenerator="synthetic"', "seed"),
+        ('policies=["nope"]\n[[scenarios]]\ngenerator="synthetic"', "policies = 'nope'"),
+        ('policies=["sts"]\n[[scenarios]]\ngenerator="synth"', "scenarios[0].generator"),
+        ('policies=["sts"]\n[[scenarios]]\ngenerator="synthetic"\nrte=1', "scenarios[0].rte"),
+        ('policies=["sts"]\n[[scenarios]]\ngenerator="synthetic"\nrate="medium"', "rate"),
+        ('policies=["sts"]\nseeds=0\n[[scenarios]]\ngenerator="synthetic"', "seeds = 0"),
+        ('policies=["sts"]\n[[scenarios]]\ngenerator="suite"\ninstances=["x"]', "instances"),
+        ('policies=["sts"]\n[[scenarios]]\ngenerator="file"', "scenarios[0].path"),
+        ('policies=["sts"', "not valid TOML"),
+    ],
+)
+def test_bad_campaign_files_name_the_field(text, field):
+    with pytest.raises(CampaignError, match=field.replace("[", r"\[").replace("]", r"\]")):
+        _parse(text)
+
+
+def test_bundled_campaigns_load():
+    names = bundled_campaigns()
+    assert {"thesis-rates", "thesis-realdata", "sharing", "bound"} <= set(names)
+    for name in names:
+        assert load_campaign(name).runs()
+
+
+def test_local_run_fills_the_store_and_a_rerun_skips_everything(tmp_path):
+    c = _parse(SMALL)
+    store = tmp_path / "s.sqlite"
+    out = run_campaign(c, store, workers=2, progress=False)
+    assert (out.total, out.skipped, out.ran, out.errors) == (12, 0, 12, ())
+    again = run_campaign(c, store, workers=2, progress=False)
+    assert (again.skipped, again.ran) == (12, 0)
+    with Store(store) as s:
+        runs = s.runs("small")
+        assert len(runs) == 12 and (runs["status"] == "ok").all()
+        key = runs["key"].iloc[0]
+        assert len(s.jobs("small", key)) == 5
+        inst, plan = s.plan_of("small", key)
+        assert len(inst.jobs) == 5 and len(plan) > 0
+
+
+def test_a_different_campaign_under_the_same_name_is_refused(tmp_path):
+    store = tmp_path / "s.sqlite"
+    run_campaign(_parse(SMALL), store, workers=1, progress=False)
+    with pytest.raises(StoreError, match="different configuration"):
+        run_campaign(_parse(SMALL.replace("seeds = 2", "seeds = 3")), store, progress=False)
+
+
+def test_failed_runs_are_recorded_with_their_error(tmp_path, capsys):
+    # the rolling MILP needs slots; this instance has none
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(SMALL.replace('["sts", "edf", "fifo"]', '["sts", "milp"]'))
+    code = main(["campaign", str(cfg), "--store", str(tmp_path / "s.sqlite"), "--quiet"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "failed: synthetic[rate=high]/milp/seed=0: MilpError:" in err
+    assert "has no slot length" in err
+    with Store(tmp_path / "s.sqlite") as s:
+        runs = s.runs()
+    failed = runs[runs["status"] == "error"]
+    assert set(failed["policy"]) == {"milp"} and len(failed) == 4
+    assert failed["error"].str.contains("MilpError").all()
+    assert (runs[runs["policy"] == "sts"]["status"] == "ok").all()
+
+
+def _figures(store: Path) -> list[tuple]:
+    with Store(store) as s:
+        df = s.runs()
+    cols = ["key", "energy_cost", "tardiness_cost", "total_cost", "missed", "utilisation"]
+    return sorted(map(tuple, df[cols].itertuples(index=False)))
+
+
+def test_dask_cluster_gives_the_same_results_as_local_processes(tmp_path):
+    from distributed import LocalCluster
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(SMALL)
+    local, remote = tmp_path / "local.sqlite", tmp_path / "dask.sqlite"
+    assert main(["campaign", str(cfg), "--store", str(local), "--quiet"]) == 0
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        addr = cluster.scheduler_address
+        assert addr.startswith("tcp://")
+        args = ["campaign", str(cfg), "--store", str(remote), "--scheduler", addr, "--quiet"]
+        assert main(args) == 0
+    with Store(remote) as s:
+        workers = set(s.runs()["worker"])
+    assert len(workers) >= 1 and all(":" in w for w in workers)
+    assert _figures(local) == _figures(remote)  # same seeds, same figures
+
+
+def test_a_killed_campaign_resumes_and_loses_no_run(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        SMALL.replace("seeds = 2", "seeds = 6")
+        .replace('["sts", "edf", "fifo"]', '["pr", "rg", "sts"]')
+        .replace("jobs = 5", "jobs = 14")
+    )
+    store = tmp_path / "s.sqlite"
+    total = 2 * 6 * 3
+    cmd = [sys.executable, "-m", "validation.cli", "campaign", str(cfg), "--store", str(store)]
+    proc = subprocess.Popen(
+        [*cmd, "--workers", "1", "--quiet"],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def count() -> int:
+        if not store.exists():
+            return 0
+        try:
+            with sqlite3.connect(store) as conn:
+                return conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+        except sqlite3.OperationalError:  # tables not created yet
+            return 0
+
+    deadline = time.monotonic() + 120
+    while count() < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the campaign and its worker processes
+    proc.wait()
+    before = count()
+    assert 3 <= before < total, "kill the campaign while it runs"
+    with Store(store) as s:
+        kept = s.runs()[["key", "finished_at", "total_cost"]]
+
+    done = subprocess.run([*cmd, "--quiet"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert f"{before} were already in the store" in done.stdout
+    with Store(store) as s:
+        runs = s.runs()
+    assert len(runs) == total and runs["key"].is_unique and (runs["status"] == "ok").all()
+    # the runs finished before the kill are the same rows, not rerun
+    merged = kept.merge(runs, on="key", suffixes=("", "_after"))
+    assert (merged["finished_at"] == merged["finished_at_after"]).all()
+    assert len(merged) == before

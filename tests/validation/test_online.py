@@ -1,0 +1,95 @@
+"""Online runs: realised costs by the evaluator, utilisation, completion times."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from heuristic.registry import make_policy, policy_names
+from instances import EpochDistribution, Plan, Segment
+from tests.strategies import instances
+from validation.evaluate import evaluate
+from validation.online import busy_gpus, run_online
+from validation.simulator import rollout
+
+
+def test_a_run_costed_by_hand(base):
+    # FIFO puts both jobs on the shared slots of GPU n1:0 (cheapest per epoch and in
+    # time); with seed 2 job a stops at 5 of its 10 epochs, b runs its 4.
+    run = run_online(base, "fifo", seed=2)
+    assert run.result.epochs == {"a": 5.0, "b": 4.0}
+    # energy per epoch: a 150 W x 0.3 h, b 150 W x 0.4 h (a shared GPU's power split
+    # over its 2 slots), at 0.25 per kWh
+    assert run.evaluation.energy_cost == pytest.approx(0.25 * (5 * 0.045 + 4 * 0.060))
+    assert run.evaluation.tardiness_cost == 0.0
+    jobs = run.by_job()
+    assert jobs.loc["a", "completion_h"] == pytest.approx(1.5)  # 5 x 0.3 h
+    assert jobs.loc["b", "jct_h"] == pytest.approx(1.6)  # released at 1, 4 x 0.4 h
+    # one GPU of six busy from 0 to 2.6 h, the makespan
+    assert run.makespan == pytest.approx(2.6)
+    assert run.utilisation == pytest.approx(1 / 6)
+    s = run.summary()
+    assert s["decisions"] == len(run.result.decision_seconds) > 0
+    assert s["mean_jct_h"] == pytest.approx((1.5 + 1.6) / 2)
+
+
+@given(instances(max_jobs=5), st.sampled_from(policy_names()), st.integers(0, 20))
+def test_online_metrics_are_consistent(inst, policy, seed):
+    run = run_online(inst, policy, seed=seed)
+    s = run.summary()
+    assert s["total_cost"] == pytest.approx(s["energy_cost"] + s["tardiness_cost"])
+    assert 0.0 <= s["utilisation"] <= 1.0 + 1e-9
+    steps = busy_gpus(run.result.plan)
+    assert steps["busy"].max() <= run.gpus and steps["busy"].iloc[-1] == 0
+    jobs = run.by_job()
+    assert list(jobs.index) == [j.id for j in inst.jobs]
+    assert (jobs["jct_h"] > 0).all()
+    assert (jobs["epochs_run"] <= jobs["max_epochs"]).all()
+    # same seed, same run
+    again = run_online(inst, policy, seed=seed)
+    assert again.result.plan == run.result.plan
+    assert {k: v for k, v in again.summary().items() if "_ms" not in k and "_s" not in k} == {
+        k: v for k, v in s.items() if "_ms" not in k and "_s" not in k
+    }
+
+
+@given(instances(max_jobs=5), st.sampled_from(policy_names()))
+def test_with_no_early_stop_the_online_cost_is_the_rollouts_expected_cost(inst, policy):
+    # every job runs its maximum: the online run is the worst-case rollout, and the
+    # realised cost is the evaluator's cost of that plan
+    fixed = inst.replace(
+        jobs=tuple(
+            j.__class__(
+                j.id,
+                j.release,
+                j.due,
+                EpochDistribution.deterministic(j.max_epochs),
+                j.epoch_times,
+                j.memory_gb,
+                weight=inst.tardiness_weight(j.id),
+                job_type=j.job_type,
+            )
+            for j in inst.jobs
+        )
+    )
+    run = run_online(fixed, policy, seed=3)
+    plan = rollout(fixed, make_policy(policy, seed=3))
+    assert run.result.plan == plan
+    assert run.evaluation.total_cost == pytest.approx(evaluate(fixed, plan).total_cost)
+
+
+def test_busy_gpus_counts_a_shared_gpu_once():
+    from instances import Config
+
+    shared = Config("v100", 1, shared=True)
+    plan = Plan(
+        (
+            Segment(0.0, 2.0, "a", shared, (("n", 0),)),
+            Segment(1.0, 3.0, "b", shared, (("n", 0),)),
+            Segment(1.0, 2.0, "c", Config("v100", 2), (("n", 1), ("n", 2))),
+        )
+    )
+    steps = busy_gpus(plan)
+    assert list(steps["time"]) == [0.0, 1.0, 2.0, 3.0]
+    assert list(steps["busy"]) == [1, 3, 1, 0]

@@ -1,0 +1,95 @@
+"""Reports: tables from the store, and the HTML page rendered by headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from validation.campaign import parse_campaign
+from validation.cli import main
+from validation.report import bound_gaps, ci95, policy_table, relative_table
+from validation.runner import run_campaign
+from validation.store import Store
+
+CAMPAIGN = """
+name = "report-test"
+description = "STS, EDF and the clairvoyant bound on two small suite instances."
+policies = ["sts", "edf", "clairvoyant"]
+seeds = 3
+time_limit = 20.0
+[[scenarios]]
+generator = "suite"
+instances = ["suite-share-2n4j-s1", "suite-excl-2n6j-s1"]
+"""
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "s.sqlite"
+    c = parse_campaign(CAMPAIGN, base=Path("."), default_name="x")
+    out = run_campaign(c, path, workers=2, progress=False)
+    assert out.errors == ()
+    return path
+
+
+def test_tables_aggregate_the_stored_runs(store):
+    with Store(store) as s:
+        runs = s.runs()
+    table = policy_table(runs)
+    assert set(table.index.get_level_values("policy")) == {"sts", "edf", "clairvoyant"}
+    assert (table["runs"] == 3).all()
+    sts = runs[(runs["policy"] == "sts") & (runs["scenario"] == runs["scenario"].iloc[0])]
+    row = table.loc[(runs["scenario"].iloc[0], "sts")]
+    assert row["total"] == pytest.approx(sts["total_cost"].mean())
+    # 95% t interval with 2 degrees of freedom
+    assert row["total_ci95"] == pytest.approx(4.303 * sts["total_cost"].std() / 3**0.5)
+    gaps = bound_gaps(runs)
+    assert len(gaps) == 2 * 3 * 2  # scenarios x seeds x online policies
+    assert (gaps["gap"] >= -1e-9).all()  # no online run beats the clairvoyant bound
+    rel = relative_table(runs)
+    assert set(rel["versus"]) == {"edf"}
+
+
+def test_ci95_of_one_value_is_zero():
+    assert ci95(pd.Series([3.0])) == 0.0
+
+
+def test_report_renders_in_headless_chromium_with_its_images(store, tmp_path):
+    chromium = shutil.which("chromium")
+    assert chromium, "scripts/setup.sh installs Debian's chromium for this test"
+    out = tmp_path / "report.html"
+    assert main(["report", str(store), "--out", str(out)]) == 0
+    page = out.read_text()
+    assert "Campaign report-test" in page and "Gap to the clairvoyant bound" in page
+    assert 'src="http' not in page  # self-contained: every image is inline
+    images = len(re.findall(r"<img ", page))
+    assert images >= 6
+    flags = ["--headless=new", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000"]
+    dom = subprocess.run(
+        [chromium, *flags, "--dump-dom", out.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    # the page's load handler counts the images the browser decoded
+    assert f'data-images-decoded="{images}/{images}"' in dom
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [chromium, *flags, "--window-size=1200,2000", f"--screenshot={shot}", out.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
+    from matplotlib.image import imread
+
+    pixels = imread(shot)
+    assert pixels.shape[0] == 2000 and pixels.std() > 0.05  # not a blank page
+
+
+def test_report_of_a_missing_store_is_a_clean_error(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "nope.sqlite")]) == 2
+    assert "store = " in capsys.readouterr().err
