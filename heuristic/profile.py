@@ -94,14 +94,21 @@ def lower_hull(options: Sequence[Option]) -> list[Option]:
 
 
 def exact_profile(
-    options: Sequence[Option], dist: EpochDistribution, budget: float, omega: float
+    options: Sequence[Option],
+    dist: EpochDistribution,
+    budget: float,
+    omega: float,
+    *,
+    on_hull: bool = False,
 ) -> Profile:
     """The optimal profile for a discrete early-stopping distribution (exact greedy).
 
     ``dist`` is the distribution of the *remaining* epochs (see
     :meth:`EpochDistribution.conditional`); ``budget`` may be negative (already late).
+    ``on_hull``: ``options`` already are :func:`lower_hull`'s output (callers that solve
+    many profiles over the same options compute the hull once).
     """
-    hull = lower_hull(options)
+    hull = list(options) if on_hull else lower_hull(options)
     if not hull:
         raise ValueError("exact_profile needs at least one option")
     L = dist.block_lengths

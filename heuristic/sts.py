@@ -18,13 +18,15 @@ skipped for the next, faster one; the profile uses worst-case tardiness, as the 
 
 from __future__ import annotations
 
+import heapq
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from heuristic.choice import first_placement
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
-from heuristic.profile import Option, Profile, Step, exact_profile
+from heuristic.profile import Option, Profile, Step, exact_profile, lower_hull
 from instances import Config, Instance, Job
 
 
@@ -45,23 +47,96 @@ def options(instance: Instance, job: Job, gpu_type: str) -> list[Option]:
     ]
 
 
+class HullTable:
+    """Each job's options per GPU type, reduced to their lower convex hull, computed
+    once per instance (and each job's fastest epoch time): they never change, and STS
+    asks for them at every decision."""
+
+    def __init__(self, instance: Instance) -> None:
+        self.instance = instance
+        self._hulls: dict[tuple[str, str], list[Option]] = {}
+        self._fastest: dict[str, float] = {}
+
+    def hull(self, job: Job, gpu_type: str) -> list[Option]:
+        key = (job.id, gpu_type)
+        if key not in self._hulls:
+            self._hulls[key] = lower_hull(options(self.instance, job, gpu_type))
+        return self._hulls[key]
+
+    def slack(self, status: JobStatus, now: float) -> float:
+        """:func:`slack`, with each job's fastest epoch time computed once."""
+        job = status.job
+        if job.id not in self._fastest:
+            inst = self.instance
+            self._fastest[job.id] = min(inst.epoch_time(job, c) for c in inst.allowed_configs(job))
+        return job.due - now - status.remaining * self._fastest[job.id]
+
+
+class JobProfiles:
+    """One job's profiles at one decision, solved lazily per GPU type.
+
+    A type's profile costs at least its *bound*: the expected remaining epochs at the
+    type's cheapest cost per epoch. A type is solved only when its bound could beat a
+    profile already known; the order and the profiles are those of solving every type.
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        status: JobStatus,
+        now: float,
+        types: tuple[str, ...],
+        table: HullTable | None = None,
+    ) -> None:
+        self.table = (
+            table if table is not None and table.instance is instance else HullTable(instance)
+        )
+        job = self.job = status.job
+        self.dist = job.distribution.conditional(status.progress)
+        budget = job.due - now
+        if instance.slot is not None:  # completions count at slot ends: plan to a slot end
+            budget = math.floor(budget / instance.slot + 1e-9) * instance.slot
+        self.budget = budget
+        self.omega = instance.tardiness_weight(job.id)
+        mean = self.dist.mean()
+        self.bounds = sorted(
+            (hull[0].cost * mean, t) for t in types if (hull := self.table.hull(job, t))
+        )
+
+    def solve(self, gpu_type: str) -> TypeProfile:
+        hull = self.table.hull(self.job, gpu_type)
+        return TypeProfile(
+            gpu_type, exact_profile(hull, self.dist, self.budget, self.omega, on_hull=True)
+        )
+
+    def in_order(self) -> Iterator[TypeProfile]:
+        """Profiles cheapest first (ties by type name), each solved when first needed."""
+        pending = list(self.bounds)
+        known: list[tuple[float, str, TypeProfile]] = []
+        while pending or known:
+            while pending and (not known or known[0][0] >= pending[0][0]):
+                p = self.solve(pending.pop(0)[1])
+                heapq.heappush(known, (p.profile.objective, p.gpu_type, p))
+            yield heapq.heappop(known)[2]
+
+    def cheaper_than(self, limit: float, skip: str) -> list[TypeProfile]:
+        """The profiles, other than on ``skip``, that cost less than ``limit``."""
+        found = [self.solve(t) for b, t in self.bounds if t != skip and b < limit]
+        return sorted(
+            (p for p in found if p.profile.objective < limit),
+            key=lambda p: (p.profile.objective, p.gpu_type),
+        )
+
+
 def profiles(
-    instance: Instance, status: JobStatus, now: float, types: tuple[str, ...]
+    instance: Instance,
+    status: JobStatus,
+    now: float,
+    types: tuple[str, ...],
+    table: HullTable | None = None,
 ) -> list[TypeProfile]:
     """The job's optimal profile on each GPU type it can use, cheapest first."""
-    job = status.job
-    dist = job.distribution.conditional(status.progress)
-    budget = job.due - now
-    if instance.slot is not None:  # completions count at slot ends: plan to a slot end
-        budget = math.floor(budget / instance.slot + 1e-9) * instance.slot
-    omega = instance.tardiness_weight(job.id)
-    out = []
-    for t in types:
-        opts = options(instance, job, t)
-        if opts:
-            out.append(TypeProfile(t, exact_profile(opts, dist, budget, omega)))
-    out.sort(key=lambda p: (p.profile.objective, p.gpu_type))
-    return out
+    return list(JobProfiles(instance, status, now, types, table).in_order())
 
 
 def slack(instance: Instance, status: JobStatus, now: float) -> float:
@@ -75,9 +150,12 @@ class StsPolicy:
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed  # STS is deterministic
+        self._table: HullTable | None = None
 
     def decide(self, state: SchedulerState) -> Decision:
         inst, now, occ = state.instance, state.time, state.occupancy
+        if self._table is None or self._table.instance is not inst:
+            self._table = HullTable(inst)
         all_types = tuple(g.name for g in inst.gpu_types)
         assign: dict[str, Allocation | None] = {}
         wake = math.inf
@@ -86,9 +164,10 @@ class StsPolicy:
         for status in state.jobs:
             if status.allocation is not None:
                 occ.release(status.job.id)
-        for status in sorted(state.jobs, key=lambda s: (slack(inst, s, now), s.job.id)):
+        table = self._table
+        for status in sorted(state.jobs, key=lambda s: (table.slack(s, now), s.job.id)):
             alloc = None
-            for plan in self._candidates(inst, status, now, all_types):
+            for plan in self._candidates(inst, status, now, all_types, self._table):
                 step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
                 alloc = self._place(occ, status, step.config)
                 if alloc is None:
@@ -115,18 +194,21 @@ class StsPolicy:
 
     @staticmethod
     def _candidates(
-        inst: Instance, status: JobStatus, now: float, all_types: tuple[str, ...]
-    ) -> list[TypeProfile]:
+        inst: Instance,
+        status: JobStatus,
+        now: float,
+        all_types: tuple[str, ...],
+        table: HullTable,
+    ) -> Iterable[TypeProfile]:
         """Profiles to try, in order. A waiting job: every GPU type, cheapest first. A
         running job: the types whose profile is cheaper than on its own type (it may have
         started on a dear type because the cheap one was full), then its own type."""
+        jp = JobProfiles(inst, status, now, all_types, table)
         if status.allocation is None:
-            return profiles(inst, status, now, all_types)
-        own_type = status.allocation.config.gpu_type
-        every = profiles(inst, status, now, all_types)
-        (own,) = (p for p in every if p.gpu_type == own_type)
+            return jp.in_order()
+        own = jp.solve(status.allocation.config.gpu_type)
         cheaper = own.profile.objective * (1 - 1e-9)  # a tie never moves a job
-        return [p for p in every if p is not own and p.profile.objective < cheaper] + [own]
+        return [*jp.cheaper_than(cheaper, own.gpu_type), own]
 
     @staticmethod
     def _step_now(

@@ -338,9 +338,16 @@ class Instance:
             return any(n.num_gpus >= cfg.gpus for n in nodes)
         return sum(1 for n in nodes if n.num_gpus >= cfg.gpus_per_node) >= cfg.nodes
 
+    @cached_property
+    def _allowed(self) -> dict[str, tuple[Config, ...]]:
+        # schedulers ask at every decision for every job: compute once per instance
+        return {j.id: tuple(c for c in j.epoch_times if self.hosts(c)) for j in self.jobs}
+
     def allowed_configs(self, job: Job | str) -> tuple[Config, ...]:
         """The job's configurations this cluster can host (others are never used)."""
         j = self._job[job] if isinstance(job, str) else job
+        if self._job.get(j.id) is j:
+            return self._allowed[j.id]
         return tuple(c for c in j.epoch_times if self.hosts(c))
 
     # -- cost primitives (MODEL.md section 1-2) ---------------------------------------------

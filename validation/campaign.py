@@ -172,6 +172,12 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
     if not isinstance(raw, list) or not raw:
         raise CampaignError("scenarios", raw, "give at least one [[scenarios]] table")
     scenarios = [sc for i, table in enumerate(raw) for sc in _expand(i, table, base)]
+    for sc in scenarios:  # a generator that cannot build the instance fails here, not in runs
+        if sc.generator in _SPECS:
+            try:
+                sc.instance(seeds[0])
+            except InstanceError as exc:
+                raise CampaignError(f"scenario {sc.label}", dict(sc.params), str(exc)) from None
     labels = [s.label for s in scenarios]
     dup = next((x for x in labels if labels.count(x) > 1), None)
     if dup is not None:

@@ -227,6 +227,15 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if not Path(args.store).exists():
         raise CampaignError("store", args.store, "no such file")
+    if args.markdown:
+        from validation.report import markdown_summary
+        from validation.store import Store
+
+        with Store(args.store) as store:
+            names = [args.campaign] if args.campaign else list(store.campaigns()["name"])
+        for name in names:
+            print(markdown_summary(args.store, name) + "\n")
+        return 0
     path = write_report(args.store, args.out, campaign=args.campaign)
     print(f"report written to {path}")
     return 0
@@ -326,6 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("store")
     r.add_argument("--out", default="report.html")
     r.add_argument("--campaign", default=None, help="one campaign (default: all in the store)")
+    r.add_argument("--markdown", action="store_true", help="print the tables as markdown")
     r.set_defaults(func=cmd_report)
     return p
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import math
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,6 +93,74 @@ def bound_gaps(runs: pd.DataFrame) -> pd.DataFrame:
     df = online.merge(ref, on=["scenario", "seed"])
     df["gap"] = (df["total_cost"] - df["bound"]) / df["bound"].clip(lower=1e-12)
     return df
+
+
+def sharing_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Scenarios that differ only in ``sharing``: how much lower each policy's mean cost
+    is with GPU sharing allowed than forbidden (same seeds, so same jobs and stops)."""
+    params = runs["params"].map(json.loads)
+    has = params.map(lambda p: "sharing" in p)
+    if not has.any():
+        return pd.DataFrame()
+    df = runs[has].assign(
+        sharing=params[has].map(lambda p: bool(p["sharing"])),
+        group=params[has].map(
+            lambda p: ",".join(f"{k}={v}" for k, v in sorted(p.items()) if k != "sharing")
+        ),
+    )
+    m = df.groupby(["group", "policy", "sharing"], sort=False)[["energy_cost", "total_cost"]].mean()
+    rows = []
+    for (group, policy), sub in m.groupby(level=[0, 1], sort=False):
+        sub = sub.droplevel([0, 1])
+        if True not in sub.index or False not in sub.index:
+            continue
+        on, off = sub.loc[True], sub.loc[False]
+        rows.append(
+            {
+                "scenario": group,
+                "policy": policy,
+                "total_shared": on["total_cost"],
+                "total_exclusive": off["total_cost"],
+                "total_cut_%": 100 * (1 - on["total_cost"] / off["total_cost"]),
+                "energy_cut_%": 100 * (1 - on["energy_cost"] / off["energy_cost"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def markdown_summary(store_path: str | Path, campaign: str) -> str:
+    """The campaign's tables as markdown (for docs): per policy, STS's cuts, sharing,
+    gaps to the clairvoyant bound."""
+    with Store(store_path) as store:
+        runs = store.runs(campaign)
+    runs = runs[runs["status"] == "ok"]
+    cols = ["runs", "total", "total_ci95", "energy", "tardiness", "missed", "utilisation"]
+    cols += ["decision_ms"]
+    parts = [
+        f"Campaign `{campaign}`: {len(runs)} runs.",
+        "",
+        policy_table(runs)[cols].to_markdown(floatfmt=".4g"),
+    ]
+    rel = relative_table(runs)
+    if not rel.empty:
+        parts += ["", rel.to_markdown(index=False, floatfmt=".1f")]
+    share = sharing_table(runs)
+    if not share.empty:
+        parts += ["", share.to_markdown(index=False, floatfmt=".4g")]
+    gaps = bound_gaps(runs)
+    if not gaps.empty:
+        g = gaps.groupby("policy", sort=False)["gap"]
+        table = pd.DataFrame(
+            {
+                "runs": g.count(),
+                "mean_gap_%": 100 * g.mean(),
+                "median_gap_%": 100 * g.median(),
+                "max_gap_%": 100 * g.max(),
+                "at_bound": g.apply(lambda x: int((x <= 1e-6).sum())),
+            }
+        )
+        parts += ["", table.to_markdown(floatfmt=".3g")]
+    return "\n".join(parts)
 
 
 # -- plots ----------------------------------------------------------------------------
@@ -235,6 +304,10 @@ def campaign_section(store: Store, campaign: str) -> str:
     if not rel.empty:
         parts.append("<h3>STS against the other policies (lower cost = positive cut)</h3>")
         parts.append(_fmt(rel, index=False))
+    share = sharing_table(runs)
+    if not share.empty:
+        parts.append("<h3>GPU sharing allowed vs forbidden (positive: sharing is cheaper)</h3>")
+        parts.append(_fmt(share, index=False))
     parts.append("<h3>Energy vs tardiness</h3>")
     parts.append(_figure(_breakdown(table), "cost breakdown"))
     if not online.empty:

@@ -185,3 +185,12 @@ def test_a_killed_campaign_resumes_and_loses_no_run(tmp_path):
     merged = kept.merge(runs, on="key", suffixes=("", "_after"))
     assert (merged["finished_at"] == merged["finished_at_after"]).all()
     assert len(merged) == before
+
+
+def test_a_scenario_the_generator_cannot_build_is_refused_before_running():
+    text = (
+        'policies=["sts"]\n[[scenarios]]\ngenerator="realdata"\njobs=60\n'
+        "[scenarios.grid]\nstart=[0, 300]"
+    )
+    with pytest.raises(CampaignError, match=r"scenario realdata\[start=300\].*Philly jobs"):
+        _parse(text)

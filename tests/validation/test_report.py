@@ -93,3 +93,32 @@ def test_report_renders_in_headless_chromium_with_its_images(store, tmp_path):
 def test_report_of_a_missing_store_is_a_clean_error(tmp_path, capsys):
     assert main(["report", str(tmp_path / "nope.sqlite")]) == 2
     assert "store = " in capsys.readouterr().err
+
+
+def test_sharing_table_pairs_scenarios_that_differ_only_in_sharing():
+    from validation.report import sharing_table
+
+    rows = []
+    for sharing, totals in ((True, [6.0, 8.0]), (False, [10.0, 10.0])):
+        for seed, total in enumerate(totals):
+            rows.append(
+                {
+                    "params": f'{{"rate": "high", "sharing": {str(sharing).lower()}}}',
+                    "policy": "sts",
+                    "seed": seed,
+                    "energy_cost": total / 2,
+                    "total_cost": total,
+                }
+            )
+    table = sharing_table(pd.DataFrame(rows))
+    (row,) = table.to_dict(orient="records")
+    assert row["scenario"] == "rate=high"
+    assert row["total_cut_%"] == pytest.approx(30.0)  # 1 - 7/10
+    assert row["energy_cut_%"] == pytest.approx(30.0)
+
+
+def test_markdown_summary_lists_every_policy_and_the_bound_gaps(store, capsys):
+    assert main(["report", str(store), "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "Campaign `report-test`: 18 runs." in out
+    assert "mean_gap_%" in out and "| sts " in out.replace("|:", "| ")
