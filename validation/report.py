@@ -139,7 +139,7 @@ def markdown_summary(store_path: str | Path, campaign: str) -> str:
     parts = [
         f"Campaign `{campaign}`: {len(runs)} runs.",
         "",
-        policy_table(runs)[cols].to_markdown(floatfmt=".4g"),
+        policy_table(runs)[cols].reset_index().to_markdown(index=False, floatfmt=".4g"),
     ]
     rel = relative_table(runs)
     if not rel.empty:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from instances import Instance, Plan
 from instances.io import instance_from_dict, plan_from_dict
-from validation.campaign import Campaign
+from validation.campaign import Campaign, CampaignError, parse_campaign
 from validation.execute import RunRecord
 
 # every metric a run may report; absent ones (e.g. utilisation of a bound) stay NULL
@@ -159,7 +159,8 @@ class Store:
 
     # -- reading ------------------------------------------------------------------------
     def runs(self, campaign: str | None = None) -> pd.DataFrame:
-        """One row per run (without the plan text)."""
+        """One row per run (without the plan text), in the campaign file's order
+        (scenario, seed, policy) whatever order the workers finished them in."""
         cols = "key, campaign, scenario, generator, params, policy, seed, status, error, "
         cols += ", ".join(METRICS) + ", instance_id, worker, finished_at"
         sql = f"SELECT {cols} FROM runs"
@@ -167,7 +168,23 @@ class Store:
         if campaign is not None:
             sql += " WHERE campaign = ?"
             args = (campaign,)
-        return pd.read_sql_query(sql + " ORDER BY rowid", self.conn, params=args)
+        df = pd.read_sql_query(sql + " ORDER BY rowid", self.conn, params=args)
+        order: dict[tuple[str, str], int] = {}
+        for name, text in self.conn.execute("SELECT name, config FROM campaigns"):
+            try:
+                specs = parse_campaign(text, base=Path("."), default_name=name).runs()
+            except CampaignError:  # e.g. a file scenario moved since: keep store order
+                continue
+            order.update({(name, s.key): k for k, s in enumerate(specs)})
+        rank = [
+            order.get((c, k), len(order)) for c, k in zip(df["campaign"], df["key"], strict=True)
+        ]
+        return (
+            df.assign(_rank=rank)
+            .sort_values(["campaign", "_rank"], kind="stable")
+            .drop(columns="_rank")
+            .reset_index(drop=True)
+        )
 
     def jobs(self, campaign: str, key: str) -> pd.DataFrame:
         return pd.read_sql_query(
