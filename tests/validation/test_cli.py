@@ -78,3 +78,15 @@ def test_compare_lists_every_policy(capsys):
     for name in policy_names():
         assert f"\n{name} " in out
     assert "total_cost" in out and "missed" in out
+
+
+def test_online_prints_one_row_per_policy_with_realised_costs(capsys):
+    from instances.bundled import bundled
+    from validation.online import run_online
+
+    assert main(["online", "small", "--policy", "sts,edf", "--seed", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "stops of seed 4" in out
+    sts = run_online(bundled("small"), "sts", seed=4).summary()["total_cost"]
+    row = next(line for line in out.splitlines() if line.startswith("sts "))
+    assert f"{sts:.4g}" in row
