@@ -63,13 +63,12 @@ class HullTable:
             self._hulls[key] = lower_hull(options(self.instance, job, gpu_type))
         return self._hulls[key]
 
-    def slack(self, status: JobStatus, now: float) -> float:
-        """:func:`slack`, with each job's fastest epoch time computed once."""
-        job = status.job
+    def fastest(self, job: Job) -> float:
+        """Hours per epoch on the job's fastest allowed configuration."""
         if job.id not in self._fastest:
             inst = self.instance
             self._fastest[job.id] = min(inst.epoch_time(job, c) for c in inst.allowed_configs(job))
-        return job.due - now - status.remaining * self._fastest[job.id]
+        return self._fastest[job.id]
 
 
 class JobProfiles:
@@ -86,11 +85,9 @@ class JobProfiles:
         status: JobStatus,
         now: float,
         types: tuple[str, ...],
-        table: HullTable | None = None,
+        table: HullTable,
     ) -> None:
-        self.table = (
-            table if table is not None and table.instance is instance else HullTable(instance)
-        )
+        self.table = table
         job = self.job = status.job
         self.dist = job.distribution.conditional(status.progress)
         budget = job.due - now
@@ -128,21 +125,12 @@ class JobProfiles:
         )
 
 
-def profiles(
-    instance: Instance,
-    status: JobStatus,
-    now: float,
-    types: tuple[str, ...],
-    table: HullTable | None = None,
-) -> list[TypeProfile]:
-    """The job's optimal profile on each GPU type it can use, cheapest first."""
-    return list(JobProfiles(instance, status, now, types, table).in_order())
-
-
-def slack(instance: Instance, status: JobStatus, now: float) -> float:
+def slack(
+    instance: Instance, status: JobStatus, now: float, table: HullTable | None = None
+) -> float:
     """Hours to the due date minus the worst-case time on the fastest configuration."""
-    fastest = min(instance.epoch_time(status.job, c) for c in instance.allowed_configs(status.job))
-    return status.job.due - now - status.remaining * fastest
+    table = table if table is not None and table.instance is instance else HullTable(instance)
+    return status.job.due - now - status.remaining * table.fastest(status.job)
 
 
 class StsPolicy:
@@ -165,7 +153,7 @@ class StsPolicy:
             if status.allocation is not None:
                 occ.release(status.job.id)
         table = self._table
-        for status in sorted(state.jobs, key=lambda s: (table.slack(s, now), s.job.id)):
+        for status in sorted(state.jobs, key=lambda s: (slack(inst, s, now, table), s.job.id)):
             alloc = None
             for plan in self._candidates(inst, status, now, all_types, self._table):
                 step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
