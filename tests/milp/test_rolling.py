@@ -6,13 +6,13 @@ import pytest
 
 from heuristic.occupancy import Occupancy
 from heuristic.policy import JobStatus, SchedulerState
-from instances import EpochDistribution
 from instances.generators.suite import milp_suite
 from milp import MilpError, solve
 from milp.rolling import remaining_instance
 from tests.milp.test_milp import _tiny
 from validation.bound import clairvoyant_bound
 from validation.online import run_online
+from validation.scenario import scenario_instance
 
 
 def test_the_remaining_instance_starts_now_with_the_conditional_stops():
@@ -33,20 +33,7 @@ def test_without_early_stops_the_rolling_milp_realises_the_static_optimum(seed):
     # every job runs its maximum, so the online problem is the static one: re-solving
     # at each event and following the first slot keeps the optimal cost
     inst = _tiny(seed)
-    fixed = inst.replace(
-        jobs=tuple(
-            j.__class__(
-                j.id,
-                j.release,
-                j.due,
-                EpochDistribution.deterministic(j.max_epochs),
-                j.epoch_times,
-                j.memory_gb,
-                weight=inst.tardiness_weight(j.id),
-            )
-            for j in inst.jobs
-        )
-    )
+    fixed = scenario_instance(inst, {j.id: j.max_epochs for j in inst.jobs})
     best = solve(fixed, time_limit=30)
     assert best.optimal
     run = run_online(fixed, "milp", seed=0)

@@ -7,10 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from heuristic.registry import make_policy, policy_names
-from instances import EpochDistribution, Plan, Segment
+from instances import Plan, Segment
 from tests.strategies import instances
 from validation.evaluate import evaluate
 from validation.online import busy_gpus, run_online
+from validation.scenario import scenario_instance
 from validation.simulator import rollout
 
 
@@ -58,21 +59,7 @@ def test_online_metrics_are_consistent(inst, policy, seed):
 def test_with_no_early_stop_the_online_cost_is_the_rollouts_expected_cost(inst, policy):
     # every job runs its maximum: the online run is the worst-case rollout, and the
     # realised cost is the evaluator's cost of that plan
-    fixed = inst.replace(
-        jobs=tuple(
-            j.__class__(
-                j.id,
-                j.release,
-                j.due,
-                EpochDistribution.deterministic(j.max_epochs),
-                j.epoch_times,
-                j.memory_gb,
-                weight=inst.tardiness_weight(j.id),
-                job_type=j.job_type,
-            )
-            for j in inst.jobs
-        )
-    )
+    fixed = scenario_instance(inst, {j.id: j.max_epochs for j in inst.jobs})
     run = run_online(fixed, policy, seed=3)
     plan = rollout(fixed, make_policy(policy, seed=3))
     assert run.result.plan == plan
