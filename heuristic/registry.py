@@ -33,7 +33,8 @@ def register(name: str, target: str, *, small_only: bool = False) -> None:
     """Register a policy factory (``"package.module:Factory"``) under ``name``.
 
     Packages that build on ``heuristic`` (the MILP) register their policies this way, so
-    the import direction stays one way."""
+    the import direction stays one way. A ``small_only`` policy solves exact models and
+    its factory takes a ``time_limit`` (seconds per solve) besides the seed."""
     if name in _POLICIES and _POLICIES[name] != target:
         raise ValueError(f"policy {name!r} is already registered as {_POLICIES[name]}")
     _POLICIES[name] = target

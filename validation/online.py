@@ -50,6 +50,20 @@ def busy_gpus(plan: Plan) -> pd.DataFrame:
     return pd.DataFrame({"time": times, "busy": busy})
 
 
+def job_table(
+    instance: Instance, evaluation: Evaluation, epochs: Mapping[str, float]
+) -> pd.DataFrame:
+    """Per job of a run with known stops (``epochs``): realised costs from the
+    evaluator, epochs run, release, completion and job completion time (JCT)."""
+    df = evaluation.by_job()
+    jobs = {j.id: j for j in instance.jobs}
+    df.insert(0, "release_h", [jobs[j].release for j in df.index])
+    df.insert(1, "epochs_run", [epochs[j] for j in df.index])
+    df.insert(2, "max_epochs", [jobs[j].max_epochs for j in df.index])
+    df["jct_h"] = df["completion_h"] - df["release_h"]
+    return df.drop(columns=["worst_energy_kwh"])
+
+
 @dataclass(frozen=True)
 class OnlineRun:
     """One sampled run of one policy: what happened and what it cost."""
@@ -86,13 +100,7 @@ class OnlineRun:
 
     def by_job(self) -> pd.DataFrame:
         """One row per job: realised costs, epochs run, release, completion, JCT."""
-        df = self.evaluation.by_job()
-        jobs = {j.id: j for j in self.instance.jobs}
-        df.insert(0, "release_h", [jobs[j].release for j in df.index])
-        df.insert(1, "epochs_run", [self.result.epochs[j] for j in df.index])
-        df.insert(2, "max_epochs", [jobs[j].max_epochs for j in df.index])
-        df["jct_h"] = df["completion_h"] - df["release_h"]
-        return df.drop(columns=["worst_energy_kwh"])
+        return job_table(self.instance, self.evaluation, self.result.epochs)
 
     def summary(self) -> dict[str, float]:
         """The run's metrics, flat (one row of a campaign's results)."""
