@@ -109,6 +109,7 @@ class RunSpec:
     policy: str
     seed: int
     time_limit: float
+    position: int  # in the campaign's grid: reports list runs in this order
 
     @property
     def key(self) -> str:
@@ -127,11 +128,10 @@ class Campaign:
 
     def runs(self) -> list[RunSpec]:
         """Scenario-major order, so the first finished runs already compare policies."""
+        grid = itertools.product(self.scenarios, self.seeds, self.policies)
         return [
-            RunSpec(self.name, sc, pol, seed, self.time_limit)
-            for sc in self.scenarios
-            for seed in self.seeds
-            for pol in self.policies
+            RunSpec(self.name, sc, pol, seed, self.time_limit, k)
+            for k, (sc, seed, pol) in enumerate(grid)
         ]
 
 

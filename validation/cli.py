@@ -176,7 +176,6 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
 
 def cmd_online(args: argparse.Namespace) -> int:
-    import milp  # noqa: F401  (registers the rolling-horizon MILP policy "milp")
     from validation.online import run_online
 
     inst = _instance(args.instance)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from instances import Instance, Plan
 from instances.io import instance_from_dict, plan_from_dict
-from validation.campaign import Campaign, CampaignError, parse_campaign
+from validation.campaign import Campaign
 from validation.execute import RunRecord
 
 # every metric a run may report; absent ones (e.g. utilisation of a bound) stay NULL
@@ -63,7 +63,7 @@ CREATE TABLE IF NOT EXISTS instances (id TEXT PRIMARY KEY, json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     key TEXT NOT NULL, campaign TEXT NOT NULL, scenario TEXT NOT NULL,
     generator TEXT NOT NULL, params TEXT NOT NULL, policy TEXT NOT NULL,
-    seed INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,
+    seed INTEGER NOT NULL, position INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,
     {", ".join(f"{m} REAL" for m in METRICS)},
     instance_id TEXT, plan TEXT, worker TEXT, finished_at TEXT NOT NULL,
     PRIMARY KEY (campaign, key)
@@ -74,6 +74,12 @@ CREATE TABLE IF NOT EXISTS jobs (
     PRIMARY KEY (campaign, key, job)
 );
 """
+
+
+_RUN_COLUMNS = [
+    *("key", "campaign", "scenario", "generator", "params", "policy", "seed", "position"),
+    *("status", "error", *METRICS, "instance_id", "plan", "worker", "finished_at"),
+]
 
 
 class StoreError(RuntimeError):
@@ -87,10 +93,17 @@ class Store:
             self.conn = sqlite3.connect(self.path)
             self.conn.execute("PRAGMA journal_mode=WAL")  # readers (reports) while writing
             self.conn.executescript(_SCHEMA)
+            found = [r[1] for r in self.conn.execute("PRAGMA table_info(runs)")]
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"store {str(path)!r} is not a gpusched results store: {exc}"
             ) from None
+        if found != _RUN_COLUMNS:
+            self.conn.close()
+            raise StoreError(
+                f"store {str(path)!r} was written by another version of gpusched (its runs "
+                f"table has columns {found}); use a new store file"
+            )
 
     def close(self) -> None:
         self.conn.close()
@@ -134,7 +147,7 @@ class Store:
                     (rec.instance_id, rec.instance_json),
                 )
             self.conn.execute(
-                f"INSERT INTO runs VALUES ({', '.join('?' * (13 + len(METRICS)))})",
+                f"INSERT INTO runs VALUES ({', '.join('?' * (14 + len(METRICS)))})",
                 (
                     s.key,
                     s.campaign,
@@ -143,6 +156,7 @@ class Store:
                     s.scenario.params_json,
                     s.policy,
                     s.seed,
+                    s.position,
                     rec.status,
                     rec.error,
                     *values,
@@ -168,23 +182,7 @@ class Store:
         if campaign is not None:
             sql += " WHERE campaign = ?"
             args = (campaign,)
-        df = pd.read_sql_query(sql + " ORDER BY rowid", self.conn, params=args)
-        order: dict[tuple[str, str], int] = {}
-        for name, text in self.conn.execute("SELECT name, config FROM campaigns"):
-            try:
-                specs = parse_campaign(text, base=Path("."), default_name=name).runs()
-            except CampaignError:  # e.g. a file scenario moved since: keep store order
-                continue
-            order.update({(name, s.key): k for k, s in enumerate(specs)})
-        rank = [
-            order.get((c, k), len(order)) for c, k in zip(df["campaign"], df["key"], strict=True)
-        ]
-        return (
-            df.assign(_rank=rank)
-            .sort_values(["campaign", "_rank"], kind="stable")
-            .drop(columns="_rank")
-            .reset_index(drop=True)
-        )
+        return pd.read_sql_query(sql + " ORDER BY campaign, position", self.conn, params=args)
 
     def jobs(self, campaign: str, key: str) -> pd.DataFrame:
         return pd.read_sql_query(

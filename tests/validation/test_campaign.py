@@ -194,3 +194,14 @@ def test_a_scenario_the_generator_cannot_build_is_refused_before_running():
     )
     with pytest.raises(CampaignError, match=r"scenario realdata\[start=300\].*Philly jobs"):
         _parse(text)
+
+
+def test_a_store_of_another_layout_is_refused_with_a_clear_message(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE runs (key TEXT, campaign TEXT)")
+    with pytest.raises(StoreError, match="another version of gpusched"):
+        Store(path)
+    (tmp_path / "junk.sqlite").write_text("not a database at all, just text " * 20)
+    with pytest.raises(StoreError, match="not a gpusched results store"):
+        Store(tmp_path / "junk.sqlite")
