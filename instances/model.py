@@ -368,6 +368,13 @@ class Instance:
         """``π · e_c``: energy cost of one epoch (currency)."""
         return self.energy_price * self.epoch_energy(job, cfg)
 
+    def pinned_job(self, job_id: str, **changes: Any) -> Job:
+        """A validated copy of the job with ``changes`` and its tardiness weight fixed at
+        this instance's ``ω_j`` (default resolved, priority applied): the default depends
+        on the configurations, so a job moved to a derived instance keeps its weight."""
+        w = self.tardiness_weight(job_id)
+        return replace(self._job[job_id], weight=w, priority=1.0, **changes)
+
     def replace(self, **changes: Any) -> Instance:
         """A validated copy with some fields changed."""
         return replace(self, **changes)

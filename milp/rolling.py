@@ -27,17 +27,11 @@ def remaining_instance(state: SchedulerState) -> Instance:
     inst, now = state.instance, state.time
 
     def rest(js: JobStatus) -> Job:
-        j = js.job
-        return Job(
-            j.id,
-            0.0,
-            max(j.due - now, _PAST_DUE),
-            j.distribution.conditional(js.progress),
-            j.epoch_times,
-            j.memory_gb,
-            weight=inst.tardiness_weight(j.id),
-            priority=1.0,
-            job_type=j.job_type,
+        return inst.pinned_job(
+            js.job.id,
+            release=0.0,
+            due=max(js.job.due - now, _PAST_DUE),
+            distribution=js.job.distribution.conditional(js.progress),
         )
 
     return inst.replace(jobs=tuple(rest(js) for js in state.jobs), name=f"{inst.name}@{now:g}h")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from instances import EpochDistribution, Instance, Job
+from instances import EpochDistribution, Instance
 from validation.montecarlo import sample_epochs
 
 
@@ -24,17 +24,7 @@ def scenario_instance(instance: Instance, epochs: dict[str, float]) -> Instance:
     run's realised energy (every epoch run is paid) and tardiness (at the realised end).
     """
     jobs = tuple(
-        Job(
-            j.id,
-            j.release,
-            j.due,
-            EpochDistribution.deterministic(epochs[j.id]),
-            j.epoch_times,
-            j.memory_gb,
-            weight=instance.tardiness_weight(j.id),  # keep the original omega
-            priority=1.0,
-            job_type=j.job_type,
-        )
+        instance.pinned_job(j.id, distribution=EpochDistribution.deterministic(epochs[j.id]))
         for j in instance.jobs
     )
     return instance.replace(jobs=jobs, name=f"{instance.name}-clairvoyant")

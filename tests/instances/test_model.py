@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from instances import Config, InstanceError
@@ -25,3 +27,18 @@ def test_replace_revalidates(base):
     with pytest.raises(InstanceError, match="slot"):
         base.replace(slot=-1.0)
     assert base.replace(slot=0.5).slot == 0.5
+
+
+def test_a_pinned_job_keeps_its_tardiness_weight_in_a_derived_instance(base):
+    # job a has the default weight (10x its dearest hourly energy); dropping its dearest
+    # configuration would lower the default, the pinned copy keeps the original
+    omega = base.tardiness_weight("a")
+    times = {c: t for c, t in base.job("a").epoch_times.items() if c != Config("v100", 2)}
+    job = base.pinned_job("a", epoch_times=times, release=0.5)
+    assert job.weight == omega and job.priority == 1.0 and job.release == 0.5
+    derived = base.replace(jobs=(job, base.job("b")))
+    assert derived.tardiness_weight("a") == omega
+    unpinned = base.replace(jobs=(dataclasses.replace(job, weight=None), base.job("b")))
+    assert unpinned.tardiness_weight("a") < omega
+    with pytest.raises(InstanceError, match="due"):
+        base.pinned_job("a", due=0.0)
