@@ -194,6 +194,32 @@ def block_completion(m: pyo.ConcreteModel, d: MilpData) -> None:
     _add(m, "block_completion", rows)
 
 
+def progress_definition(m: pyo.ConcreteModel, d: MilpData) -> None:
+    """``progress[j,t]``: epochs of job j done by the end of slot t, slot by slot."""
+    per_slot: dict[tuple[str, int], list[Any]] = defaultdict(list)
+    for j, b, k, t in m.work_index:
+        per_slot[j, t].append(m.work[j, b, k, t])
+    rows: list[tuple[Any, Any]] = []
+    for j, t in m.progress_index:
+        before = m.progress[j, t - 1] if t > d.jobs[j].first_slot else 0
+        rows.append(((j, t), m.progress[j, t] == before + sum(per_slot.get((j, t), ()))))
+    _add(m, "progress_definition", rows)
+
+
+def cumulative_completion(m: pyo.ConcreteModel, d: MilpData) -> None:
+    """``done[j,b,t]`` only if the epochs of blocks ``0..b`` are done by the end of slot
+    ``t``. Implied, in integers, by ``block_completion``, ``block_order`` and
+    ``block_work``; stated to tighten the LP relaxation, whose fractional ``done`` could
+    otherwise run ahead of the work and understate lateness (it halved the cold solve
+    of the hardest suite instance, docs/milp.md)."""
+    rows = [
+        ((j, b, t), d.jobs[j].cumulative(b) * m.done[j, b, t] <= m.progress[j, t])
+        for j, b, t in m.done_index
+        if not (m.done[j, b, t].fixed and m.done[j, b, t].value == 0)
+    ]
+    _add(m, "cumulative_completion", rows)
+
+
 def completion_monotone(m: pyo.ConcreteModel, d: MilpData) -> None:
     """Once complete, a block stays complete."""
     rows = [
@@ -229,6 +255,8 @@ CONSTRAINT_FAMILIES: tuple[Callable[[pyo.ConcreteModel, MilpData], None], ...] =
     block_work,
     block_order,
     block_completion,
+    progress_definition,
+    cumulative_completion,
     completion_monotone,
     lateness,
 )

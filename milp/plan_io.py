@@ -51,11 +51,12 @@ def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
 
 
 def _progress_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> None:
-    """work, done and late of job ``j`` from the slots in which it runs."""
+    """work, progress, done and late of job ``j`` from the slots in which it runs."""
     jd = d.jobs[j]
     tol = 1e-9 * max(1.0, jd.job.max_epochs)
     remaining = list(jd.lengths)
     b = 0
+    progress = 0.0
     for t in d.slot_range(j):
         running = [k for k in range(len(jd.configs)) if (m.run[j, k, t].value or 0) > ON]
         if running and b <= jd.last:
@@ -64,11 +65,13 @@ def _progress_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> None:
             while b <= jd.last and capacity > 0:
                 w = remaining[b] if remaining[b] <= capacity + tol else capacity
                 m.work[j, b, k, t].set_value(w)
+                progress += w
                 remaining[b] -= w
                 capacity -= w
                 if remaining[b] <= tol:
                     remaining[b] = 0.0
                     b += 1
+        m.progress[j, t].set_value(progress)
         for bb in jd.blocks:
             if bb < b and not m.done[j, bb, t].fixed:
                 m.done[j, bb, t].set_value(1)

@@ -14,8 +14,8 @@ from milp.data import MilpData
 
 
 def add_variables(m: pyo.ConcreteModel, d: MilpData) -> None:
-    """Adds ``run``, ``place``, ``share``, ``shared_gpu``, ``work``, ``done`` and
-    ``late`` with their index sets (``*_index``) to ``m``."""
+    """Adds ``run``, ``place``, ``share``, ``shared_gpu``, ``work``, ``done``,
+    ``progress`` and ``late`` with their index sets (``*_index``) to ``m``."""
     run_idx, place_idx, share_idx, work_idx, done_idx = [], [], [], [], []
     for j, jd in d.jobs.items():
         for k, c in enumerate(jd.configs):
@@ -39,6 +39,7 @@ def add_variables(m: pyo.ConcreteModel, d: MilpData) -> None:
         for u in range(count)
         for t in range(d.slots)
     ]
+    progress_idx = [(j, t) for j in d.jobs for t in d.slot_range(j)]
     late_idx = [(j, b) for j in d.jobs for b in d.late_blocks(j)]
 
     m.run_index = pyo.Set(initialize=run_idx, dimen=3, ordered=True)
@@ -47,6 +48,7 @@ def add_variables(m: pyo.ConcreteModel, d: MilpData) -> None:
     m.label_index = pyo.Set(initialize=label_idx, dimen=3, ordered=True)
     m.work_index = pyo.Set(initialize=work_idx, dimen=4, ordered=True)
     m.done_index = pyo.Set(initialize=done_idx, dimen=3, ordered=True)
+    m.progress_index = pyo.Set(initialize=progress_idx, dimen=2, ordered=True)
     m.late_index = pyo.Set(initialize=late_idx, dimen=2, ordered=True)
 
     # run[j,k,t] = 1: job j runs its configuration k in slot t
@@ -61,6 +63,8 @@ def add_variables(m: pyo.ConcreteModel, d: MilpData) -> None:
     m.work = pyo.Var(m.work_index, domain=pyo.NonNegativeReals)
     # done[j,b,t] = 1: block b is complete by the end of slot t
     m.done = pyo.Var(m.done_index, domain=pyo.Binary)
+    # progress[j,t] >= 0: epochs of job j done by the end of slot t (tightens completion)
+    m.progress = pyo.Var(m.progress_index, domain=pyo.NonNegativeReals)
     # late[j,b] >= 0: hours by which block b completes after the due date (the last
     # block's is the worst-case lateness)
     m.late = pyo.Var(m.late_index, domain=pyo.NonNegativeReals)
