@@ -14,14 +14,18 @@ decision in urgency order, so a less urgent running job pauses rather than block
 urgent job's faster step; a running job moves to another GPU type only if its profile
 there is cheaper; slotted, a step shorter than what is left of the coming slot is
 skipped for the next, faster one; the profile uses worst-case tardiness, as the thesis.
+
+:class:`StsTuning` adjusts these rules per job (an earliest start, the GPU types it may
+use, a shift of its urgency); :mod:`heuristic.sts_search` finds adjustments for a static
+instance. The default, no adjustment, is STS as above.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 from heuristic.choice import first_placement
 from heuristic.occupancy import Allocation, Occupancy
@@ -133,11 +137,38 @@ def slack(
     return status.job.due - now - status.remaining * table.fastest(status.job)
 
 
+@dataclass(frozen=True)
+class StsTuning:
+    """Per-job adjustments of STS's rules. STS decides one event at a time: it starts a
+    job with slack at once on whatever type is free, and it cannot hold GPUs back for a
+    job's later steps. These adjustments let a search over the whole (static) instance
+    correct that:
+
+    - ``hold[j]``: job j is not started before this time (hours);
+    - ``types[j]``: the GPU types job j may use (absent: every type), e.g. to wait for
+      an efficient type rather than start on a dear one;
+    - ``urgency[j]``: hours added to job j's slack where jobs are ordered by urgency.
+    """
+
+    hold: Mapping[str, float] = field(default_factory=dict)
+    types: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    urgency: Mapping[str, float] = field(default_factory=dict)
+
+    def key(self) -> tuple[tuple[object, ...], ...]:
+        """A hashable form, equal for equal tunings."""
+        return (
+            tuple(sorted((j, h) for j, h in self.hold.items() if h > 0)),
+            tuple(sorted((j, tuple(sorted(t))) for j, t in self.types.items())),
+            tuple(sorted((j, u) for j, u in self.urgency.items() if u != 0)),
+        )
+
+
 class StsPolicy:
     name = "sts"
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, tuning: StsTuning | None = None) -> None:
         self.seed = seed  # STS is deterministic
+        self.tuning = tuning if tuning is not None else StsTuning()
         self._table: HullTable | None = None
 
     def decide(self, state: SchedulerState) -> Decision:
@@ -153,11 +184,20 @@ class StsPolicy:
             if status.allocation is not None:
                 occ.release(status.job.id)
         table = self._table
-        for status in sorted(state.jobs, key=lambda s: (slack(inst, s, now, table), s.job.id)):
+        tune = self.tuning
+        for status in sorted(
+            state.jobs,
+            key=lambda s: (slack(inst, s, now, table) + tune.urgency.get(s.job.id, 0.0), s.job.id),
+        ):
             alloc = None
-            for plan in self._candidates(inst, status, now, all_types, self._table):
+            held = tune.hold.get(status.job.id, 0.0)
+            if status.allocation is None and now < held - 1e-9:
+                wake = min(wake, held)
+                continue
+            types = self._types(status.job, all_types)
+            for plan in self._candidates(inst, status, now, types, self._table):
                 step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
-                alloc = self._place(occ, status, step.config)
+                alloc = self._place(occ, status, step.config, types)
                 if alloc is None:
                     continue
                 if not last or alloc.config != step.config:
@@ -169,6 +209,10 @@ class StsPolicy:
             if alloc != status.allocation:
                 assign[status.job.id] = alloc
         return Decision(assign, wake_at=None if math.isinf(wake) else wake)
+
+    def _types(self, job: Job, all_types: tuple[str, ...]) -> tuple[str, ...]:
+        allowed = self.tuning.types.get(job.id)
+        return all_types if allowed is None else tuple(t for t in all_types if t in allowed)
 
     @staticmethod
     def _keep(occ: Occupancy, status: JobStatus) -> Allocation | None:
@@ -224,7 +268,9 @@ class StsPolicy:
         return max(k * inst.slot, now + inst.slot)
 
     @staticmethod
-    def _place(occ: Occupancy, status: JobStatus, cfg: Config) -> Allocation | None:
+    def _place(
+        occ: Occupancy, status: JobStatus, cfg: Config, types: tuple[str, ...]
+    ) -> Allocation | None:
         """Where ``cfg`` goes now (``occ`` holds neither this job nor the less urgent
         ones). A running job keeps its GPUs if the config is the same and they are free.
         A running job whose ``cfg`` does not fit on its own type takes the cheapest
@@ -247,7 +293,7 @@ class StsPolicy:
                 (
                     c
                     for c in inst.allowed_configs(status.job)
-                    if inst.epoch_time(status.job, c) <= tau
+                    if inst.epoch_time(status.job, c) <= tau and c.gpu_type in types
                 ),
                 key=lambda c: (inst.epoch_cost(status.job, c), c),
             )
