@@ -146,13 +146,24 @@ def _instances(sources: Sequence[str]) -> list[Instance]:
     return out
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
 def cmd_gap(args: argparse.Namespace) -> int:
     from validation.gap import gap_report, summary
 
     insts = _instances(args.instances)
     if args.slot is not None:
         insts = [i.replace(slot=args.slot) for i in insts]
-    df = gap_report(insts, args.out, time_limit=args.time_limit, threads=args.threads)
+    search = {} if args.search_evaluations is None else {"evaluations": args.search_evaluations}
+    df = gap_report(insts, args.out, time_limit=args.time_limit, threads=args.threads, **search)
     print(summary(df))
     print(f"report written to {Path(args.out) / 'index.html'}")
     return 0
@@ -303,6 +314,13 @@ def build_parser() -> argparse.ArgumentParser:
     gp.add_argument("--threads", type=int, default=None)
     gp.add_argument("--slot", type=float, default=None, help="slot length in hours")
     gp.add_argument("--out", default="gap-report", help="directory for CSV, PNGs, HTML")
+    gp.add_argument(
+        "--search-evaluations",
+        type=_positive_int,
+        default=None,
+        help="rollouts the STS search may cost per instance (default 1000); its tuned "
+        "plan is the MILP's warm start",
+    )
     gp.set_defaults(func=cmd_gap)
 
     b = sub.add_parser("bound", help="clairvoyant lower bound (MILP with epochs known)")

@@ -29,17 +29,24 @@ def test_gap_command_writes_table_charts_and_page(tmp_path, capsys):
 
     write_instance(inst, path)
     out = tmp_path / "report"
-    assert main(["gap", str(path), "--time-limit", "20", "--out", str(out)]) == 0
+    args = ["gap", str(path), "--time-limit", "20", "--out", str(out)]
+    assert main([*args, "--search-evaluations", "50"]) == 0
     df = pd.read_csv(out / "gap.csv", index_col=0)
     row = df.loc[inst.name]
     sts = evaluate(inst, simulate(inst, StsPolicy()).plan).total_cost
     assert row["sts_cost"] == pytest.approx(sts)
-    assert row["milp_cost"] <= row["sts_cost"] + 1e-9
+    # the tuned plan is the warm start: the MILP never ends above it
+    assert row["milp_cost"] <= row["tuned_cost"] + 1e-9 <= row["sts_cost"] + 2e-9
+    assert row["evaluations"] <= 50
+    assert row["warm_ratio"] == pytest.approx(
+        (row["seconds_search"] + row["seconds_warm"]) / row["seconds_cold"]
+    )
     assert row["milp_bound"] <= row["milp_cost"] + 1e-9
     assert (out / f"{inst.name}-sts.png").stat().st_size > 1000
     assert (out / f"{inst.name}-milp.png").stat().st_size > 1000
+    assert (out / f"{inst.name}-sts-tuned.png").stat().st_size > 1000
     page = (out / "index.html").read_text()
-    assert f"{inst.name}-milp.png" in page and "STS gap median" in page
+    assert f"{inst.name}-milp.png" in page and "tuned STS gap median" in page
     assert "STS gap" in capsys.readouterr().out
 
 
