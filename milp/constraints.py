@@ -185,7 +185,7 @@ def block_completion(m: pyo.ConcreteModel, d: MilpData) -> None:
     rows: list[tuple[Any, Any]] = []
     for j, b, t in m.done_index:
         jd = d.jobs[j]
-        if t + 1 >= d.slots or m.done[j, b, t].fixed:
+        if t + 1 > jd.last_slot or m.done[j, b, t].fixed:
             continue
         after = sum(_work(m, j, k, t + 1, (b,)) for k in range(len(jd.configs)))
         if isinstance(after, int):
@@ -225,19 +225,20 @@ def completion_monotone(m: pyo.ConcreteModel, d: MilpData) -> None:
     rows = [
         ((j, b, t), m.done[j, b, t] <= m.done[j, b, t + 1])
         for j, b, t in m.done_index
-        if t + 1 < d.slots
+        if t + 1 <= d.jobs[j].last_slot
     ]
     _add(m, "completion_monotone", rows)
 
 
 def lateness(m: pyo.ConcreteModel, d: MilpData) -> None:
     """Block b completes at the end of the slot in which it is done:
-    ``C_b = Delta * (T + 1 - sum_t done[j,b,t])`` hours; ``late >= C_b - d_j``."""
+    ``C_b = Delta * (L_j + 2 - sum_t done[j,b,t])`` hours, ``L_j`` the job's last slot
+    (done from slot s to L_j: the end of slot s); ``late >= C_b - d_j``."""
     rows: list[tuple[Any, Any]] = []
     for j, jd in d.jobs.items():
         for b in d.late_blocks(j):
             slots_done = sum(m.done[j, b, t] for t in d.slot_range(j))
-            completion = d.slot * (d.slots + 1 - slots_done)
+            completion = d.slot * (jd.last_slot + 2 - slots_done)
             rows.append(((j, b), m.late[j, b] >= completion - jd.job.due))
     _add(m, "lateness", rows)
 

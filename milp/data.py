@@ -10,7 +10,7 @@ block ``b``, only slots in which it can progress or finish at the job's top spee
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from instances import Config, Instance, Job, Node, TardinessMode
@@ -33,6 +33,7 @@ class JobData:
     survival: tuple[float, ...]  # q_b
     stop_probability: tuple[float, ...]  # P(N = e_b)
     omega: float
+    last_slot: int  # the last slot in which the job may run (see ``milp_data``'s cutoff)
 
     @property
     def blocks(self) -> range:
@@ -53,6 +54,12 @@ class JobData:
     def earliest_finish_slot(self, b: int) -> int:
         """First slot at whose end block ``b`` can be complete."""
         return self.first_slot + max(0, math.ceil(self.cumulative(b) / self.top_speed - EPS) - 1)
+
+    def least_energy(self) -> float:
+        """A lower bound on the job's expected energy cost: every block's epochs, each
+        run with its survival probability, at the cheapest cost per epoch."""
+        cheapest = min(self.cost)
+        return cheapest * math.fsum(q * n for q, n in zip(self.survival, self.lengths, strict=True))
 
     def earliest_work_slot(self, b: int) -> int:
         """First slot in which block ``b`` can progress."""
@@ -81,7 +88,9 @@ class MilpData:
         return self.slots * self.slot
 
     def slot_range(self, job_id: str) -> range:
-        return range(self.jobs[job_id].first_slot, self.slots)
+        """The slots in which the job may run: from its release to its last slot."""
+        jd = self.jobs[job_id]
+        return range(jd.first_slot, jd.last_slot + 1)
 
     def hosts(self, cfg: Config) -> tuple[Node, ...]:
         """Nodes that can host ``cfg`` (each of the nodes of a multi-node configuration)."""
@@ -118,10 +127,21 @@ def require_slot(instance: Instance) -> float:
     return instance.slot
 
 
-def milp_data(instance: Instance, slots: int, tardiness: TardinessMode | None = None) -> MilpData:
+def milp_data(
+    instance: Instance,
+    slots: int,
+    tardiness: TardinessMode | None = None,
+    cutoff: float | None = None,
+) -> MilpData:
     """Index sets for ``instance`` over ``slots`` slots; raises :class:`MilpError` if a job
-    cannot finish within the horizon even alone on its fastest configuration."""
+    cannot finish within the horizon even alone on its fastest configuration.
+
+    ``cutoff``, the cost of a known plan (the warm start), bounds every job's lateness in
+    any plan at least as good: ``omega * P(N = E) * late <= cutoff - (every job's least
+    energy)``, so a job gets no slots after the one that would make it later than that.
+    The optimum is never cut off (its cost is at most the cutoff)."""
     slot = require_slot(instance)
+    mode = tardiness or instance.tardiness
     jobs = {}
     for job in instance.jobs:
         configs = instance.allowed_configs(job)
@@ -138,6 +158,7 @@ def milp_data(instance: Instance, slots: int, tardiness: TardinessMode | None = 
             survival=dist.block_survival,
             stop_probability=tuple(probs.get(e, 0.0) for e in dist.stops),
             omega=instance.tardiness_weight(job.id),
+            last_slot=slots - 1,
         )
         done = data.earliest_finish_slot(data.last)
         if done >= slots:
@@ -151,4 +172,24 @@ def milp_data(instance: Instance, slots: int, tardiness: TardinessMode | None = 
                 f"{fastest.label}; give a longer horizon"
             )
         jobs[job.id] = data
-    return MilpData(instance, slots, slot, jobs, tardiness or instance.tardiness)
+    if cutoff is not None:
+        jobs = _cut_windows(jobs, slots, slot, cutoff, mode)
+    return MilpData(instance, slots, slot, jobs, mode)
+
+
+def _cut_windows(
+    jobs: dict[str, JobData], slots: int, slot: float, cutoff: float, mode: TardinessMode
+) -> dict[str, JobData]:
+    """Each job's last slot under a cost cutoff (see :func:`milp_data`)."""
+    room = cutoff - math.fsum(jd.least_energy() for jd in jobs.values())
+    room = max(room, 0.0) + 1e-9 * max(1.0, abs(cutoff))  # rounding never cuts the cutoff plan
+    out = {}
+    for j, jd in jobs.items():
+        weight = jd.omega * (1.0 if mode == "worst_case" else jd.stop_probability[jd.last])
+        last = slots - 1
+        if weight > 0:
+            # completing at the end of slot s is late by slot * (s + 1) - due
+            last = math.floor((jd.job.due + room / weight) / slot - 1 + EPS)
+        last = min(slots - 1, max(last, jd.earliest_finish_slot(jd.last)))
+        out[j] = replace(jd, last_slot=last)
+    return out

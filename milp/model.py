@@ -12,11 +12,18 @@ from milp.variables import add_variables
 
 
 def build_model(
-    instance: Instance, slots: int, *, tardiness: TardinessMode | None = None
+    instance: Instance,
+    slots: int,
+    *,
+    tardiness: TardinessMode | None = None,
+    cutoff: float | None = None,
 ) -> tuple[pyo.ConcreteModel, MilpData]:
     """The MILP of ``instance`` over ``slots`` slots of ``instance.slot`` hours, and its
-    index sets. The model is plain Pyomo: add constraints to it before solving."""
-    d = milp_data(instance, slots, tardiness)
+    index sets. The model is plain Pyomo: add constraints to it before solving.
+
+    ``cutoff``: the cost of a known plan; slots in which no plan at least as good can
+    run a job are left out (:func:`milp.data.milp_data`)."""
+    d = milp_data(instance, slots, tardiness, cutoff)
     m = pyo.ConcreteModel(name=f"gpusched-{instance.name}")
     add_variables(m, d)
     for family in CONSTRAINT_FAMILIES:

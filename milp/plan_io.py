@@ -35,6 +35,12 @@ def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
                 f"horizon of {d.horizon:g} h",
                 (),
             )
+        if last > jd.last_slot + 1:  # only if the cutoff is below the plan's own cost
+            raise PlanError(
+                f"the initial plan runs job {seg.job!r} until {seg.end:g} h, after its last "
+                f"slot under the model's cost cutoff ({(jd.last_slot + 1) * d.slot:g} h)",
+                (),
+            )
         for t in range(first, last):
             m.run[seg.job, k, t].set_value(1)
             if seg.config.shared:
@@ -86,7 +92,7 @@ def _chosen(m: pyo.ConcreteModel, d: MilpData, t: int) -> dict[str, tuple[Config
     (node, shared label))."""
     out: dict[str, tuple[Config, tuple[Any, ...]]] = {}
     for j, jd in d.jobs.items():
-        if t < jd.first_slot:
+        if t not in d.slot_range(j):
             continue
         for k, c in enumerate(jd.configs):
             if (m.run[j, k, t].value or 0) <= ON:

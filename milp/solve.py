@@ -68,7 +68,9 @@ def solve(
         warm_cost = evaluate(instance, initial_plan, tardiness=tardiness).total_cost
     slots = slots if slots is not None else default_slots(instance, initial_plan)
     t0 = time.perf_counter()
-    model, data = build_model(instance, slots, tardiness=tardiness)
+    # the warm start's cost bounds every job's lateness in a plan at least as good, so
+    # the model leaves out the slots after that (milp.data.milp_data)
+    model, data = build_model(instance, slots, tardiness=tardiness, cutoff=warm_cost)
     if initial_plan is not None:
         start_values(model, data, initial_plan)
 

@@ -27,10 +27,7 @@ def add_variables(m: pyo.ConcreteModel, d: MilpData) -> None:
                 else:
                     place_idx += [(j, k, n.id, t) for n in d.hosts(c)]
             for b in jd.blocks:
-                work_idx += [
-                    (j, b, k, t)
-                    for t in range(max(jd.earliest_work_slot(b), jd.first_slot), d.slots)
-                ]
+                work_idx += [(j, b, k, t) for t in d.slot_range(j) if t >= jd.earliest_work_slot(b)]
         for b in jd.blocks:
             done_idx += [(j, b, t) for t in d.slot_range(j)]
     label_idx = [
@@ -72,6 +69,6 @@ def add_variables(m: pyo.ConcreteModel, d: MilpData) -> None:
     # Blocks cannot be complete before their earliest finish slot, and are by the end.
     for j, jd in d.jobs.items():
         for b in jd.blocks:
-            for t in range(jd.first_slot, min(jd.earliest_finish_slot(b), d.slots)):
+            for t in range(jd.first_slot, min(jd.earliest_finish_slot(b), jd.last_slot + 1)):
                 m.done[j, b, t].fix(0)
-            m.done[j, b, d.slots - 1].fix(1)
+            m.done[j, b, jd.last_slot].fix(1)

@@ -68,6 +68,31 @@ def test_milp_optimum_equals_brute_force(seed, mode):
     assert res.bound <= res.objective + 1e-9
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("mode", ["worst_case", "expected"])
+def test_a_warm_start_at_the_optimum_cuts_no_optimal_plan(seed, mode):
+    # the warm start's cost cuts each job's slots (milp.data.milp_data); started from an
+    # optimal plan, the cut is as tight as it gets and must still keep an optimum
+    inst = _tiny(seed, shared=seed % 2 == 0, tardiness=mode)
+    best, plan = brute_force(inst, 7)
+    res = solve(inst, slots=7, initial_plan=plan, time_limit=60)
+    assert res.status is SolutionStatus.OPTIMAL
+    assert res.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
+    assert res.variables <= solve(inst, slots=7, time_limit=60).variables
+
+
+def test_the_warm_starts_cutoff_removes_late_slots_and_keeps_the_optimum():
+    from instances.generators.suite import milp_suite
+
+    inst = next(i for i in milp_suite() if i.name == "suite-excl-2n4j-s2")
+    start = rollout(inst, StsPolicy())
+    warm = solve(inst, initial_plan=start, time_limit=60)
+    cold = solve(inst, slots=warm.slots, time_limit=60)
+    assert warm.optimal and cold.optimal
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
+    assert warm.variables < 0.9 * cold.variables
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10_000))
 def test_milp_never_exceeds_its_warm_start(seed):
