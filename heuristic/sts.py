@@ -90,11 +90,12 @@ class JobProfiles:
         now: float,
         types: tuple[str, ...],
         table: HullTable,
+        earlier: float = 0.0,
     ) -> None:
         self.table = table
         job = self.job = status.job
         self.dist = job.distribution.conditional(status.progress)
-        budget = job.due - now
+        budget = job.due - earlier - now
         if instance.slot is not None:  # completions count at slot ends: plan to a slot end
             budget = math.floor(budget / instance.slot + 1e-9) * instance.slot
         self.budget = budget
@@ -147,12 +148,15 @@ class StsTuning:
     - ``hold[j]``: job j is not started before this time (hours);
     - ``types[j]``: the GPU types job j may use (absent: every type), e.g. to wait for
       an efficient type rather than start on a dear one;
-    - ``urgency[j]``: hours added to job j's slack where jobs are ordered by urgency.
+    - ``urgency[j]``: hours added to job j's slack where jobs are ordered by urgency;
+    - ``earlier[j]``: hours before its due date by which job j's profiles plan to finish
+      (faster steps sooner, leaving GPUs free for later jobs).
     """
 
     hold: Mapping[str, float] = field(default_factory=dict)
     types: Mapping[str, frozenset[str]] = field(default_factory=dict)
     urgency: Mapping[str, float] = field(default_factory=dict)
+    earlier: Mapping[str, float] = field(default_factory=dict)
 
     def key(self) -> tuple[tuple[object, ...], ...]:
         """A hashable form, equal for equal tunings."""
@@ -160,6 +164,7 @@ class StsTuning:
             tuple(sorted((j, h) for j, h in self.hold.items() if h > 0)),
             tuple(sorted((j, tuple(sorted(t))) for j, t in self.types.items())),
             tuple(sorted((j, u) for j, u in self.urgency.items() if u != 0)),
+            tuple(sorted((j, e) for j, e in self.earlier.items() if e > 0)),
         )
 
 
@@ -195,7 +200,8 @@ class StsPolicy:
                 wake = min(wake, held)
                 continue
             types = self._types(status.job, all_types)
-            for plan in self._candidates(inst, status, now, types, self._table):
+            earlier = tune.earlier.get(status.job.id, 0.0)
+            for plan in self._candidates(inst, status, now, types, self._table, earlier):
                 step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
                 alloc = self._place(occ, status, step.config, types)
                 if alloc is None:
@@ -229,13 +235,14 @@ class StsPolicy:
         inst: Instance,
         status: JobStatus,
         now: float,
-        all_types: tuple[str, ...],
+        types: tuple[str, ...],
         table: HullTable,
+        earlier: float,
     ) -> Iterable[TypeProfile]:
         """Profiles to try, in order. A waiting job: every GPU type, cheapest first. A
         running job: the types whose profile is cheaper than on its own type (it may have
         started on a dear type because the cheap one was full), then its own type."""
-        jp = JobProfiles(inst, status, now, all_types, table)
+        jp = JobProfiles(inst, status, now, types, table, earlier)
         if status.allocation is None:
             return jp.in_order()
         own = jp.solve(status.allocation.config.gpu_type)

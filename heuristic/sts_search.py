@@ -58,6 +58,16 @@ def _toggle_type(job: str, gpu_type: str, hosting: frozenset[str]) -> Move:
     return move
 
 
+def _earlier(job: str, delta: float) -> Move:
+    def move(t: StsTuning) -> StsTuning | None:
+        e = t.earlier.get(job, 0.0) + delta
+        if e < -1e-9:
+            return None
+        return replace(t, earlier={**t.earlier, job: max(e, 0.0)})
+
+    return move
+
+
 def _urgency(job: str, delta: float) -> Move:
     def move(t: StsTuning) -> StsTuning:
         return replace(t, urgency={**t.urgency, job: t.urgency.get(job, 0.0) + delta})
@@ -67,7 +77,8 @@ def _urgency(job: str, delta: float) -> Move:
 
 def moves(instance: Instance, step: float) -> list[Move]:
     """Every move: per job, start one ``step`` later or earlier; forbid or allow each
-    GPU type that can host it; become more or less urgent by one or four ``step``."""
+    GPU type that can host it; become more or less urgent by one or four ``step``; plan
+    to finish one or four ``step`` earlier or later (never after the due date)."""
     out: list[Move] = []
     for job in instance.jobs:
         hosting = frozenset(c.gpu_type for c in instance.allowed_configs(job))
@@ -75,6 +86,7 @@ def moves(instance: Instance, step: float) -> list[Move]:
         if len(hosting) > 1:
             out += [_toggle_type(job.id, g, hosting) for g in sorted(hosting)]
         out += [_urgency(job.id, d * step) for d in (-4, -1, 1, 4)]
+        out += [_earlier(job.id, d * step) for d in (-4, -1, 1, 4)]
     return out
 
 

@@ -318,7 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--search-evaluations",
         type=_positive_int,
         default=None,
-        help="rollouts the STS search may cost per instance (default 1000); its tuned "
+        help="rollouts the STS search may cost per instance (default 2000); its tuned "
         "plan is the MILP's warm start",
     )
     gp.set_defaults(func=cmd_gap)

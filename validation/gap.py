@@ -25,7 +25,7 @@ from validation.evaluate import evaluate
 from validation.gantt import gantt
 from validation.simulator import rollout
 
-SEARCH_EVALUATIONS = 1000  # rollouts per instance for the STS search (1-4 s on the suite)
+SEARCH_EVALUATIONS = 2000  # rollouts per instance for the STS search (2-5 s on the suite)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,19 @@ def test_a_job_runs_only_on_the_gpu_types_it_is_given():
                 assert check_plan(inst, plan) == []
 
 
+def test_a_job_told_to_finish_earlier_finishes_no_later():
+    inst = _suite("suite-excl-3n6j-s1")
+    sooner = 0
+    for job in inst.jobs:
+        alone = inst.replace(jobs=(job,), name=f"{inst.name}-{job.id}")
+        end = max(s.end for s in rollout(alone, StsPolicy()))
+        tuning = StsTuning(earlier={job.id: 2 * (inst.slot or 0.25)})
+        tuned_end = max(s.end for s in rollout(alone, StsPolicy(tuning=tuning)))
+        assert tuned_end <= end + 1e-9
+        sooner += tuned_end < end - 1e-9
+    assert sooner >= 3  # most of these jobs use their slack: planned earlier, they end sooner
+
+
 @settings(max_examples=15)
 @given(instances(max_jobs=5), st.integers(0, 3))
 def test_search_never_returns_a_costlier_tuning_and_its_cost_is_the_evaluators(inst, seed):
