@@ -25,7 +25,7 @@ def main() -> None:
     df = gap_report(suite, args.out, time_limit=args.time_limit, echo=lambda s: None)
     cols = ["slots", "sts_cost", "tuned_cost", "milp_cost", "milp_bound", "sts_gap"]
     cols += ["tuned_gap", "proved", "seconds_search", "seconds_warm", "seconds_cold"]
-    cols += ["warm_ratio"]
+    cols += ["solver_ratio", "warm_ratio"]
     table = df[cols].copy()
     for gap in ("sts_gap", "tuned_gap"):
         table[gap] = (100 * table[gap]).map(lambda x: f"{x:.2f}%")

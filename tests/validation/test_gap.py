@@ -41,6 +41,7 @@ def test_gap_command_writes_table_charts_and_page(tmp_path, capsys):
     assert row["warm_ratio"] == pytest.approx(
         (row["seconds_search"] + row["seconds_warm"]) / row["seconds_cold"]
     )
+    assert row["solver_ratio"] == pytest.approx(row["seconds_warm"] / row["seconds_cold"])
     assert row["milp_bound"] <= row["milp_cost"] + 1e-9
     assert (out / f"{inst.name}-sts.png").stat().st_size > 1000
     assert (out / f"{inst.name}-milp.png").stat().st_size > 1000
