@@ -17,8 +17,9 @@ local search) until the evaluation budget is spent. Same seed, same result.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from heuristic.sts import StsTuning
 from instances import Instance
@@ -35,12 +36,19 @@ class SearchResult:
     improvements: int  # moves kept
 
 
-def _hold(job: str, delta: float) -> Move:
+def _shift(knob: str, job: str, delta: float, *, floor: float | None = 0.0) -> Move:
+    """Add ``delta`` to the job's value of the per-job knob ``knob`` (``hold``,
+    ``earlier`` or ``urgency``; absent counts as 0); ``None`` below ``floor``."""
+
     def move(t: StsTuning) -> StsTuning | None:
-        h = t.hold.get(job, 0.0) + delta
-        if h < -1e-9:
-            return None
-        return replace(t, hold={**t.hold, job: max(h, 0.0)})
+        values: Mapping[str, float] = getattr(t, knob)
+        v = values.get(job, 0.0) + delta
+        if floor is not None:
+            if v < floor - 1e-9:
+                return None
+            v = max(v, floor)
+        changes: dict[str, Any] = {knob: {**values, job: v}}  # knob names a float mapping
+        return replace(t, **changes)
 
     return move
 
@@ -58,23 +66,6 @@ def _toggle_type(job: str, gpu_type: str, hosting: frozenset[str]) -> Move:
     return move
 
 
-def _earlier(job: str, delta: float) -> Move:
-    def move(t: StsTuning) -> StsTuning | None:
-        e = t.earlier.get(job, 0.0) + delta
-        if e < -1e-9:
-            return None
-        return replace(t, earlier={**t.earlier, job: max(e, 0.0)})
-
-    return move
-
-
-def _urgency(job: str, delta: float) -> Move:
-    def move(t: StsTuning) -> StsTuning:
-        return replace(t, urgency={**t.urgency, job: t.urgency.get(job, 0.0) + delta})
-
-    return move
-
-
 def moves(instance: Instance, step: float) -> list[Move]:
     """Every move: per job, start one ``step`` later or earlier; forbid or allow each
     GPU type that can host it; become more or less urgent by one or four ``step``; plan
@@ -82,11 +73,11 @@ def moves(instance: Instance, step: float) -> list[Move]:
     out: list[Move] = []
     for job in instance.jobs:
         hosting = frozenset(c.gpu_type for c in instance.allowed_configs(job))
-        out += [_hold(job.id, step), _hold(job.id, -step)]
+        out += [_shift("hold", job.id, step), _shift("hold", job.id, -step)]
         if len(hosting) > 1:
             out += [_toggle_type(job.id, g, hosting) for g in sorted(hosting)]
-        out += [_urgency(job.id, d * step) for d in (-4, -1, 1, 4)]
-        out += [_earlier(job.id, d * step) for d in (-4, -1, 1, 4)]
+        out += [_shift("urgency", job.id, d * step, floor=None) for d in (-4, -1, 1, 4)]
+        out += [_shift("earlier", job.id, d * step) for d in (-4, -1, 1, 4)]
     return out
 
 
