@@ -88,7 +88,7 @@ def analyse(
     seconds_search = time.perf_counter() - t0
     warm = solve(instance, initial_plan=tuned_plan, time_limit=time_limit, threads=threads)
     tuned_cost = warm.warm_start_cost  # the evaluator's cost of the tuned plan
-    sts_cost = evaluate(instance, sts_plan).total_cost
+    sts_cost = found.start_cost  # the search began with plain STS: the same rollout, costed
     cold = solve(instance, slots=warm.slots, time_limit=time_limit, threads=threads)
     assert warm.objective is not None and warm.bound is not None and tuned_cost is not None
     best = min(warm.objective, cold.objective if cold.objective is not None else float("inf"))
