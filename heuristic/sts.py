@@ -16,8 +16,9 @@ there is cheaper; slotted, a step shorter than what is left of the coming slot i
 skipped for the next, faster one; the profile uses worst-case tardiness, as the thesis.
 
 :class:`StsTuning` adjusts these rules per job (an earliest start, the GPU types it may
-use, a shift of its urgency); :mod:`heuristic.sts_search` finds adjustments for a static
-instance. The default, no adjustment, is STS as above.
+use, a shift of its urgency, a finish planned before the due date);
+:mod:`heuristic.sts_search` finds adjustments for a static instance. The default, no
+adjustment, is STS as above.
 """
 
 from __future__ import annotations
@@ -239,7 +240,8 @@ class StsPolicy:
         table: HullTable,
         earlier: float,
     ) -> Iterable[TypeProfile]:
-        """Profiles to try, in order. A waiting job: every GPU type, cheapest first. A
+        """Profiles to try, in order. A waiting job: every GPU type in ``types``, cheapest
+        first. A
         running job: the types whose profile is cheaper than on its own type (it may have
         started on a dear type because the cheap one was full), then its own type."""
         jp = JobProfiles(inst, status, now, types, table, earlier)

@@ -1,11 +1,12 @@
 """A local search over STS's per-job adjustments (:class:`heuristic.sts.StsTuning`) on a
-static instance: STS's decisions, with earliest starts, GPU types and urgency shifts
-chosen to lower the cost of the plan they produce.
+static instance: STS's decisions, with earliest starts, GPU types, urgency shifts and
+earlier planned finishes chosen to lower the cost of the plan they produce.
 
-STS decides one event at a time. On a loaded cluster that loses in two ways (docs/milp.md):
-a job with slack starts at once on a dear GPU type rather than wait for an efficient
-one, and it takes GPUs that a more urgent job needs for its later, faster steps. Each
-move of the search corrects one such decision, and keeps it if the plan gets cheaper.
+STS decides one event at a time. On a loaded cluster that loses in two ways
+(docs/benchmarks.md): a job with slack starts at once on a dear GPU type rather than
+wait for an efficient one, and it takes GPUs that a more urgent job needs for its later,
+faster steps. Each move of the search corrects one such decision, and keeps it if the
+plan gets cheaper.
 
 The cost of a tuning is given by the caller (the package judging plans is
 ``validation``, which imports this one): typically the evaluator's cost of the
@@ -91,8 +92,8 @@ def search(
 ) -> SearchResult:
     """The cheapest tuning found within ``evaluations`` calls of ``cost``.
 
-    ``step`` (hours) is the unit of the hold and urgency moves: the instance's slot
-    length, else a quarter hour."""
+    ``step`` (hours) is the unit of the hold, urgency and earlier moves: the instance's
+    slot length, else a quarter hour."""
     if evaluations < 1:
         raise ValueError(f"evaluations must be at least 1, got {evaluations}")
     step = step if step is not None else (instance.slot or 0.25)
