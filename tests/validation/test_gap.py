@@ -68,3 +68,10 @@ def test_cli_expands_the_word_suite_to_the_bundled_suite():
     from validation.cli import _instances
 
     assert [i.name for i in _instances(["suite"])] == [i.name for i in milp_suite()]
+
+
+def test_gap_command_refuses_a_search_budget_below_one(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["gap", "suite", "--search-evaluations", "0"])
+    assert exc.value.code == 2
+    assert "--search-evaluations: expected at least 1, got 0" in capsys.readouterr().err
