@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from experiments.gap import gap_report, summary
 from instances.generators.suite import milp_suite
-from validation.gap import gap_report, summary
 
 
 def main() -> None:

@@ -11,8 +11,8 @@ import argparse
 
 import pandas as pd
 
+from experiments.tables import evaluated_rollout
 from instances.generators import SyntheticSpec, synthetic
-from validation.tables import evaluated_rollout
 
 POLICIES = ("sts", "edf", "rg", "pr", "fifo")
 

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from experiments.gap import tune_sts
 from heuristic.sts import StsPolicy, StsTuning
 from heuristic.sts_search import search
 from instances import Instance
@@ -13,7 +14,6 @@ from instances.generators.suite import milp_suite
 from tests.strategies import instances
 from validation.check import check_plan
 from validation.evaluate import evaluate
-from validation.gap import tune_sts
 from validation.simulator import rollout
 
 

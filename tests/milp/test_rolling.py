@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from experiments.bound import clairvoyant_bound
 from heuristic.occupancy import Occupancy
 from heuristic.policy import JobStatus, SchedulerState
 from instances.generators.suite import milp_suite
 from milp import MilpError, solve
 from milp.rolling import remaining_instance
 from tests.milp.test_milp import _tiny
-from validation.bound import clairvoyant_bound
 from validation.online import run_online
 from validation.scenario import scenario_instance
 

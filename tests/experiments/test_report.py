@@ -10,11 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from validation.campaign import parse_campaign
-from validation.cli import main
-from validation.report import bound_gaps, ci95, policy_table, relative_table
-from validation.runner import run_campaign
-from validation.store import Store
+from experiments.campaign import parse_campaign
+from experiments.cli import main
+from experiments.report import bound_gaps, ci95, policy_table, relative_table
+from experiments.runner import run_campaign
+from experiments.store import Store
 
 CAMPAIGN = """
 name = "report-test"
@@ -96,7 +96,7 @@ def test_report_of_a_missing_store_is_a_clean_error(tmp_path, capsys):
 
 
 def test_sharing_table_pairs_scenarios_that_differ_only_in_sharing():
-    from validation.report import sharing_table
+    from experiments.report import sharing_table
 
     rows = []
     for sharing, totals in ((True, [6.0, 8.0]), (False, [10.0, 10.0])):

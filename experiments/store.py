@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.campaign import Campaign
+from experiments.execute import RunRecord
 from instances import Instance, Plan
 from instances.io import instance_from_dict, plan_from_dict
-from validation.campaign import Campaign
-from validation.execute import RunRecord
 
 # every metric a run may report; absent ones (e.g. utilisation of a bound) stay NULL
 METRICS = (

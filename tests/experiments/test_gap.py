@@ -1,14 +1,13 @@
-"""Gap analysis, Gantt report and the clairvoyant bound, end to end on tiny inputs."""
+"""Gap analysis and its Gantt report, end to end on tiny inputs."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
+from experiments.cli import main
 from heuristic.sts import StsPolicy
 from instances.generators.suite import milp_suite, suite_specs
-from validation.bound import clairvoyant_bound, scenario_epochs, scenario_instance
-from validation.cli import main
 from validation.evaluate import evaluate
 from validation.simulator import simulate
 
@@ -51,21 +50,8 @@ def test_gap_command_writes_table_charts_and_page(tmp_path, capsys):
     assert "STS gap" in capsys.readouterr().out
 
 
-def test_clairvoyant_bound_is_below_the_online_sts_cost_per_scenario():
-    inst = milp_suite()[0]
-    res = clairvoyant_bound(inst, scenarios=3, seed=1, time_limit=20)
-    assert res.proved == 3
-    for s, bound in enumerate(res.bounds):
-        run = simulate(inst, StsPolicy(), mode="sampled", seed=1 + s)
-        assert run.epochs == scenario_epochs(inst, 1 + s)
-        # the realised cost of the online run: the evaluator on the scenario's instance
-        online = evaluate(scenario_instance(inst, run.epochs), run.plan).total_cost
-        assert bound <= online + 1e-9
-        assert res.costs[s] <= online + 1e-9
-
-
 def test_cli_expands_the_word_suite_to_the_bundled_suite():
-    from validation.cli import _instances
+    from experiments.cli import _instances
 
     assert [i.name for i in _instances(["suite"])] == [i.name for i in milp_suite()]
 

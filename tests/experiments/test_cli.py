@@ -1,8 +1,8 @@
 import json
 
+from experiments.cli import main
 from instances import read_plan
 from tests.conftest import DATA
-from validation.cli import main
 
 
 def test_demo_prints_the_cost_table(capsys):

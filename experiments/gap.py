@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.gantt import gantt
 from heuristic.sts import StsPolicy, StsTuning
 from heuristic.sts_search import SearchResult, search
 from instances import Instance, Plan
 from milp import solve
 from validation.evaluate import evaluate
-from validation.gantt import gantt
 from validation.simulator import rollout
 
 SEARCH_EVALUATIONS = 2000  # rollouts per instance for the STS search (2-5 s on the suite)

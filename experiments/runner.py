@@ -19,9 +19,9 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from validation.campaign import Campaign
-from validation.execute import RunRecord, execute
-from validation.store import Store
+from experiments.campaign import Campaign
+from experiments.execute import RunRecord, execute
+from experiments.store import Store
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ import time as clock
 from dataclasses import dataclass, field
 from typing import Any
 
+from experiments.campaign import RunSpec
 from heuristic.registry import policy_names
 from instances import Instance, InstanceError, PlanError
 from instances.io import instance_to_dict, plan_to_dict
-from validation.campaign import RunSpec
 from validation.online import job_table, run_online
 from validation.scenario import scenario_epochs, scenario_instance
 from validation.simulator import SimulationError

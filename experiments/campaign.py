@@ -136,7 +136,7 @@ class Campaign:
 
 
 def bundled_campaigns() -> tuple[str, ...]:
-    files = resources.files("validation.campaigns").iterdir()
+    files = resources.files("experiments.campaigns").iterdir()
     return tuple(sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml")))
 
 
@@ -144,7 +144,7 @@ def load_campaign(source: str | Path) -> Campaign:
     """A campaign file, or the name of a bundled one (``gpusched campaign --list``)."""
     path = Path(source)
     if not path.exists() and str(source) in bundled_campaigns():
-        res = resources.files("validation.campaigns") / f"{source}.toml"
+        res = resources.files("experiments.campaigns") / f"{source}.toml"
         return parse_campaign(res.read_text(), base=Path("."), default_name=str(source))
     try:
         text = path.read_text()

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from validation.campaign import CampaignError, bundled_campaigns, load_campaign, parse_campaign
-from validation.cli import main
-from validation.runner import run_campaign
-from validation.store import Store, StoreError
+from experiments.campaign import CampaignError, bundled_campaigns, load_campaign, parse_campaign
+from experiments.cli import main
+from experiments.runner import run_campaign
+from experiments.store import Store, StoreError
 
 SMALL = """
 name = "small"
@@ -148,7 +148,7 @@ def test_a_killed_campaign_resumes_and_loses_no_run(tmp_path):
     )
     store = tmp_path / "s.sqlite"
     total = 2 * 6 * 3
-    cmd = [sys.executable, "-m", "validation.cli", "campaign", str(cfg), "--store", str(store)]
+    cmd = [sys.executable, "-m", "experiments.cli", "campaign", str(cfg), "--store", str(store)]
     proc = subprocess.Popen(
         [*cmd, "--workers", "1", "--quiet"],
         start_new_session=True,

@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from validation.gantt import gantt_figure
+from experiments.gantt import gantt_figure
+from experiments.store import Store
 from validation.online import busy_gpus
-from validation.store import Store
 
 # two-sided 95% Student t quantiles by degrees of freedom (1..30); 1.96 beyond
 _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,

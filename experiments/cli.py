@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.campaign import CampaignError
+from experiments.store import StoreError
+from experiments.tables import compare_table, cost_table, evaluated_rollout, summary_line
 from heuristic.registry import policy_names
 from instances import (
     Instance,
@@ -25,12 +28,9 @@ from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_dat
 from instances.generators.realdata import cluster_mix
 from instances.generators.suite import milp_suite
 from milp import MilpError
-from validation.campaign import CampaignError
 from validation.evaluate import evaluate
 from validation.montecarlo import replay
 from validation.simulator import SimulationError
-from validation.store import StoreError
-from validation.tables import compare_table, cost_table, evaluated_rollout, summary_line
 
 
 def _instance(source: str) -> Instance:
@@ -157,7 +157,7 @@ def _positive_int(text: str) -> int:
 
 
 def cmd_gap(args: argparse.Namespace) -> int:
-    from validation.gap import gap_report, summary
+    from experiments.gap import gap_report, summary
 
     insts = _instances(args.instances)
     if args.slot is not None:
@@ -170,7 +170,7 @@ def cmd_gap(args: argparse.Namespace) -> int:
 
 
 def cmd_bound(args: argparse.Namespace) -> int:
-    from validation.bound import clairvoyant_bound
+    from experiments.bound import clairvoyant_bound
 
     inst = _instance(args.instance)
     if args.slot is not None:
@@ -207,8 +207,8 @@ def cmd_online(args: argparse.Namespace) -> int:
 
 
 def cmd_campaign(args: argparse.Namespace) -> int:
-    from validation.campaign import bundled_campaigns, load_campaign
-    from validation.runner import run_campaign
+    from experiments.campaign import bundled_campaigns, load_campaign
+    from experiments.runner import run_campaign
 
     if args.list:
         print("bundled campaigns: " + ", ".join(bundled_campaigns()))
@@ -233,13 +233,13 @@ def cmd_campaign(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from validation.report import write_report
+    from experiments.report import write_report
 
     if not Path(args.store).exists():
         raise CampaignError("store", args.store, "no such file")
     if args.markdown:
-        from validation.report import markdown_summary
-        from validation.store import Store
+        from experiments.report import markdown_summary
+        from experiments.store import Store
 
         with Store(args.store) as store:
             names = [args.campaign] if args.campaign else list(store.campaigns()["name"])
