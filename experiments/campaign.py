@@ -26,6 +26,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -166,7 +168,12 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
     policies = _policies(doc.get("policies"))
     seeds = _seeds(doc.get("seeds", 1))
     time_limit = doc.get("time_limit", 10.0)
-    if not isinstance(time_limit, int | float) or time_limit <= 0:
+    if (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, int | float)
+        or not math.isfinite(time_limit)
+        or time_limit <= 0
+    ):
         raise CampaignError("time_limit", time_limit, "must be a positive number of seconds")
     raw = doc.get("scenarios")
     if not isinstance(raw, list) or not raw:
@@ -183,7 +190,7 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
     if dup is not None:
         raise CampaignError("scenarios.name", dup, "two scenarios have this label; name them")
     return Campaign(
-        name=str(doc.get("name", default_name)),
+        name=_name(doc.get("name"), default_name),
         description=str(doc.get("description", "")),
         policies=policies,
         seeds=seeds,
@@ -191,6 +198,25 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
         time_limit=float(time_limit),
         text=text,
     )
+
+
+# a campaign's name names its default store file: one plain file name, no path
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def _name(value: Any, default: str) -> str:
+    """The campaign's name: as given, or the file's stem made a plain name."""
+    if value is None:
+        plain = re.sub(r"[^A-Za-z0-9._-]+", "-", default).strip(".-")[:64]
+        return plain or "campaign"
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        raise CampaignError(
+            "name",
+            value,
+            "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit "
+            "(it names the store file)",
+        )
+    return value
 
 
 def _policies(value: Any) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -153,6 +154,17 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """A time limit: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
     return value
 
 
@@ -310,7 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     gp = sub.add_parser("gap", help="STS against the warm-started exact MILP: gaps + report")
     gp.add_argument("instances", nargs="+", help="files or bundled names; 'suite' = MILP suite")
-    gp.add_argument("--time-limit", type=float, default=60.0, help="seconds per MILP solve")
+    gp.add_argument(
+        "--time-limit", type=_seconds, default=60.0, help="seconds per MILP solve, all included"
+    )
     gp.add_argument("--threads", type=int, default=None)
     gp.add_argument("--slot", type=float, default=None, help="slot length in hours")
     gp.add_argument("--out", default="gap-report", help="directory for CSV, PNGs, HTML")
@@ -327,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("instance")
     b.add_argument("--scenarios", type=int, default=10)
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--time-limit", type=float, default=60.0)
+    b.add_argument("--time-limit", type=_seconds, default=60.0, help="seconds per scenario")
     b.add_argument("--slot", type=float, default=None)
     b.set_defaults(func=cmd_bound)
 

@@ -21,7 +21,7 @@ from heuristic.registry import policy_names
 from instances import Instance, InstanceError, PlanError
 from instances.io import instance_to_dict, plan_to_dict
 from validation.online import job_table, run_online
-from validation.scenario import scenario_epochs, scenario_instance
+from validation.scenario import scenario_epochs
 from validation.simulator import SimulationError
 
 
@@ -45,13 +45,13 @@ def _instance_doc(inst: Instance) -> tuple[str, str]:
 
 def _clairvoyant(inst: Instance, spec: RunSpec) -> tuple[dict[str, float], Any, Any]:
     """The MILP with the seed's stops known: a lower bound for every online policy."""
-    from milp import solve  # the MILP only where a campaign asks for it
+    from experiments.bound import scenario_optimum  # the MILP only where a campaign asks
 
     t0 = clock.perf_counter()
     epochs = scenario_epochs(inst, spec.seed)
-    res = solve(scenario_instance(inst, epochs), time_limit=spec.time_limit, threads=1)
+    res = scenario_optimum(inst, epochs, time_limit=spec.time_limit, threads=1)
     ev = res.evaluation
-    assert ev is not None and res.plan is not None and res.bound is not None
+    assert ev is not None and res.plan is not None and res.bound is not None  # warm-started
     by_job = job_table(inst, ev, epochs)
     metrics = {
         **ev.summary(),

@@ -16,6 +16,9 @@ from functools import cached_property
 from instances import Config, Instance, Job, Node, TardinessMode
 
 EPS = 1e-9
+# beyond this many run[j,k,t] binaries the model no longer fits a 24 GiB machine (the
+# 60-job models of docs/benchmarks.md have about 40,000 and take 1.5 GB to build)
+MAX_RUN_VARIABLES = 2_000_000
 
 
 class MilpError(ValueError):
@@ -82,6 +85,11 @@ class MilpData:
         if self.tardiness == "worst_case":
             return (jd.last,)
         return tuple(b for b in jd.blocks if jd.stop_probability[b] > 0)
+
+    def energy_floor(self) -> float:
+        """A lower bound on every plan's cost: each job's least expected energy
+        (tardiness is never negative). Valid before any solve."""
+        return _energy_floor(self.jobs)
 
     @property
     def horizon(self) -> float:
@@ -174,14 +182,31 @@ def milp_data(
         jobs[job.id] = data
     if cutoff is not None:
         jobs = _cut_windows(jobs, slots, slot, cutoff, mode)
+    _check_size(jobs, slots, slot)
     return MilpData(instance, slots, slot, jobs, mode)
+
+
+def _energy_floor(jobs: dict[str, JobData]) -> float:
+    return math.fsum(jd.least_energy() for jd in jobs.values())
+
+
+def _check_size(jobs: dict[str, JobData], slots: int, slot: float) -> None:
+    """Refuse a model too large to build in memory: its job-configuration-slot triples
+    (the ``run`` binaries; the other families are a small multiple of them)."""
+    size = sum(len(jd.configs) * (jd.last_slot - jd.first_slot + 1) for jd in jobs.values())
+    if size > MAX_RUN_VARIABLES:
+        raise MilpError(
+            f"the MILP would have {size:,} job-configuration-slot variables over {slots:,} "
+            f"slots of {slot:g} h (limit {MAX_RUN_VARIABLES:,}): the exact MILP is for small "
+            "instances; use a heuristic policy, fewer jobs, or a longer slot"
+        )
 
 
 def _cut_windows(
     jobs: dict[str, JobData], slots: int, slot: float, cutoff: float, mode: TardinessMode
 ) -> dict[str, JobData]:
     """Each job's last slot under a cost cutoff (see :func:`milp_data`)."""
-    room = cutoff - math.fsum(jd.least_energy() for jd in jobs.values())
+    room = cutoff - _energy_floor(jobs)
     room = max(room, 0.0) + 1e-9 * max(1.0, abs(cutoff))  # rounding never cuts the cutoff plan
     out = {}
     for j, jd in jobs.items():

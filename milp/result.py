@@ -13,7 +13,7 @@ class Termination(enum.Enum):
     """Why HiGHS stopped."""
 
     OPTIMAL = "optimal"  # proved optimal within the gap tolerance
-    TIME_LIMIT = "time_limit"
+    TIME_LIMIT = "time_limit"  # the call's time limit (in HiGHS, or before it could run)
     INFEASIBLE = "infeasible"
     OTHER_LIMIT = "other_limit"  # iteration, node or objective limit
     ERROR = "error"
@@ -33,8 +33,12 @@ class Result:
     """A solve of the time-indexed MILP.
 
     ``objective`` is the evaluator's cost of ``plan`` (the one cost definition);
-    ``solver_objective`` is HiGHS's value of the same plan, ``bound`` its dual bound,
-    ``gap = (objective - bound) / max(|objective|, 1e-12)``.
+    ``solver_objective`` is HiGHS's value of the same plan (``None`` when the plan is the
+    warm start, returned because HiGHS found nothing better in time), ``bound`` a valid
+    lower bound on the optimum: HiGHS's dual bound, and never below the jobs' least
+    expected energy (so never ``-inf``), ``gap = (objective - bound) / max(|objective|,
+    1e-12)``. ``seconds`` is the wall time of the whole call, model building included;
+    ``note`` says where a time limit stopped it.
     """
 
     instance: str
@@ -50,6 +54,7 @@ class Result:
     constraints: int
     warm_start_cost: float | None = None  # evaluator's cost of the initial plan, if any
     log: str = ""
+    note: str = ""
 
     @property
     def objective(self) -> float | None:

@@ -1,4 +1,11 @@
-"""Solving the time-indexed MILP with HiGHS through Pyomo's ``appsi_highs`` interface."""
+"""Solving the time-indexed MILP with HiGHS: Pyomo builds the model, its standard-form
+compiler makes the matrices, ``highspy`` solves them (:mod:`milp.highs`).
+
+A time limit is the wall time of the whole call. The clock is read before each stage
+(the STS horizon, each constraint family, the MIP start, the compilation, HiGHS); when
+the time is up, or when the compilation would end after it, the call returns at once
+with what it has: the warm start, if one was given, and a valid lower bound.
+"""
 
 from __future__ import annotations
 
@@ -8,27 +15,50 @@ import time
 from pathlib import Path
 
 import pyomo.environ as pyo
-from pyomo.contrib.appsi.base import TerminationCondition
-from pyomo.contrib.appsi.solvers import Highs
 
 from heuristic.sts import StsPolicy
 from instances import Instance, Plan, TardinessMode
-from milp.data import MilpError, require_slot
-from milp.model import build_model
+from milp.data import MilpData, MilpError, milp_data, require_slot
+from milp.highs import compile_model, load_values, run_highs, start_vector
+from milp.model import build_model, model_of_data
 from milp.plan_io import solution_plan, start_values
 from milp.result import Result, SolutionStatus, Termination
-from validation.evaluate import evaluate
+from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
 
-_TERMINATION = {
-    TerminationCondition.optimal: Termination.OPTIMAL,
-    TerminationCondition.maxTimeLimit: Termination.TIME_LIMIT,
-    TerminationCondition.infeasible: Termination.INFEASIBLE,
-    TerminationCondition.infeasibleOrUnbounded: Termination.INFEASIBLE,
-    TerminationCondition.maxIterations: Termination.OTHER_LIMIT,
-    TerminationCondition.objectiveLimit: Termination.OTHER_LIMIT,
-    TerminationCondition.error: Termination.ERROR,
-}
+# compiling the model to matrices takes about this share of the time building it took
+# (0.74 on the 60-job models of docs/benchmarks.md): a compilation that would end past
+# the time limit is not started
+COMPILE_PER_BUILD = 0.8
+
+
+class _OutOfTime(Exception):
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+
+
+class _Clock:
+    """The call's deadline (none without a time limit)."""
+
+    def __init__(self, time_limit: float | None) -> None:
+        if time_limit == math.inf:
+            time_limit = None  # no limit, as None
+        if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
+            raise MilpError(f"time_limit = {time_limit!r}: must be a positive number of seconds")
+        self.t0 = time.perf_counter()
+        self.limit = time_limit
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def remaining(self) -> float:
+        return math.inf if self.limit is None else self.limit - self.elapsed()
+
+    def check(self, stage: str, need: float = 0.0) -> None:
+        """Stop before ``stage`` if the time is up, or if it would take longer (``need``
+        seconds) than remains."""
+        if self.remaining() <= need:
+            raise _OutOfTime(stage)
 
 
 def default_slots(instance: Instance, initial_plan: Plan | None = None) -> int:
@@ -57,70 +87,103 @@ def solve(
     rollout) is given to HiGHS as a MIP start.
 
     ``slots`` is the horizon (default :func:`default_slots`); ``slot`` overrides the
-    instance's slot length. Raises :class:`MilpError` when a job cannot finish within the
-    horizon, or when no plan can finish them all.
+    instance's slot length; ``time_limit`` (seconds) bounds the whole call. Raises
+    :class:`MilpError` when a job cannot finish within the horizon, when no plan can
+    finish them all, or when the model is too large to build.
     """
+    clock = _Clock(time_limit)
     if slot is not None:
         instance = instance.replace(slot=slot)
     slot = require_slot(instance)
-    warm_cost = None
+    warm: Evaluation | None = None
     if initial_plan is not None:
-        warm_cost = evaluate(instance, initial_plan, tardiness=tardiness).total_cost
+        warm = evaluate(instance, initial_plan, tardiness=tardiness)
     slots = slots if slots is not None else default_slots(instance, initial_plan)
-    t0 = time.perf_counter()
     # the warm start's cost bounds every job's lateness in a plan at least as good, so
     # the model leaves out the slots after that (milp.data.milp_data)
-    model, data = build_model(instance, slots, tardiness=tardiness, cutoff=warm_cost)
-    if initial_plan is not None:
-        start_values(model, data, initial_plan)
+    data = milp_data(instance, slots, tardiness, None if warm is None else warm.total_cost)
+    size = (0, 0)  # variables, constraints
+    try:
+        clock.check("building the model")
+        built = clock.elapsed()
+        model = model_of_data(data, clock.check)
+        built = clock.elapsed() - built
+        size = (model.nvariables(), model.nconstraints())
+        if initial_plan is not None:
+            clock.check("setting the MIP start")
+            start_values(model, data, initial_plan)
+        clock.check("compiling the model for HiGHS", need=COMPILE_PER_BUILD * built)
+        mats = compile_model(model)
+        clock.check("starting HiGHS")
+    except _OutOfTime as out:
+        return _stopped(data, initial_plan, warm, clock, out.stage, size)
 
-    opt = Highs()
-    opt.config.load_solution = False
-    opt.config.stream_solver = stream
-    opt.config.warmstart = initial_plan is not None
-    opt.config.time_limit = time_limit
-    opt.config.mip_gap = mip_gap
-    if threads is not None:
-        opt.highs_options = {"threads": threads}
     with tempfile.TemporaryDirectory() as tmp:
-        log_path = Path(log_file) if log_file is not None else Path(tmp) / "highs.log"
-        opt.config.logfile = str(log_path)
-        res = opt.solve(model)
-        log = log_path.read_text() if log_path.exists() else ""
-    seconds = time.perf_counter() - t0
-
-    termination = _TERMINATION.get(res.termination_condition, Termination.UNKNOWN)
-    if termination is Termination.INFEASIBLE:
+        answer = run_highs(
+            mats,
+            start=start_vector(mats) if initial_plan is not None else None,
+            time_limit=clock.remaining(),
+            mip_gap=mip_gap,
+            threads=threads,
+            log_file=Path(log_file) if log_file is not None else Path(tmp) / "highs.log",
+            stream=stream,
+        )
+    if answer.termination is Termination.INFEASIBLE:
         raise MilpError(
             f"no slot-aligned plan of instance {instance.name!r} finishes every job within "
             f"the horizon of {slots} slots ({slots * slot:g} h): each job fits alone, "
             "so the jobs compete for the same GPUs; give a longer horizon"
         )
-    plan = evaluation = None
-    status = SolutionStatus.NONE
-    if res.best_feasible_objective is not None:
-        res.solution_loader.load_vars()
+    plan, evaluation, status = initial_plan, warm, SolutionStatus.NONE
+    if answer.values is not None:
+        load_values(mats, answer.values)
         plan = solution_plan(model, data)
         evaluation = evaluate(instance, plan, tardiness=tardiness)
-        status = (
-            SolutionStatus.OPTIMAL
-            if termination is Termination.OPTIMAL
-            else SolutionStatus.FEASIBLE
-        )
+        optimal = answer.termination is Termination.OPTIMAL
+        status = SolutionStatus.OPTIMAL if optimal else SolutionStatus.FEASIBLE
+    elif plan is not None:
+        status = SolutionStatus.FEASIBLE
     return Result(
         instance=instance.name,
         plan=plan,
         evaluation=evaluation,
-        solver_objective=res.best_feasible_objective,
-        bound=res.best_objective_bound,
-        termination=termination,
+        solver_objective=answer.objective,
+        bound=max(data.energy_floor(), answer.bound if answer.bound is not None else -math.inf),
+        termination=answer.termination,
         status=status,
-        seconds=seconds,
+        seconds=clock.elapsed(),
         slots=slots,
-        variables=model.nvariables(),
-        constraints=model.nconstraints(),
-        warm_start_cost=warm_cost,
-        log=log,
+        warm_start_cost=None if warm is None else warm.total_cost,
+        log=answer.log,
+        variables=size[0],
+        constraints=size[1],
+    )
+
+
+def _stopped(
+    data: MilpData,
+    initial_plan: Plan | None,
+    warm: Evaluation | None,
+    clock: _Clock,
+    stage: str,
+    size: tuple[int, int],
+) -> Result:
+    """The result of a call whose time ran out before HiGHS could run."""
+    return Result(
+        instance=data.instance.name,
+        plan=initial_plan,
+        evaluation=warm,
+        solver_objective=None,
+        bound=data.energy_floor(),
+        termination=Termination.TIME_LIMIT,
+        status=SolutionStatus.NONE if initial_plan is None else SolutionStatus.FEASIBLE,
+        seconds=clock.elapsed(),
+        slots=data.slots,
+        warm_start_cost=None if warm is None else warm.total_cost,
+        note=f"the time limit of {clock.limit:g} s ran out before {stage} "
+        f"({clock.elapsed():.2f} s in); HiGHS did not run",
+        variables=size[0],
+        constraints=size[1],
     )
 
 

@@ -58,11 +58,22 @@ def test_the_grid_expands_scenarios_x_seeds_x_policies():
         ('policies=["sts"]\n[[scenarios]]\ngenerator="suite"\ninstances=["x"]', "instances"),
         ('policies=["sts"]\n[[scenarios]]\ngenerator="file"', "scenarios[0].path"),
         ('policies=["sts"', "not valid TOML"),
+        ('policies=["sts"]\ntime_limit=nan\n[[scenarios]]\ngenerator="synthetic"', "time_limit"),
+        ('policies=["sts"]\ntime_limit=-1\n[[scenarios]]\ngenerator="synthetic"', "time_limit"),
+        ('name="../../x"\npolicies=["sts"]\n[[scenarios]]\ngenerator="synthetic"', "name"),
+        ('name="/tmp/x"\npolicies=["sts"]\n[[scenarios]]\ngenerator="synthetic"', "name"),
+        ('name=""\npolicies=["sts"]\n[[scenarios]]\ngenerator="synthetic"', "name"),
     ],
 )
 def test_bad_campaign_files_name_the_field(text, field):
     with pytest.raises(CampaignError, match=field.replace("[", r"\[").replace("]", r"\]")):
         _parse(text)
+
+
+def test_a_file_name_that_is_no_plain_name_gives_a_plain_campaign_name(tmp_path):
+    path = tmp_path / "my rates (v2).toml"
+    path.write_text('policies=["sts"]\n[[scenarios]]\ngenerator="synthetic"\njobs=3\nnodes=2')
+    assert load_campaign(path).name == "my-rates-v2"
 
 
 def test_bundled_campaigns_load():

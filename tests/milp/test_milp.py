@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from heuristic.sts import StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from instances.generators.suite import milp_suite
 from milp import MilpError, SolutionStatus, Termination, build_model, solve
 from tests.milp.brute_force import brute_force
 from validation.evaluate import evaluate
@@ -163,3 +166,37 @@ def test_jobs_competing_beyond_the_horizon_get_a_clear_message():
 def test_instance_without_slot_is_refused_with_a_hint(base):
     with pytest.raises(MilpError, match="no slot length"):
         solve(base)
+
+
+def test_time_up_before_highs_returns_the_warm_start_and_a_finite_bound(small):
+    start = rollout(small, StsPolicy())
+    res = solve(small, initial_plan=start, time_limit=1e-6)
+    assert res.termination is Termination.TIME_LIMIT
+    assert res.status is SolutionStatus.FEASIBLE and not res.optimal
+    assert res.plan == start and res.objective == res.warm_start_cost
+    assert res.solver_objective is None
+    # the bound is the jobs' least expected energy: finite, valid, below the plan
+    assert res.bound is not None and 0 < res.bound <= res.objective
+    assert "HiGHS did not run" in res.note and res.seconds < 1.0
+
+
+def test_time_up_with_no_start_returns_no_plan_and_still_a_bound():
+    inst = milp_suite()[0]
+    res = solve(inst, time_limit=1e-6)
+    assert res.termination is Termination.TIME_LIMIT and res.status is SolutionStatus.NONE
+    assert res.plan is None and res.objective is None and res.gap is None
+    assert res.bound is not None and res.bound > 0
+    exact = solve(inst, time_limit=60)
+    assert exact.optimal and res.bound <= exact.objective + 1e-9
+    assert exact.bound is not None and exact.bound >= res.bound - 1e-9
+
+
+@pytest.mark.parametrize("limit", [math.nan, -1.0, 0.0, -math.inf])
+def test_a_time_limit_that_is_not_a_positive_number_is_refused(small, limit):
+    with pytest.raises(MilpError, match="time_limit"):
+        solve(small, time_limit=limit)
+
+
+def test_a_model_too_large_to_build_is_refused_before_building(small):
+    with pytest.raises(MilpError, match="exact MILP is for small instances"):
+        solve(small, slot=1e-4)
