@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from instances.errors import InstanceError
+from instances.limits import MAX_EPOCHS, MAX_STOPS
 
 PROB_TOL = 1e-9
 
@@ -40,6 +41,8 @@ class EpochDistribution:
         object.__setattr__(self, "probabilities", probs)
         if not stops:
             raise InstanceError("stops", stops, "needs at least one stopping point")
+        if len(stops) > MAX_STOPS:
+            raise InstanceError("stops", len(stops), f"at most {MAX_STOPS} stopping points")
         if len(stops) != len(probs):
             raise InstanceError(
                 "probabilities",
@@ -49,6 +52,12 @@ class EpochDistribution:
         for i, s in enumerate(stops):
             if not math.isfinite(s) or s <= 0:
                 raise InstanceError(f"stops[{i}]", s, "must be a positive number of epochs")
+            if s > MAX_EPOCHS:
+                raise InstanceError(
+                    f"stops[{i}]",
+                    s,
+                    f"must be at most {MAX_EPOCHS:g} epochs (docs/model.md, bounds)",
+                )
             if i and s <= stops[i - 1]:
                 raise InstanceError(
                     f"stops[{i}]", s, f"stopping points must increase (previous is {stops[i - 1]})"

@@ -20,7 +20,10 @@ class InstanceError(ValueError):
         super().__init__(self._text())
 
     def _text(self) -> str:
-        shown = repr(self.value)
+        try:
+            shown = repr(self.value)
+        except ValueError:  # an integer of more digits than Python will print
+            shown = f"<an integer of {self.value.bit_length()} bits>"
         if len(shown) > 120:
             shown = shown[:117] + "..."
         where = self.path or "<instance>"

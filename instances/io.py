@@ -7,7 +7,11 @@ after release, probabilities summing to 1, ...) by the data classes. Both raise
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import os
+import tempfile
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -17,7 +21,8 @@ import jsonschema
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError, PlanError
-from instances.model import Config, GpuType, Instance, Job, Node
+from instances.limits import MAX_NESTING, MAX_PLAN_HOURS, MIN_BLOCK_EPOCHS
+from instances.model import Config, GpuType, Instance, Job, Node, checked_epoch_time
 from instances.plan import Plan, Segment
 
 INSTANCE_FORMAT = "gpusched-instance/1"
@@ -64,17 +69,57 @@ def _check_schema(doc: Any, kind: str) -> None:
 
 
 def _load_text(source: str | Path, what: str) -> Any:
+    """The JSON document of a file, or an :class:`InstanceError` saying what is wrong
+    with its bytes: not UTF-8, not JSON, nested too deep, a number no float can hold."""
     path = Path(source)
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as exc:
         raise InstanceError("", str(path), f"cannot read {what} file: {exc.strerror}") from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InstanceError("", str(path), "the file is UTF-16 text; save it as UTF-8")
     try:
-        return json.loads(text)
+        text = raw.decode("utf-8-sig")  # a UTF-8 byte-order mark is harmless
+    except UnicodeDecodeError as exc:
+        raise InstanceError(
+            "", str(path), f"not UTF-8 text: byte {raw[exc.start]:#04x} at offset {exc.start}"
+        ) from None
+    try:
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InstanceError(
             "", str(path), f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:
+        raise InstanceError(
+            "", str(path), f"JSON nested deeper than {MAX_NESTING} levels"
+        ) from None
+    except ValueError as exc:  # an integer literal of thousands of digits
+        raise InstanceError("", str(path), f"a number JSON cannot hold: {exc}") from None
+    check_numbers(doc)
+    return doc
+
+
+def check_numbers(doc: Any) -> None:
+    """Every number of ``doc`` is finite and fits a float (no ``NaN``, ``Infinity``, or
+    ``1e400``), and containers nest at most ``MAX_NESTING`` deep; iterative, so any depth
+    is reported rather than overflowing the stack."""
+    todo: list[tuple[Any, tuple[str | int, ...]]] = [(doc, ())]
+    while todo:
+        value, where = todo.pop()
+        if isinstance(value, dict | list):
+            if len(where) >= MAX_NESTING:
+                raise InstanceError(
+                    _json_path(where), "...", f"nested deeper than {MAX_NESTING} levels"
+                )
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            todo.extend((v, (*where, k)) for k, v in items)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise InstanceError(_json_path(where), value, "must be a finite number")
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+            raise InstanceError(
+                _json_path(where), value, "is too large (integers up to 2**53 are exact)"
+            )
 
 
 # -- instances ---------------------------------------------------------------------------
@@ -105,6 +150,16 @@ def _job(i: int, d: dict[str, Any]) -> Job:
         stops=tuple(d["distribution"]["stops"]),
         probabilities=tuple(d["distribution"]["probabilities"]),
     )
+    # checked here, not in EpochDistribution: the distribution of a running job's
+    # remaining epochs (conditional) may have a first block as short as rounding makes it
+    for b, length in enumerate(dist.block_lengths):
+        if length < MIN_BLOCK_EPOCHS:
+            raise InstanceError(
+                f"{where}.distribution.stops[{b}]",
+                dist.stops[b],
+                f"must be at least {MIN_BLOCK_EPOCHS:g} epochs after the previous stopping "
+                "point (or 0) (docs/model.md, bounds)",
+            )
     if "max_epochs" in d and d["max_epochs"] != dist.max_epochs:
         raise InstanceError(
             f"{where}.distribution.stops",
@@ -123,12 +178,15 @@ def _job(i: int, d: dict[str, Any]) -> Job:
                 raise InstanceError(f"{cpath}.throughput", tput, "must not be negative")
             if tput == 0:  # measured as not runnable (as in Gavel's data): unavailable
                 continue
-            times[cfg] = 1.0 / tput
+            path, hours = f"{cpath}.throughput", 1.0 / tput
         else:
             t = cd["epoch_time"]
             if t <= 0:
                 raise InstanceError(f"{cpath}.epoch_time", t, "must be a positive number of hours")
-            times[cfg] = t
+            path, hours = f"{cpath}.epoch_time", float(t)
+        times[cfg] = checked_epoch_time(
+            path, cd.get("throughput", cd.get("epoch_time")), hours, dist.max_epochs, cfg
+        )
     if not times:
         raise InstanceError(
             f"{where}.configs",
@@ -153,6 +211,7 @@ def _job(i: int, d: dict[str, Any]) -> Job:
 
 def instance_from_dict(doc: Any) -> Instance:
     """Build and validate an :class:`Instance` from its JSON document."""
+    check_numbers(doc)
     _check_schema(doc, "instance")
     gpus = [_build(f"gpu_types[{i}]", GpuType, **g) for i, g in enumerate(doc["gpu_types"])]
     nodes = [_build(f"nodes[{i}]", Node, **n) for i, n in enumerate(doc["nodes"])]
@@ -225,8 +284,41 @@ def read_instance(source: str | Path) -> Instance:
         raise InstanceError(exc.path, exc.value, f"{exc.reason} [in {source}]") from None
 
 
+def write_atomic(target: str | Path, data: str | bytes) -> Path:
+    """Write ``data`` to ``target`` whole or not at all: into a temporary file beside it,
+    renamed over it once complete (a full disk or a kill leaves the old file, or none).
+    A target that is not a regular file (``/dev/stdout``) is written directly."""
+    path = Path(target)
+    raw = data.encode() if isinstance(data, str) else data
+    if path.exists() and not path.is_file():
+        path.write_bytes(raw)
+        return path
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # name the file the user asked for, not the temporary one
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())  # as an ordinary new file, not mkstemp's 0600
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_instance(inst: Instance, target: str | Path) -> None:
-    Path(target).write_text(json.dumps(instance_to_dict(inst), indent=1) + "\n")
+    write_atomic(target, json.dumps(instance_to_dict(inst), indent=1) + "\n")
 
 
 # -- plans -------------------------------------------------------------------------------
@@ -253,9 +345,17 @@ def plan_to_dict(
 
 def plan_from_dict(doc: Any) -> Plan:
     try:
+        check_numbers(doc)
         _check_schema(doc, "plan")
         segs = []
         for i, s in enumerate(doc["segments"]):
+            for key in ("start", "end"):
+                if not 0 <= s[key] <= MAX_PLAN_HOURS:
+                    raise InstanceError(
+                        f"segments[{i}].{key}",
+                        s[key],
+                        f"must be a time in [0, {MAX_PLAN_HOURS:g}] hours",
+                    )
             cfg = _config(f"segments[{i}].config", s["config"])
             segs.append(
                 Segment(
@@ -280,4 +380,4 @@ def read_plan(source: str | Path) -> Plan:
 
 
 def write_plan(plan: Plan, target: str | Path, **meta: str | None) -> None:
-    Path(target).write_text(json.dumps(plan_to_dict(plan, **meta), indent=1) + "\n")
+    write_atomic(target, json.dumps(plan_to_dict(plan, **meta), indent=1) + "\n")

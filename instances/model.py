@@ -15,6 +15,25 @@ from typing import Any, Literal
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
+from instances.limits import (
+    MAX_CPU_CORES,
+    MAX_EPOCH_HOURS,
+    MAX_GPUS_PER_NODE,
+    MAX_HOURS,
+    MAX_ID_CHARS,
+    MAX_JOBS,
+    MAX_MEMORY_GB,
+    MAX_NODES,
+    MAX_POWER_W,
+    MAX_PRICE,
+    MAX_PRIORITY,
+    MAX_RUN_HOURS,
+    MAX_SHARE,
+    MAX_SLOT_HOURS,
+    MAX_WEIGHT,
+    MIN_EPOCH_HOURS,
+    MIN_SLOT_HOURS,
+)
 
 TardinessMode = Literal["worst_case", "expected"]
 TARDINESS_MODES: tuple[str, ...] = ("worst_case", "expected")
@@ -23,22 +42,44 @@ TARDINESS_MODES: tuple[str, ...] = ("worst_case", "expected")
 DEFAULT_TARDINESS_FACTOR = 10.0
 
 
-def _positive(path: str, value: float, *, allow_zero: bool = False) -> float:
+def _positive(
+    path: str, value: float, *, allow_zero: bool = False, upper: float | None = None
+) -> float:
+    """``value`` as a float in (0, upper] (or [0, upper]); else an error naming ``path``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InstanceError(path, value, "must be a number")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond any float
+        v = math.inf
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
         raise InstanceError(
             path,
             value,
             "must be a positive number" if not allow_zero else "must be a non-negative number",
         )
+    if upper is not None and v > upper:
+        raise InstanceError(path, value, f"must be at most {upper:g} (docs/model.md, bounds)")
     return v
 
 
+def _count(path: str, value: Any, upper: int) -> int:
+    """A whole number in [1, upper]."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InstanceError(path, value, "must be a positive integer")
+    if value > upper:
+        raise InstanceError(path, value, f"must be at most {upper} (docs/model.md, bounds)")
+    return value
+
+
 def _ident(path: str, value: Any) -> str:
+    """An id or name: non-empty, printable (it reaches terminals, plots and pages)."""
     if not isinstance(value, str) or not value.strip():
         raise InstanceError(path, value, "must be a non-empty string")
+    if len(value) > MAX_ID_CHARS or not value.isprintable():
+        raise InstanceError(
+            path, value, f"must be at most {MAX_ID_CHARS} printable characters (no control codes)"
+        )
     return value
 
 
@@ -52,8 +93,9 @@ class GpuType:
 
     def __post_init__(self) -> None:
         _ident("name", self.name)
-        object.__setattr__(self, "memory_gb", _positive("memory_gb", self.memory_gb))
-        object.__setattr__(self, "power_w", _positive("power_w", self.power_w))
+        memory = _positive("memory_gb", self.memory_gb, upper=MAX_MEMORY_GB)
+        object.__setattr__(self, "memory_gb", memory)
+        object.__setattr__(self, "power_w", _positive("power_w", self.power_w, upper=MAX_POWER_W))
 
 
 @dataclass(frozen=True)
@@ -70,18 +112,13 @@ class Node:
     def __post_init__(self) -> None:
         _ident("id", self.id)
         _ident("gpu_type", self.gpu_type)
-        if (
-            isinstance(self.num_gpus, bool)
-            or not isinstance(self.num_gpus, int)
-            or self.num_gpus < 1
-        ):
-            raise InstanceError("num_gpus", self.num_gpus, "must be a positive integer")
-        if self.cpu_cores is not None and (
-            not isinstance(self.cpu_cores, int) or self.cpu_cores < 1
-        ):
-            raise InstanceError("cpu_cores", self.cpu_cores, "must be a positive integer")
+        _count("num_gpus", self.num_gpus, MAX_GPUS_PER_NODE)
+        if self.cpu_cores is not None:
+            _count("cpu_cores", self.cpu_cores, MAX_CPU_CORES)
         if self.dram_gb is not None:
-            _positive("dram_gb", self.dram_gb)
+            _positive("dram_gb", self.dram_gb, upper=MAX_MEMORY_GB)
+        if self.rack is not None:
+            _ident("rack", self.rack)
 
 
 ConfigKind = Literal["exclusive", "multi_node", "shared"]
@@ -104,10 +141,8 @@ class Config:
 
     def __post_init__(self) -> None:
         _ident("gpu_type", self.gpu_type)
-        for name in ("gpus", "nodes"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InstanceError(name, v, "must be a positive integer")
+        _count("nodes", self.nodes, MAX_NODES)
+        _count("gpus", self.gpus, MAX_GPUS_PER_NODE * self.nodes)
         if self.nodes > 1 and self.gpus % self.nodes:
             raise InstanceError(
                 "gpus",
@@ -146,6 +181,28 @@ class Config:
         return gpu.power_w / max_share if self.shared else self.gpus * gpu.power_w
 
 
+def checked_epoch_time(
+    path: str, given: Any, hours: float, max_epochs: float, cfg: Config
+) -> float:
+    """``hours`` per epoch within the bounds, alone and for all ``max_epochs``; ``given``
+    is what the file holds at ``path`` (an epoch time, or a throughput)."""
+    if not MIN_EPOCH_HOURS <= hours <= MAX_EPOCH_HOURS:
+        raise InstanceError(
+            path,
+            given,
+            f"gives {hours:g} h per epoch on {cfg.label}: must be between {MIN_EPOCH_HOURS:g} "
+            f"and {MAX_EPOCH_HOURS:g} h (docs/model.md, bounds)",
+        )
+    if hours * max_epochs > MAX_RUN_HOURS:
+        raise InstanceError(
+            path,
+            given,
+            f"all {max_epochs:g} epochs would take {hours * max_epochs:g} h on {cfg.label}, "
+            f"more than {MAX_RUN_HOURS:g} h (docs/model.md, bounds)",
+        )
+    return hours
+
+
 @dataclass(frozen=True)
 class Job:
     """A training job (MODEL.md section 1).
@@ -167,18 +224,21 @@ class Job:
 
     def __post_init__(self) -> None:
         _ident("id", self.id)
-        release = _positive("release", self.release, allow_zero=True)
-        due = _positive("due", self.due, allow_zero=True)
+        release = _positive("release", self.release, allow_zero=True, upper=MAX_HOURS)
+        due = _positive("due", self.due, allow_zero=True, upper=MAX_HOURS)
         if due <= release:
             raise InstanceError(
                 "due", self.due, f"the due date must be after the release time ({self.release})"
             )
         object.__setattr__(self, "release", release)
         object.__setattr__(self, "due", due)
-        object.__setattr__(self, "memory_gb", _positive("memory_gb", self.memory_gb))
-        object.__setattr__(self, "priority", _positive("priority", self.priority))
+        memory = _positive("memory_gb", self.memory_gb, upper=MAX_MEMORY_GB)
+        object.__setattr__(self, "memory_gb", memory)
+        priority = _positive("priority", self.priority, upper=MAX_PRIORITY)
+        object.__setattr__(self, "priority", priority)
         if self.weight is not None:
-            object.__setattr__(self, "weight", _positive("weight", self.weight, allow_zero=True))
+            weight = _positive("weight", self.weight, allow_zero=True, upper=MAX_WEIGHT)
+            object.__setattr__(self, "weight", weight)
         if not isinstance(self.distribution, EpochDistribution):
             raise InstanceError("distribution", self.distribution, "must be an EpochDistribution")
         if not self.epoch_times:
@@ -187,7 +247,9 @@ class Job:
         for i, (cfg, t) in enumerate(self.epoch_times.items()):
             if cfg in times:
                 raise InstanceError(f"configs[{i}]", cfg.label, "duplicate configuration")
-            times[cfg] = _positive(f"configs[{i}].epoch_time", t)
+            where = f"configs[{i}].epoch_time"
+            hours = _positive(where, t)
+            times[cfg] = checked_epoch_time(where, t, hours, self.distribution.max_epochs, cfg)
         # Sorted for a canonical order (stable JSON, deterministic policies).
         object.__setattr__(self, "epoch_times", dict(sorted(times.items())))
 
@@ -229,21 +291,30 @@ class Instance:
         object.__setattr__(self, "gpu_types", tuple(self.gpu_types))
         object.__setattr__(self, "nodes", tuple(self.nodes))
         object.__setattr__(self, "jobs", tuple(self.jobs))
-        object.__setattr__(
-            self, "energy_price", _positive("energy_price", self.energy_price, allow_zero=True)
-        )
+        if not isinstance(self.name, str) or not self.name.isprintable():
+            raise InstanceError("name", self.name, "must be printable text (no control codes)")
+        price = _positive("energy_price", self.energy_price, allow_zero=True, upper=MAX_PRICE)
+        object.__setattr__(self, "energy_price", price)
         if self.tardiness not in TARDINESS_MODES:
             raise InstanceError("tardiness", self.tardiness, f"must be one of {TARDINESS_MODES}")
         if self.slot is not None:
-            object.__setattr__(self, "slot", _positive("slot", self.slot))
-        if (
-            isinstance(self.max_share, bool)
-            or not isinstance(self.max_share, int)
-            or self.max_share < 1
-        ):
-            raise InstanceError("max_share", self.max_share, "must be a positive integer")
+            slot = _positive("slot", self.slot, upper=MAX_SLOT_HOURS)
+            if slot < MIN_SLOT_HOURS:
+                raise InstanceError(
+                    "slot",
+                    self.slot,
+                    f"must be at least {MIN_SLOT_HOURS:g} h (docs/model.md, bounds)",
+                )
+            object.__setattr__(self, "slot", slot)
+        _count("max_share", self.max_share, MAX_SHARE)
         if not self.nodes:
             raise InstanceError("nodes", [], "the cluster needs at least one node")
+        if not self.jobs:
+            raise InstanceError("jobs", [], "the instance needs at least one job")
+        if len(self.nodes) > MAX_NODES:
+            raise InstanceError("nodes", len(self.nodes), f"at most {MAX_NODES} nodes")
+        if len(self.jobs) > MAX_JOBS:
+            raise InstanceError("jobs", len(self.jobs), f"at most {MAX_JOBS} jobs")
         object.__setattr__(self, "_gpu", self._index("gpu_types", self.gpu_types, "name"))
         object.__setattr__(self, "_node", self._index("nodes", self.nodes, "id"))
         object.__setattr__(self, "_job", self._index("jobs", self.jobs, "id"))

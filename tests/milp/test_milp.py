@@ -199,4 +199,4 @@ def test_a_time_limit_that_is_not_a_positive_number_is_refused(small, limit):
 
 def test_a_model_too_large_to_build_is_refused_before_building(small):
     with pytest.raises(MilpError, match="exact MILP is for small instances"):
-        solve(small, slot=1e-4)
+        solve(small, slots=10**6)

@@ -1,0 +1,33 @@
+"""The sane bounds of instance and plan data (docs/model.md, "Bounds on the data").
+
+Each bound lies far beyond any real cluster or training job, and close enough that no
+figure computed from data within them can overflow to ``inf``, no structure built from
+them exhausts memory, and times stay where an absolute tolerance of 1e-9 h is still
+above the rounding of a double (below 4e6 h). Data outside is refused when read, with
+the field, the value and the bound.
+"""
+
+from __future__ import annotations
+
+MAX_HOURS = 1e5  # release and due times; ~11 years
+MAX_RUN_HOURS = 1e5  # one configuration running all of a job's epochs
+MIN_EPOCH_HOURS = 1e-5  # 36 ms per epoch
+MAX_EPOCH_HOURS = 1e4
+MAX_EPOCHS = 1e7  # a job's maximum epochs (its last stopping point)
+MIN_BLOCK_EPOCHS = 1e-3  # between two stopping points (and before the first)
+MAX_STOPS = 1000  # stopping points per job
+MIN_SLOT_HOURS = 1e-3  # 3.6 s
+MAX_SLOT_HOURS = 1e3
+MAX_POWER_W = 1e5  # per GPU (real ones draw under 1.5 kW)
+MAX_MEMORY_GB = 1e6
+MAX_PRICE = 1e6  # currency per kWh
+MAX_WEIGHT = 1e30  # currency per hour late (above every default weight within the bounds)
+MAX_PRIORITY = 1e6
+MAX_GPUS_PER_NODE = 1024
+MAX_CPU_CORES = 1_000_000
+MAX_SHARE = 64  # jobs per shared GPU
+MAX_NODES = 100_000
+MAX_JOBS = 1_000_000
+MAX_ID_CHARS = 128  # ids and names: printable, no control characters
+MAX_PLAN_HOURS = 1e9  # a plan's times (plans of many long jobs end late, never at 1e308)
+MAX_NESTING = 32  # JSON containers within containers (the formats use at most 6)

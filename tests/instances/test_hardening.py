@@ -1,0 +1,83 @@
+"""Files and values no reader should trust: each is refused with the field and the value,
+never with a traceback, an overflow, or a figure of inf or nan."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from instances import InstanceError, PlanError, read_instance, read_plan
+from instances.bundled import bundled
+from tests.fuzz import base_document, byte_mutant, mutate
+
+
+@pytest.fixture
+def doc():
+    return base_document("tiny")
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"),
+    [
+        ("utf16", "UTF-16"),
+        ("latin1", "not UTF-8"),
+        ("bad_utf8", "not UTF-8 text: byte 0xff"),
+        ("deep", "nested deeper than"),
+        ("long_number", "a number JSON cannot hold"),
+        ("nan_literal", "must be a finite number"),
+    ],
+)
+def test_bytes_no_instance_has_are_refused(tmp_path, doc, kind, reason):
+    path = tmp_path / "i.json"
+    path.write_bytes(byte_mutant(doc, kind))
+    with pytest.raises(InstanceError, match=reason):
+        read_instance(path)
+
+
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path, doc):
+    path = tmp_path / "i.json"
+    path.write_bytes(byte_mutant(doc, "bom"))
+    assert read_instance(path) == bundled("tiny")
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "reason"),
+    [
+        (("jobs", 0, "release"), 10**400, "must be a finite|too large"),
+        (("energy_price",), 1e308, "at most"),
+        (("gpu_types", 0, "power_w"), 1e308, "at most"),
+        (("jobs", 0, "priority"), 1e308, "at most"),
+        (("jobs", 0, "due"), 1e308, "at most"),
+        (("slot",), 5e-324, "at least"),
+        (("slot",), 1e9, "at most"),
+        (("jobs", 0, "configs", 0, "epoch_time"), 1e-9, "between"),
+        (("jobs", 0, "configs", 0, "epoch_time"), 1e307, "between"),
+        (("nodes", 0, "num_gpus"), 10**9, "at most"),
+        (("max_share",), 10**6, "at most"),
+        (("jobs", 0, "id"), "a\nb", "printable"),
+        (("jobs",), [], "non-empty|at least one job"),
+    ],
+)
+def test_values_beyond_the_bounds_are_refused_naming_the_field(tmp_path, doc, path, value, reason):
+    file = tmp_path / "i.json"
+    file.write_text(json.dumps(mutate(doc, path, "replace", value)))
+    with pytest.raises(InstanceError, match=reason) as exc:
+        read_instance(file)
+    field = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in path)
+    assert exc.value.path.replace(".[", "[") == field.replace(".[", "[")
+
+
+@pytest.mark.parametrize("end", ["1e308", "Infinity", "NaN", "-1"])
+def test_a_plan_segment_ending_at_no_real_time_is_refused(tmp_path, end):
+    from heuristic.fifo import FifoPolicy
+    from instances import plan_to_dict
+    from validation.simulator import rollout
+
+    inst = bundled("tiny")
+    doc = plan_to_dict(rollout(inst, FifoPolicy()))
+    text = json.dumps(doc).replace(f'"end": {doc["segments"][0]["end"]}', f'"end": {end}', 1)
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    with pytest.raises(PlanError, match=r"segments\[0\]\.end"):
+        read_plan(path)
