@@ -253,7 +253,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         from experiments.report import markdown_summary
         from experiments.store import Store
 
-        with Store(args.store) as store:
+        with Store(args.store, readonly=True) as store:
             names = [args.campaign] if args.campaign else list(store.campaigns()["name"])
         for name in names:
             print(markdown_summary(args.store, name) + "\n")
@@ -377,6 +377,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
     except (InstanceError, PlanError, SimulationError, MilpError, CampaignError, StoreError) as exc:
         print(f"gpusched: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an output folder that does not exist, a full disk, ...
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"gpusched: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     return code
 

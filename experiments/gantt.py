@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import matplotlib
@@ -11,6 +12,13 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from instances import Instance, Plan
+from instances.io import write_atomic
+
+
+def literal(text: str) -> str:
+    """``text`` as matplotlib draws it verbatim: a ``$`` escaped, so ids like ``$x$``
+    are not parsed as mathtext (which fails on most such strings)."""
+    return text.replace("$", r"\$")
 
 
 def gantt_figure(instance: Instance, plan: Plan, title: str = "") -> Figure:
@@ -29,21 +37,25 @@ def gantt_figure(instance: Instance, plan: Plan, title: str = "") -> Figure:
                 y += height * (jobs.index(s.job) % instance.max_share)
             ax.broken_barh([(s.start, s.end - s.start)], (y, height), color=colour[s.job])
         ref = s.gpus[0]
-        ax.text(s.start, index[ref], f" {s.job}", va="center", fontsize=6)
+        ax.text(s.start, index[ref], literal(f" {s.job}"), va="center", fontsize=6)
     for j in instance.jobs:
         ax.axvline(j.due, color=colour[j.id], linestyle=":", linewidth=0.8)
-    ax.set_yticks(range(len(rows)), [f"{n}:{g}" for n, g in rows], fontsize=7)
+    ax.set_yticks(range(len(rows)), [literal(f"{n}:{g}") for n, g in rows], fontsize=7)
     ax.set_xlabel("hours (dotted: due dates)")
-    ax.set_title(title or instance.name, fontsize=9)
+    ax.set_title(literal(title or instance.name), fontsize=9)
     ax.invert_yaxis()
     fig.tight_layout()
     return fig
 
 
-def gantt(instance: Instance, plan: Plan, path: str | Path, title: str = "") -> Path:
-    """Write a PNG Gantt chart of ``plan``."""
-    fig = gantt_figure(instance, plan, title)
-    path = Path(path)
-    fig.savefig(path, dpi=90)
+def png(fig: Figure) -> bytes:
+    """The figure as PNG bytes; the figure is closed."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
     plt.close(fig)
-    return path
+    return buf.getvalue()
+
+
+def gantt(instance: Instance, plan: Plan, path: str | Path, title: str = "") -> Path:
+    """Write a PNG Gantt chart of ``plan`` (whole or not at all)."""
+    return write_atomic(path, png(gantt_figure(instance, plan, title)))

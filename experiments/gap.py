@@ -10,6 +10,7 @@ HTML page.
 from __future__ import annotations
 
 import html
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -21,6 +22,7 @@ from experiments.gantt import gantt
 from heuristic.sts import StsPolicy, StsTuning
 from heuristic.sts_search import SearchResult, search
 from instances import Instance, Plan
+from instances.io import write_atomic
 from milp import solve
 from validation.evaluate import evaluate
 from validation.simulator import rollout
@@ -125,23 +127,34 @@ def gap_report(
     evaluations: int = SEARCH_EVALUATIONS,
     echo: Callable[[str], object] = print,
 ) -> pd.DataFrame:
-    """Analyse every instance; write ``gap.csv``, Gantt PNGs and ``index.html`` in ``out``."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for inst in instances:
+    """Analyse every instance, then write ``gap.csv``, Gantt PNGs and ``index.html`` in
+    ``out`` (nothing is written if an analysis fails)."""
+    rows, charts = [], []
+    for k, inst in enumerate(instances):
         row, plans = analyse(inst, time_limit=time_limit, threads=threads, evaluations=evaluations)
-        for name, plan in plans.items():
-            if plan is not None:
-                gantt(inst, plan, out / f"{inst.name}-{name}.png", f"{inst.name}: {name}")
         rows.append(row)
+        charts.append((chart_stem(k, inst.name), inst, plans))
         echo(_line(row))
     ratios = [{"warm_ratio": r.warm_ratio, "solver_ratio": r.solver_ratio} for r in rows]
     df = pd.DataFrame([{**asdict(r), **q} for r, q in zip(rows, ratios, strict=True)])
     df = df.set_index("instance")
-    df.to_csv(out / "gap.csv")
-    (out / "index.html").write_text(_html(df))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for stem, inst, plans in charts:
+        for kind, plan in plans.items():
+            if plan is not None:
+                gantt(inst, plan, out / f"{stem}-{kind}.png", f"{inst.name}: {kind}")
+    write_atomic(out / "gap.csv", df.to_csv())
+    write_atomic(out / "index.html", _html(df, [stem for stem, _, _ in charts]))
     return df
+
+
+def chart_stem(position: int, name: str) -> str:
+    """The file name stem of an instance's charts: its position in the report and its
+    name cut down to letters, digits, '.', '_' and '-', so that no instance name
+    decides where a file goes."""
+    plain = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-")[:60]
+    return f"{position:02d}-{plain or 'instance'}"
 
 
 def _line(row: GapRow) -> str:
@@ -188,7 +201,7 @@ def _unproved(df: pd.DataFrame) -> str:
     )
 
 
-def _html(df: pd.DataFrame) -> str:
+def _html(df: pd.DataFrame, stems: Sequence[str]) -> str:
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>gpusched gap report</title>",
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
@@ -197,10 +210,11 @@ def _html(df: pd.DataFrame) -> str:
         f"<p>{html.escape(summary(df))}</p>",
         df.to_html(float_format=lambda x: f"{x:.4g}"),
     ]
-    for name in df.index:
-        parts.append(f"<h2>{html.escape(str(name))}</h2>")
+    for name, stem in zip(df.index, stems, strict=True):
+        n = html.escape(str(name))
+        parts.append(f"<h2>{n}</h2>")
         for kind in ("sts", "sts-tuned", "milp"):
-            n = html.escape(str(name))
-            parts.append(f"<img src='{n}-{kind}.png' alt='{kind} plan of {n}'>")
+            src = html.escape(f"{stem}-{kind}.png")
+            parts.append(f"<img src='{src}' alt='{kind} plan of {n}'>")
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import math
 from datetime import UTC, datetime
@@ -22,8 +21,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from experiments.gantt import gantt_figure
+from experiments.gantt import gantt_figure, literal, png
 from experiments.store import Store
+from instances.io import write_atomic
 from validation.online import busy_gpus
 
 # two-sided 95% Student t quantiles by degrees of freedom (1..30); 1.96 beyond
@@ -131,7 +131,7 @@ def sharing_table(runs: pd.DataFrame) -> pd.DataFrame:
 def markdown_summary(store_path: str | Path, campaign: str) -> str:
     """The campaign's tables as markdown (for docs): per policy, STS's cuts, sharing,
     gaps to the clairvoyant bound."""
-    with Store(store_path) as store:
+    with Store(store_path, readonly=True) as store:
         runs = store.runs(campaign)
     runs = runs[runs["status"] == "ok"]
     cols = ["runs", "total", "total_ci95", "energy", "tardiness", "missed", "utilisation"]
@@ -165,10 +165,7 @@ def markdown_summary(store_path: str | Path, campaign: str) -> str:
 
 # -- plots ----------------------------------------------------------------------------
 def _png(fig: Figure) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+    return "data:image/png;base64," + base64.b64encode(png(fig)).decode()
 
 
 def _grouped(table: pd.DataFrame, column: str, err: str | None, ylabel: str, title: str) -> str:
@@ -180,8 +177,9 @@ def _grouped(table: pd.DataFrame, column: str, err: str | None, ylabel: str, tit
     for k, pol in enumerate(policies):
         vals = [table[column].get((s, pol), np.nan) for s in scenarios]
         errs = [table[err].get((s, pol), 0.0) for s in scenarios] if err else None
-        ax.bar(x + k * width, vals, width, yerr=errs, capsize=2, label=pol)
-    ax.set_xticks(x + 0.4 - width / 2, scenarios, rotation=20, ha="right", fontsize=7)
+        ax.bar(x + k * width, vals, width, yerr=errs, capsize=2, label=literal(str(pol)))
+    labels = [literal(str(s)) for s in scenarios]
+    ax.set_xticks(x + 0.4 - width / 2, labels, rotation=20, ha="right", fontsize=7)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
@@ -190,7 +188,7 @@ def _grouped(table: pd.DataFrame, column: str, err: str | None, ylabel: str, tit
 
 
 def _breakdown(table: pd.DataFrame) -> str:
-    labels = [f"{s} / {p}" for s, p in table.index]
+    labels = [literal(f"{s} / {p}") for s, p in table.index]
     fig, ax = plt.subplots(figsize=(8, 0.25 * len(labels) + 1.5))
     y = np.arange(len(labels))
     ax.barh(y, table["energy"], label="energy")
@@ -216,11 +214,13 @@ def _utilisation(store: Store, campaign: str, runs: pd.DataFrame) -> tuple[str, 
         inst, plan = store.plan_of(campaign, r["key"])
         steps = busy_gpus(plan)
         gpus = sum(n.num_gpus for n in inst.nodes)
-        ax.step(steps["time"], steps["busy"] / gpus, where="post", label=r["policy"], lw=1)
+        ax.step(
+            steps["time"], steps["busy"] / gpus, where="post", label=literal(str(r["policy"])), lw=1
+        )
     ax.set_xlabel("hours")
     ax.set_ylabel("busy GPUs / all GPUs")
     caption = f"{first['scenario']}, seed {first['seed']}"
-    ax.set_title(f"GPU utilisation over time ({caption})", fontsize=9)
+    ax.set_title(literal(f"GPU utilisation over time ({caption})"), fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     return _png(fig), caption
@@ -239,7 +239,7 @@ def _gap_plot(gaps: pd.DataFrame) -> str:
     policies = list(dict.fromkeys(gaps["policy"]))
     fig, ax = plt.subplots(figsize=(7, 3.5))
     ax.boxplot([100 * gaps[gaps["policy"] == p]["gap"] for p in policies], showmeans=True)
-    ax.set_xticks(range(1, len(policies) + 1), policies)
+    ax.set_xticks(range(1, len(policies) + 1), [literal(str(p)) for p in policies])
     ax.set_ylabel("cost above the clairvoyant bound (%)")
     ax.set_title("Gap to the clairvoyant bound, per scenario and seed", fontsize=9)
     fig.tight_layout()
@@ -286,7 +286,7 @@ def campaign_section(store: Store, campaign: str) -> str:
     parts.append(
         f"<p>{len(runs)} runs finished, {len(errors)} failed; "
         f"{runs['scenario'].nunique()} scenarios, policies: "
-        f"{', '.join(runs['policy'].unique())}.</p>"
+        f"{html.escape(', '.join(map(str, runs['policy'].unique())))}.</p>"
     )
     if runs.empty:
         return "\n".join(parts)
@@ -345,7 +345,7 @@ def campaign_section(store: Store, campaign: str) -> str:
 
 def write_report(store_path: str | Path, out: str | Path, campaign: str | None = None) -> Path:
     """Write the HTML report of ``campaign`` (default: every campaign in the store)."""
-    with Store(store_path) as store:
+    with Store(store_path, readonly=True) as store:
         names = list(store.campaigns()["name"]) if campaign is None else [campaign]
         if not names:
             raise ValueError(f"store {str(store_path)!r} holds no campaign")
@@ -363,6 +363,4 @@ is the exact MILP with each run's stops known.</p>
 {"".join(sections)}
 </body></html>
 """
-    path = Path(out)
-    path.write_text(page)
-    return path
+    return write_atomic(out, page)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import ctypes
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +24,8 @@ from tqdm import tqdm
 from experiments.campaign import Campaign
 from experiments.execute import RunRecord, execute
 from experiments.store import Store
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclass(frozen=True)
@@ -38,13 +42,31 @@ def _executor(scheduler: str | None, workers: int | None) -> Iterator[cf.Executo
         # forkserver: workers start from a clean interpreter, not a copy of this one
         # (which may hold threads or an open SQLite connection)
         ctx = multiprocessing.get_context("forkserver")
-        with cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=ctx) as ex:
+        with cf.ProcessPoolExecutor(
+            max_workers=workers or os.cpu_count(),
+            mp_context=ctx,
+            initializer=_die_with_campaign,
+            initargs=(os.getpid(),),
+        ) as ex:
             yield ex
         return
     from distributed import Client  # only when a cluster is asked for
 
     with Client(scheduler, timeout="30s") as client:
         yield client.get_executor()
+
+
+def _die_with_campaign(campaign_pid: int) -> None:
+    """In a pool process: be killed when the campaign process dies, not minutes later
+    when the run at hand ends. The pool's parent is the forkserver, which exits when the
+    campaign process does; Linux's parent-death signal then kills this process."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    try:  # the campaign may have died before the signal was armed
+        os.kill(campaign_pid, 0)
+    except ProcessLookupError:
+        os._exit(1)
 
 
 def run_campaign(
@@ -58,7 +80,7 @@ def run_campaign(
 ) -> CampaignOutcome:
     """Run every run of ``campaign`` that ``store_path`` does not hold yet."""
     specs = campaign.runs()
-    with Store(store_path) as store:
+    with Store(store_path, writer=True) as store:
         store.begin_campaign(campaign)
         done = store.finished(campaign.name)
         todo = [s for s in specs if s.key not in done]
@@ -77,10 +99,17 @@ def run_campaign(
             if todo:
                 with _executor(scheduler, workers) as ex:
                     futures = [ex.submit(execute, s) for s in todo]
-                    for fut in cf.as_completed(futures):
-                        rec: RunRecord = fut.result()
-                        store.save(rec)
-                        if rec.status != "ok":
-                            errors.append(f"{rec.spec.key}: {rec.error}")
-                        bar.update()
+                    try:
+                        for fut in cf.as_completed(futures):
+                            rec: RunRecord = fut.result()
+                            store.save(rec)
+                            if rec.status != "ok":
+                                errors.append(f"{rec.spec.key}: {rec.error}")
+                            bar.update()
+                    except BaseException:
+                        # a store that cannot be written (full disk), or an interrupt: the
+                        # queued runs are dropped, not run for nothing
+                        for f in futures:
+                            f.cancel()
+                        raise
     return CampaignOutcome(len(specs), skipped, len(todo), tuple(errors))

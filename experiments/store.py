@@ -7,7 +7,9 @@ and a restart skips exactly those. Only the campaign's own process writes.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,31 +84,84 @@ _RUN_COLUMNS = [
 ]
 
 
+_TABLES = {"campaigns", "instances", "runs", "jobs"}
+# PRAGMA application_id of the files gpusched creates ("gpsc"); stores written before it
+# was set have 0, and are recognised by their tables
+APPLICATION_ID = 0x67707363
+
+
 class StoreError(RuntimeError):
-    """The store file cannot be used (not SQLite, or from an incompatible version)."""
+    """The store file cannot be used: not one of ours, another version's, corrupt, in use
+    by another campaign process, or the disk is full."""
 
 
 class Store:
-    def __init__(self, path: str | Path) -> None:
+    """A results store. Nothing is written to a file until it is known to be a gpusched
+    store (or new); ``writer=True`` takes the file's lock, so that two campaign
+    processes never write one store; ``readonly=True`` opens it for reading only."""
+
+    def __init__(self, path: str | Path, *, writer: bool = False, readonly: bool = False) -> None:
         self.path = Path(path)
+        self._lock: int | None = None
+        fresh = not self.path.exists() or self.path.stat().st_size == 0
+        if readonly and fresh:
+            raise StoreError(f"store {str(path)!r}: no such store")
         try:
-            self.conn = sqlite3.connect(self.path)
-            self.conn.execute("PRAGMA journal_mode=WAL")  # readers (reports) while writing
-            self.conn.executescript(_SCHEMA)
-            found = [r[1] for r in self.conn.execute("PRAGMA table_info(runs)")]
+            if writer:
+                self._lock = _lock(self.path)
+            if readonly:
+                uri = self.path.resolve().as_uri() + "?mode=ro"
+                self.conn = sqlite3.connect(uri, uri=True)
+            else:
+                self.conn = sqlite3.connect(self.path)
+            if not fresh:
+                self._recognise()
+            if not readonly:
+                self.conn.execute("PRAGMA journal_mode=WAL")  # readers (reports) while writing
+            if fresh:
+                self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                self.conn.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
+            self.close()
+            what = "is corrupt" if "malformed" in str(exc) else "is not a gpusched results store"
+            raise StoreError(f"store {str(path)!r} {what}: {exc}") from None
+        except StoreError:
+            self.close()
+            raise
+
+    def _recognise(self) -> None:
+        """Refuse, before writing anything, a file that is not a sound gpusched store."""
+        where = f"store {str(self.path)!r}"
+        app = self.conn.execute("PRAGMA application_id").fetchone()[0]
+        tables = {
+            r[0]
+            for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not r[0].startswith("sqlite_")
+        }
+        if app not in (0, APPLICATION_ID) or (tables != _TABLES and "runs" not in tables):
             raise StoreError(
-                f"store {str(path)!r} is not a gpusched results store: {exc}"
-            ) from None
-        if found != _RUN_COLUMNS:
-            self.conn.close()
+                f"{where} is not a gpusched results store (an SQLite file with tables "
+                f"{sorted(tables)}); it was left as it is"
+            )
+        found = [r[1] for r in self.conn.execute("PRAGMA table_info(runs)")]
+        if tables != _TABLES or found != _RUN_COLUMNS:
             raise StoreError(
-                f"store {str(path)!r} was written by another version of gpusched (its runs "
-                f"table has columns {found}); use a new store file"
+                f"{where} was written by another version of gpusched (tables "
+                f"{sorted(tables)}, runs columns {found}); use a new store file"
+            )
+        problems = [r[0] for r in self.conn.execute("PRAGMA quick_check(5)")]
+        if problems != ["ok"]:
+            raise StoreError(
+                f"{where} is corrupt ({'; '.join(problems)}): its runs cannot be trusted; "
+                "run the campaign into a new store"
             )
 
     def close(self) -> None:
-        self.conn.close()
+        if hasattr(self, "conn"):
+            self.conn.close()
+        if self._lock is not None:  # after the connection: closing it drops SQLite's locks
+            os.close(self._lock)
+            self._lock = None
 
     def __enter__(self) -> Store:
         return self
@@ -137,7 +192,17 @@ class Store:
         return {r[0] for r in rows}
 
     def save(self, rec: RunRecord) -> None:
-        """Write one run, all or nothing."""
+        """Write one run, all or nothing (a full disk is a :class:`StoreError`, and the
+        run is not in the store)."""
+        try:
+            self._save(rec)
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"store {str(self.path)!r}: cannot write run {rec.spec.key!r}: {exc}; the runs "
+                "written before it are kept, and the campaign resumes from there"
+            ) from None
+
+    def _save(self, rec: RunRecord) -> None:
         s = rec.spec
         values = [rec.metrics.get(m) for m in METRICS]
         with self.conn:
@@ -182,17 +247,20 @@ class Store:
         if campaign is not None:
             sql += " WHERE campaign = ?"
             args = (campaign,)
-        return pd.read_sql_query(sql + " ORDER BY campaign, position", self.conn, params=args)
+        return self._query(sql + " ORDER BY campaign, position", args)
 
     def jobs(self, campaign: str, key: str) -> pd.DataFrame:
-        return pd.read_sql_query(
-            "SELECT * FROM jobs WHERE campaign = ? AND key = ? ORDER BY rowid",
-            self.conn,
-            params=(campaign, key),
-        )
+        sql = "SELECT * FROM jobs WHERE campaign = ? AND key = ? ORDER BY rowid"
+        return self._query(sql, (campaign, key))
 
     def campaigns(self) -> pd.DataFrame:
-        return pd.read_sql_query("SELECT * FROM campaigns ORDER BY started_at", self.conn)
+        return self._query("SELECT * FROM campaigns ORDER BY started_at", ())
+
+    def _query(self, sql: str, args: tuple[str, ...]) -> pd.DataFrame:
+        try:
+            return pd.read_sql_query(sql, self.conn, params=args)
+        except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:
+            raise StoreError(f"store {str(self.path)!r} cannot be read: {exc}") from None
 
     def plan_of(self, campaign: str, key: str) -> tuple[Instance, Plan]:
         """The instance and the realised plan of one run."""
@@ -203,7 +271,28 @@ class Store:
         ).fetchone()
         if row is None:
             raise KeyError(f"no finished run {key!r} in campaign {campaign!r}")
-        return instance_from_dict(json.loads(row[1])), plan_from_dict(json.loads(row[0]))
+        try:
+            return instance_from_dict(json.loads(row[1])), plan_from_dict(json.loads(row[0]))
+        except (ValueError, TypeError) as exc:  # JSON, InstanceError and PlanError alike
+            raise StoreError(
+                f"store {str(self.path)!r}: the stored instance or plan of run {key!r} is "
+                f"damaged ({exc}); run the campaign into a new store"
+            ) from None
+
+
+def _lock(path: Path) -> int:
+    """An exclusive lock on the store file for this process's life (released by the
+    kernel if it dies): a second campaign process on the store is refused at once."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise StoreError(
+            f"store {str(path)!r} is being written by another campaign process; wait for it "
+            "to finish (a campaign started again resumes where it stopped) or use another store"
+        ) from None
+    return fd
 
 
 def _now() -> str:

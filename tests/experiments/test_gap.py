@@ -42,11 +42,11 @@ def test_gap_command_writes_table_charts_and_page(tmp_path, capsys):
     )
     assert row["solver_ratio"] == pytest.approx(row["seconds_warm"] / row["seconds_cold"])
     assert row["milp_bound"] <= row["milp_cost"] + 1e-9
-    assert (out / f"{inst.name}-sts.png").stat().st_size > 1000
-    assert (out / f"{inst.name}-milp.png").stat().st_size > 1000
-    assert (out / f"{inst.name}-sts-tuned.png").stat().st_size > 1000
+    assert (out / f"00-{inst.name}-sts.png").stat().st_size > 1000
+    assert (out / f"00-{inst.name}-milp.png").stat().st_size > 1000
+    assert (out / f"00-{inst.name}-sts-tuned.png").stat().st_size > 1000
     page = (out / "index.html").read_text()
-    assert f"{inst.name}-milp.png" in page and "tuned STS gap median" in page
+    assert f"00-{inst.name}-milp.png" in page and "tuned STS gap median" in page
     assert "STS gap" in capsys.readouterr().out
 
 

@@ -1,0 +1,123 @@
+"""The results store against what other programs, disks and users do to files."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from experiments.cli import main
+from experiments.runner import run_campaign
+from experiments.store import Store, StoreError
+from tests.experiments.test_campaign import SMALL, _parse
+
+
+@pytest.fixture
+def filled(tmp_path) -> Path:
+    store = tmp_path / "s.sqlite"
+    run_campaign(_parse(SMALL), store, workers=1, progress=False)
+    return store
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("extra", ["CREATE TABLE notes (x TEXT)", "PRAGMA journal_mode=DELETE"])
+def test_another_programs_sqlite_file_is_refused_untouched(tmp_path, extra):
+    path = tmp_path / "theirs.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE accounts (id INTEGER, name TEXT)")
+        conn.execute(extra)
+    before = _digest(path)
+    for opener in (Store, lambda p: Store(p, writer=True), lambda p: Store(p, readonly=True)):
+        with pytest.raises(StoreError, match="not a gpusched results store"):
+            opener(path)
+    assert _digest(path) == before
+    assert not Path(f"{path}-wal").exists()
+    with sqlite3.connect(path) as conn:  # still theirs: no table added, journal unchanged
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        assert tables <= {"accounts", "notes"}
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+def test_a_corrupt_store_is_refused_not_reported_in_part(filled, tmp_path, capsys):
+    data = bytearray(filled.read_bytes())
+    filled.write_bytes(bytes(data[: len(data) // 2]))  # a copy cut short
+    out = tmp_path / "r.html"
+    assert main(["report", str(filled), "--out", str(out)]) == 2
+    assert "corrupt" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_second_campaign_process_on_one_store_is_refused(filled):
+    with Store(filled, writer=True):
+        with pytest.raises(StoreError, match="another campaign process"):
+            run_campaign(_parse(SMALL), filled, workers=1, progress=False)
+        with Store(filled, readonly=True) as reader:  # reports still read it
+            assert len(reader.runs()) == 12
+    with Store(filled, writer=True):  # the lock went with its holder
+        pass
+
+
+def test_a_full_disk_is_a_store_error_and_leaves_whole_runs(filled):
+    from experiments.execute import execute
+
+    spec = _parse(SMALL.replace('name = "small"', 'name = "more"')).runs()[0]
+    rec = execute(spec)
+    with Store(filled, writer=True) as store:
+        pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+        store.conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's 'disk is full'
+        big = type(rec)(**{**rec.__dict__, "plan_json": "x" * 200_000})
+        with pytest.raises(StoreError, match="full"):
+            store.save(big)
+        assert store.finished("more") == set()  # nothing of the run was written
+        assert len(store.runs()) == 12
+
+
+def test_pool_processes_die_with_a_killed_campaign(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(SMALL.replace("seeds = 2", "seeds = 40").replace("jobs = 5", "jobs = 14"))
+    cmd = [sys.executable, "-m", "experiments.cli", "campaign", str(cfg), "--quiet"]
+    proc = subprocess.Popen(
+        [*cmd, "--store", str(tmp_path / "s.sqlite"), "--workers", "2"],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(_group(proc.pid)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)  # the campaign, the forkserver and two workers
+        assert len(_group(proc.pid)) >= 4
+        os.kill(proc.pid, signal.SIGKILL)  # the campaign process alone
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while _group(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _group(proc.pid) == []
+    finally:
+        for pid in _group(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _group(pgid: int) -> list[int]:
+    """Live (not zombie) processes of a process group."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            out.append(int(entry.name))
+    return out
