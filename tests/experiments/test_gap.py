@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from experiments.cli import main
+from experiments.gap import gap_report
 from heuristic.sts import StsPolicy
 from instances.generators.suite import milp_suite, suite_specs
 from validation.evaluate import evaluate
@@ -61,3 +64,19 @@ def test_gap_command_refuses_a_search_budget_below_one(capsys):
         main(["gap", "suite", "--search-evaluations", "0"])
     assert exc.value.code == 2
     assert "--search-evaluations: expected at least 1, got 0" in capsys.readouterr().err
+
+
+def test_hostile_names_decide_no_path_and_reach_plots_and_html_escaped(tmp_path):
+    inst = milp_suite()[0]
+    hostile = inst.replace(
+        name="../../x $a$ <b>",
+        jobs=tuple(inst.pinned_job(j.id, id=f"$j{k}$<i>") for k, j in enumerate(inst.jobs)),
+    )
+    out = tmp_path / "deep" / "report"
+    df = gap_report([hostile], out, time_limit=20, evaluations=20, echo=lambda s: None)
+    assert len(df) == 1
+    written = {p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()}
+    assert all(str(p).startswith("deep/report/") for p in written)
+    assert Path("deep/report/00-x-a-b-milp.png") in written
+    page = (out / "index.html").read_text()
+    assert "<b>" not in page and "&lt;b&gt;" in page

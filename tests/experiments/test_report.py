@@ -122,3 +122,19 @@ def test_markdown_summary_lists_every_policy_and_the_bound_gaps(store, capsys):
     out = capsys.readouterr().out
     assert "Campaign `report-test`: 18 runs." in out
     assert "mean_gap_%" in out and "| sts " in out.replace("|:", "| ")
+
+
+def test_names_read_from_a_store_reach_the_page_escaped_and_plots_verbatim(store, tmp_path):
+    import sqlite3
+
+    copy = tmp_path / "s.sqlite"
+    shutil.copy(store, copy)
+    evil = "<script>alert(1)</script>$x$"
+    with sqlite3.connect(copy) as conn:
+        conn.execute("UPDATE runs SET policy = ? WHERE policy = 'edf'", (evil,))
+        conn.execute("UPDATE runs SET scenario = scenario || ' $\\\\frac$'")
+    out = tmp_path / "r.html"
+    assert main(["report", str(copy), "--out", str(out)]) == 0
+    page = out.read_text()
+    assert "<script>alert" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;$x$" in page

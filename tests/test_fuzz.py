@@ -1,0 +1,131 @@
+"""Fuzzing the readers and the commands with mutants of the bundled files (tests/fuzz.py).
+
+Every mutant must end one of two ways: a clean refusal (InstanceError / PlanError, or
+exit status 2 from the command) naming a field, or an accepted file whose figures are
+all finite and whose policies' plans the evaluator accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from heuristic.registry import make_policy
+from instances import InstanceError, PlanError, instance_from_dict, plan_from_dict, plan_to_dict
+from instances.io import check_numbers
+from tests.fuzz import (
+    BYTE_MUTANTS,
+    NASTY,
+    OPS,
+    base_document,
+    byte_mutant,
+    mutate,
+    names_field,
+    paths,
+    run_command,
+)
+from validation.evaluate import evaluate
+from validation.montecarlo import replay
+from validation.simulator import rollout
+
+BASES = {name: base_document(name) for name in ("tiny", "small")}
+PATHS = {name: list(paths(doc)) for name, doc in BASES.items()}
+# fields that refer to another object: a bad value shows where it is looked up
+REFERENCES = {"gpu_type", "name", "id"}
+SETTINGS = settings(
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@st.composite
+def mutants(draw: st.DrawFn) -> tuple[dict, tuple, str]:
+    base = draw(st.sampled_from(sorted(BASES)))
+    path = draw(st.sampled_from(PATHS[base]))
+    op = draw(st.sampled_from(OPS))
+    value = draw(st.sampled_from(NASTY))
+    return json.loads(json.dumps(mutate(BASES[base], path, op, value))), path, op
+
+
+def _finite(*figures: float) -> bool:
+    return all(math.isfinite(x) for x in figures)
+
+
+def _accepted_is_sound(inst) -> None:
+    for name in ("fifo", "sts"):
+        plan = rollout(inst, make_policy(name))
+        ev = evaluate(inst, plan)  # a policy's own plan is never refused
+        assert _finite(ev.energy_cost, ev.tardiness_cost, ev.total_cost)
+        assert all(_finite(j.completion, j.total_cost) for j in ev.jobs)
+    mc = replay(inst, plan, samples=20, seed=0)
+    assert _finite(mc.mean_total, *mc.interval)
+
+
+@SETTINGS
+@given(mutants())
+def test_a_mutated_instance_is_refused_naming_the_field_or_sound(case):
+    doc, path, op = case
+    try:
+        inst = instance_from_dict(doc)
+    except InstanceError as exc:
+        assert exc.path, f"{exc} names no field"
+        leaf = path[-1]
+        if op == "replace" and isinstance(leaf, str) and leaf not in REFERENCES:
+            assert names_field(str(exc), path), f"mutated {path}, refused as: {exc}"
+        return
+    _accepted_is_sound(inst)
+
+
+PLAN = plan_to_dict(rollout(instance_from_dict(BASES["tiny"]), make_policy("fifo")))
+PLAN_PATHS = list(paths(PLAN))
+
+
+@SETTINGS
+@given(st.sampled_from(PLAN_PATHS), st.sampled_from(OPS), st.sampled_from(NASTY))
+def test_a_mutated_plan_is_refused_or_costed_finitely(path, op, value):
+    inst = instance_from_dict(BASES["tiny"])
+    doc = json.loads(json.dumps(mutate(PLAN, path, op, value)))
+    try:
+        ev = evaluate(inst, plan_from_dict(doc))
+    except PlanError as exc:
+        assert str(exc).strip()
+        return
+    assert _finite(ev.total_cost, *(j.completion for j in ev.jobs))
+
+
+@settings(max_examples=25, deadline=None)
+@given(mutants(), st.sampled_from(["solve", "evaluate"]))
+def test_a_command_on_a_mutant_exits_cleanly_with_finite_figures(tmp_path_factory, case, cmd):
+    doc, _, _ = case
+    tmp = tmp_path_factory.mktemp("fuzz")
+    (tmp / "i.json").write_text(json.dumps(doc))
+    (tmp / "p.json").write_text(json.dumps(PLAN))
+    argv = ["solve", str(tmp / "i.json"), "--policy", "edf", "--mc", "20"]
+    if cmd == "evaluate":
+        argv = ["evaluate", str(tmp / "i.json"), str(tmp / "p.json")]
+    outcome, _, _, err = run_command(argv)
+    assert outcome in ("ok", "refused"), f"{outcome}: {err}"
+
+
+@given(st.sampled_from(BYTE_MUTANTS), st.sampled_from(sorted(BASES)))
+@settings(deadline=None)
+def test_byte_mutants_are_refused_or_read_whole(tmp_path_factory, kind, base):
+    path = tmp_path_factory.mktemp("bytes") / "i.json"
+    path.write_bytes(byte_mutant(BASES[base], kind))
+    outcome, _, _, err = run_command(["solve", str(path), "--policy", "fifo"])
+    assert outcome == ("ok" if kind == "bom" else "refused"), err
+
+
+def test_the_number_walk_reports_depth_without_recursing():
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    try:
+        check_numbers({"jobs": deep})
+    except InstanceError as exc:
+        assert "nested deeper" in str(exc)
+    else:
+        raise AssertionError("a 100,000-deep document passed")
