@@ -6,8 +6,9 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -32,6 +33,10 @@ from milp import MilpError
 from validation.evaluate import evaluate
 from validation.montecarlo import replay
 from validation.simulator import SimulationError
+
+
+class CliError(ValueError):
+    """A bad option value found after argparse (the message names the option)."""
 
 
 def _instance(source: str) -> Instance:
@@ -147,25 +152,31 @@ def _instances(sources: Sequence[str]) -> list[Instance]:
     return out
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
-    return value
+def _option(
+    convert: Callable[[str], Any], what: str, ok: Callable[[Any], bool], want: str
+) -> Callable[[str], Any]:
+    """An argparse type: ``convert`` the text, then check it (usage error otherwise)."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {want}, got {text}")
+        return value
+
+    return parse
 
 
-def _seconds(text: str) -> float:
-    """A time limit: a positive, finite number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
-    return value
+_positive_int = _option(int, "a whole number", lambda v: v >= 1, "at least 1")
+_count = _option(int, "a whole number", lambda v: v >= 0, "at least 0")
+_seconds = _option(
+    float,
+    "a number of seconds",
+    lambda v: math.isfinite(v) and v > 0,
+    "a positive number of seconds",
+)
 
 
 def cmd_gap(args: argparse.Namespace) -> int:
@@ -205,6 +216,10 @@ def cmd_online(args: argparse.Namespace) -> int:
     if args.slot is not None:
         inst = inst.replace(slot=args.slot)
     names = policy_names() if args.policy == "all" else args.policy.split(",")
+    known = policy_names(small_only=True)
+    for name in names:
+        if name not in known:
+            raise CliError(f"--policy: unknown policy {name!r}; known: {', '.join(known)}")
     rows = {}
     for name in names:
         run = run_online(inst, name, seed=args.seed)
@@ -275,22 +290,22 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"file or bundled name ({', '.join(bundled_names())})",
     )
     d.add_argument("--policy", default="fifo", choices=policy_names())
-    d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--mc", type=int, default=2000, help="Monte Carlo scenarios (0: none)")
+    d.add_argument("--seed", type=_count, default=0)
+    d.add_argument("--mc", type=_count, default=2000, help="Monte Carlo scenarios (0: none)")
     d.set_defaults(func=cmd_demo)
 
     s = sub.add_parser("solve", help="worst-case rollout of a policy: plan + cost table")
     s.add_argument("instance")
     s.add_argument("--policy", default="fifo", choices=policy_names())
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=_count, default=0)
     s.add_argument("--slot", type=float, default=None, help="slot length in hours")
     s.add_argument("--out", help="write the plan (JSON) here")
-    s.add_argument("--mc", type=int, default=0, help="Monte Carlo scenarios to cross-check")
+    s.add_argument("--mc", type=_count, default=0, help="Monte Carlo scenarios to cross-check")
     s.set_defaults(func=cmd_solve)
 
     c = sub.add_parser("compare", help="every registered policy on one instance, one table")
     c.add_argument("instance")
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--seed", type=_count, default=0)
     c.add_argument("--slot", type=float, default=None, help="slot length in hours")
     c.set_defaults(func=cmd_compare)
 
@@ -303,16 +318,16 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="write a seeded instance file")
     g.add_argument("kind", choices=("synthetic", "realdata", "suite"))
     g.add_argument("--out", required=True)
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=_count, default=0)
     g.add_argument("--name", default=None)
     g.add_argument(
         "--nodes",
-        type=int,
+        type=_positive_int,
         default=4,
         help="number of nodes (realdata: cycles k80x4, p100x4, v100x4, v100x8)",
     )
-    g.add_argument("--jobs", type=int, default=10)
-    g.add_argument("--start", type=int, default=0, help="realdata: first Philly job index")
+    g.add_argument("--jobs", type=_positive_int, default=10)
+    g.add_argument("--start", type=_count, default=0, help="realdata: first Philly job index")
     g.add_argument("--rate", choices=("high", "exponential", "low"), default="exponential")
     g.add_argument("--early-stopping", choices=FAMILIES, default="uniform")
     g.add_argument("--tardiness", choices=("worst_case", "expected"), default="worst_case")
@@ -325,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     gp.add_argument(
         "--time-limit", type=_seconds, default=60.0, help="seconds per MILP solve, all included"
     )
-    gp.add_argument("--threads", type=int, default=None)
+    gp.add_argument("--threads", type=_positive_int, default=None)
     gp.add_argument("--slot", type=float, default=None, help="slot length in hours")
     gp.add_argument("--out", default="gap-report", help="directory for CSV, PNGs, HTML")
     gp.add_argument(
@@ -339,8 +354,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bound", help="clairvoyant lower bound (MILP with epochs known)")
     b.add_argument("instance")
-    b.add_argument("--scenarios", type=int, default=10)
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--scenarios", type=_positive_int, default=10)
+    b.add_argument("--seed", type=_count, default=0)
     b.add_argument("--time-limit", type=_seconds, default=60.0, help="seconds per scenario")
     b.add_argument("--slot", type=float, default=None)
     b.set_defaults(func=cmd_bound)
@@ -348,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     o = sub.add_parser("online", help="online runs (sampled stops): metrics per policy")
     o.add_argument("instance")
     o.add_argument("--policy", default="all", help="'all', or names separated by commas")
-    o.add_argument("--seed", type=int, default=0)
+    o.add_argument("--seed", type=_count, default=0)
     o.add_argument("--slot", type=float, default=None)
     o.add_argument("--jobs", action="store_true", help="also print each run's jobs")
     o.set_defaults(func=cmd_online)
@@ -357,7 +372,9 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("config", nargs="?", help="TOML file, or a bundled campaign's name")
     ca.add_argument("--store", help="SQLite results file (default: NAME.sqlite)")
     ca.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
-    ca.add_argument("--workers", type=int, default=None, help="local processes (default: cores)")
+    ca.add_argument(
+        "--workers", type=_positive_int, default=None, help="local processes (default: cores)"
+    )
     ca.add_argument("--quiet", action="store_true", help="no progress bar")
     ca.add_argument("--list", action="store_true", help="list the bundled campaigns")
     ca.set_defaults(func=cmd_campaign)
@@ -375,7 +392,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
-    except (InstanceError, PlanError, SimulationError, MilpError, CampaignError, StoreError) as exc:
+    except (
+        InstanceError,
+        PlanError,
+        SimulationError,
+        MilpError,
+        CampaignError,
+        StoreError,
+        CliError,
+    ) as exc:
         print(f"gpusched: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # an output folder that does not exist, a full disk, ...

@@ -24,6 +24,7 @@ from heuristic.sts_search import SearchResult, search
 from instances import Instance, Plan
 from instances.io import write_atomic
 from milp import solve
+from milp.data import require_slot
 from validation.evaluate import evaluate
 from validation.simulator import rollout
 
@@ -81,8 +82,7 @@ def analyse(
 ) -> tuple[GapRow, dict[str, Plan | None]]:
     """Gap analysis of one slotted instance; also returns the plans (STS, tuned STS,
     MILP)."""
-    if instance.slot is None:
-        raise ValueError(f"instance {instance.name!r} has no slot length; gap analysis needs one")
+    require_slot(instance)  # a MilpError with a hint, before the search runs
     sts_plan = rollout(instance, StsPolicy())
     t0 = time.perf_counter()
     found = tune_sts(instance, evaluations=evaluations)

@@ -37,7 +37,7 @@ def schema(kind: str) -> dict[str, Any]:
     return result
 
 
-def _json_path(path: Any) -> str:
+def json_path(path: Any) -> str:
     out = ""
     for p in path:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
@@ -49,7 +49,7 @@ def _check_schema(doc: Any, kind: str) -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if error is None:
         return
-    path = _json_path(error.absolute_path)
+    path = json_path(error.absolute_path)
     if error.validator == "additionalProperties":
         extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
         name = extra[0] if extra else "?"
@@ -110,15 +110,15 @@ def check_numbers(doc: Any) -> None:
         if isinstance(value, dict | list):
             if len(where) >= MAX_NESTING:
                 raise InstanceError(
-                    _json_path(where), "...", f"nested deeper than {MAX_NESTING} levels"
+                    json_path(where), "...", f"nested deeper than {MAX_NESTING} levels"
                 )
             items = value.items() if isinstance(value, dict) else enumerate(value)
             todo.extend((v, (*where, k)) for k, v in items)
         elif isinstance(value, float) and not math.isfinite(value):
-            raise InstanceError(_json_path(where), value, "must be a finite number")
+            raise InstanceError(json_path(where), value, "must be a finite number")
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
             raise InstanceError(
-                _json_path(where), value, "is too large (integers up to 2**53 are exact)"
+                json_path(where), value, "is too large (integers up to 2**53 are exact)"
             )
 
 

@@ -16,9 +16,10 @@ from functools import cached_property
 from instances import Config, Instance, Job, Node, TardinessMode
 
 EPS = 1e-9
-# beyond this many run[j,k,t] binaries the model no longer fits a 24 GiB machine (the
-# 60-job models of docs/benchmarks.md have about 40,000 and take 1.5 GB to build)
-MAX_RUN_VARIABLES = 2_000_000
+# a model of this many run[j,k,t] binaries takes about 12 GB to build (the 60-job model
+# of benchmarks/milp_time_limit has 73,000 and takes 1.7 GB): more would not fit a
+# 24 GiB machine beside the solver's own copy
+MAX_RUN_VARIABLES = 500_000
 
 
 class MilpError(ValueError):

@@ -28,6 +28,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from instances.io import json_path
+
 JsonPath = tuple[str | int, ...]
 
 NASTY: tuple[Any, ...] = (
@@ -110,10 +112,7 @@ def mutate(doc: Any, path: JsonPath, op: str, value: Any = None) -> Any:
 
 def path_text(path: JsonPath) -> str:
     """The path as gpusched's errors write it: ``jobs[3].configs[0].epoch_time``."""
-    out = ""
-    for p in path:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
-    return out
+    return json_path(path)
 
 
 BYTE_MUTANTS = ("utf16", "latin1", "bad_utf8", "deep", "long_number", "nan_literal", "bom")

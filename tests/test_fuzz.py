@@ -37,7 +37,9 @@ PATHS = {name: list(paths(doc)) for name, doc in BASES.items()}
 # fields that refer to another object: a bad value shows where it is looked up
 REFERENCES = {"gpu_type", "name", "id"}
 SETTINGS = settings(
-    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 
 
