@@ -34,7 +34,7 @@ def main() -> None:
             t0 = time.perf_counter()
             res = solve(inst, initial_plan=start if warm else None, time_limit=limit, threads=1)
             wall = time.perf_counter() - t0
-            stage = res.note.split(" before ")[1].split(" (")[0] if res.note else "HiGHS ran"
+            stage = res.note.split(" ran out ")[1].split(" (")[0] if res.note else "HiGHS ran"
             rows.append(
                 [
                     limit,
@@ -50,7 +50,7 @@ def main() -> None:
             )
     print(f"{inst.name}: {len(inst.jobs)} jobs, {len(inst.nodes)} nodes, slot {inst.slot} h")
     headers = ["limit_s", "start", "wall_s", "wall/limit", "termination", "status"]
-    print(markdown([*headers, "stopped before", "objective", "bound"], rows))
+    print(markdown([*headers, "stopped", "objective", "bound"], rows))
     print(f"peak RSS {max_rss_mib():.0f} MiB")
 
 

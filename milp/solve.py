@@ -27,14 +27,15 @@ from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
 
 # compiling the model to matrices takes about this share of the time building it took
-# (0.74 on the 60-job models of docs/benchmarks.md): a compilation that would end past
-# the time limit is not started
+# (0.74 on the 60-job model of benchmarks/milp_time_limit): a compilation that would
+# end past the time limit is not started
 COMPILE_PER_BUILD = 0.8
 
 
 class _OutOfTime(Exception):
-    def __init__(self, stage: str) -> None:
+    def __init__(self, stage: str, need: float) -> None:
         self.stage = stage
+        self.need = need  # seconds the stage was expected to take (0: not known)
 
 
 class _Clock:
@@ -58,7 +59,7 @@ class _Clock:
         """Stop before ``stage`` if the time is up, or if it would take longer (``need``
         seconds) than remains."""
         if self.remaining() <= need:
-            raise _OutOfTime(stage)
+            raise _OutOfTime(stage, need)
 
 
 def default_slots(instance: Instance, initial_plan: Plan | None = None) -> int:
@@ -116,7 +117,7 @@ def solve(
         mats = compile_model(model)
         clock.check("starting HiGHS")
     except _OutOfTime as out:
-        return _stopped(data, initial_plan, warm, clock, out.stage, size)
+        return _stopped(data, initial_plan, warm, clock, out, size)
 
     with tempfile.TemporaryDirectory() as tmp:
         answer = run_highs(
@@ -165,10 +166,13 @@ def _stopped(
     initial_plan: Plan | None,
     warm: Evaluation | None,
     clock: _Clock,
-    stage: str,
+    out: _OutOfTime,
     size: tuple[int, int],
 ) -> Result:
     """The result of a call whose time ran out before HiGHS could run."""
+    when = f"before {out.stage}"
+    if out.need > 0 and clock.remaining() > 0:
+        when = f"during {out.stage} (about {out.need:.1f} s, not started)"
     return Result(
         instance=data.instance.name,
         plan=initial_plan,
@@ -180,8 +184,8 @@ def _stopped(
         seconds=clock.elapsed(),
         slots=data.slots,
         warm_start_cost=None if warm is None else warm.total_cost,
-        note=f"the time limit of {clock.limit:g} s ran out before {stage} "
-        f"({clock.elapsed():.2f} s in); HiGHS did not run",
+        note=f"the time limit of {clock.limit:g} s ran out {when} ({clock.elapsed():.2f} s "
+        "in); HiGHS did not run",
         variables=size[0],
         constraints=size[1],
     )
