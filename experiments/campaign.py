@@ -44,6 +44,10 @@ from instances.generators.suite import suite_specs
 
 # runs that are not a policy in the engine but a reference solved per scenario
 REFERENCES = ("clairvoyant",)
+MAX_TIME_LIMIT = 86_400.0  # a day per MILP solve
+# a grid is expanded in memory before anything runs: beyond these it is a typo
+MAX_SEEDS = 10_000
+MAX_SCENARIOS = 10_000
 _TOP_KEYS = {"name", "description", "policies", "seeds", "time_limit", "scenarios"}
 _SPECS: dict[str, type] = {"synthetic": SyntheticSpec, "realdata": RealDataSpec}
 _OWN_KEYS = {"name", "generator", "grid"}
@@ -168,13 +172,12 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
     policies = _policies(doc.get("policies"))
     seeds = _seeds(doc.get("seeds", 1))
     time_limit = doc.get("time_limit", 10.0)
-    if (
-        isinstance(time_limit, bool)
-        or not isinstance(time_limit, int | float)
-        or not math.isfinite(time_limit)
-        or time_limit <= 0
-    ):
-        raise CampaignError("time_limit", time_limit, "must be a positive number of seconds")
+    # comparisons, not float(): 10**400 seconds is refused, not an OverflowError
+    number = isinstance(time_limit, int | float) and not isinstance(time_limit, bool)
+    if not number or not 0 < time_limit <= MAX_TIME_LIMIT:
+        raise CampaignError(
+            "time_limit", time_limit, f"must be a number of seconds in (0, {MAX_TIME_LIMIT:g}]"
+        )
     raw = doc.get("scenarios")
     if not isinstance(raw, list) or not raw:
         raise CampaignError("scenarios", raw, "give at least one [[scenarios]] table")
@@ -230,11 +233,19 @@ def _policies(value: Any) -> tuple[str, ...]:
 
 
 def _seeds(value: Any) -> tuple[int, ...]:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_SEEDS:
         return tuple(range(value))
-    if isinstance(value, list) and value and all(isinstance(s, int) and s >= 0 for s in value):
+    if (
+        isinstance(value, list)
+        and 1 <= len(value) <= MAX_SEEDS
+        and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**32 for s in value)
+    ):
         return tuple(value)
-    raise CampaignError("seeds", value, "a count (>= 1) or a list of non-negative integers")
+    raise CampaignError(
+        "seeds",
+        value,
+        f"a count (1 to {MAX_SEEDS}) or a list of at most {MAX_SEEDS} integers in [0, 2**32)",
+    )
 
 
 def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
@@ -257,10 +268,17 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise CampaignError(f"{where}.grid.{key}", values, "must be a non-empty list")
+    size = math.prod(len(v) for v in grid.values())
+    if size > MAX_SCENARIOS:
+        raise CampaignError(
+            f"{where}.grid", size, f"combinations: at most {MAX_SCENARIOS} scenarios per table"
+        )
     if gen == "suite":
         names = [n for n, _, _ in suite_specs()]
         wanted = fixed.pop("instances", "all")
         wanted = names if wanted == "all" else wanted
+        if wanted == []:
+            raise CampaignError(f"{where}.instances", wanted, 'name at least one, or "all"')
         bad = [w for w in wanted if w not in names] if isinstance(wanted, list) else [wanted]
         if bad:
             raise CampaignError(f"{where}.instances", bad[0], "not a suite instance name")
@@ -297,6 +315,8 @@ def _short(key: str, value: Any) -> str:
 
 
 def _allowed_keys(gen: Any, where: str) -> set[str]:
+    if not isinstance(gen, str):
+        raise CampaignError(f"{where}.generator", gen, f"one of {[*_SPECS, *_EXTRA_KEYS]}")
     if gen in _SPECS:
         return {f.name for f in dataclasses.fields(_SPECS[gen])}
     if gen in _EXTRA_KEYS:

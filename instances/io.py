@@ -21,7 +21,7 @@ import jsonschema
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError, PlanError
-from instances.limits import MAX_NESTING, MAX_PLAN_HOURS, MIN_BLOCK_EPOCHS
+from instances.limits import MAX_FILE_BYTES, MAX_NESTING, MAX_PLAN_HOURS, MIN_BLOCK_EPOCHS
 from instances.model import Config, GpuType, Instance, Job, Node, checked_epoch_time
 from instances.plan import Plan, Segment
 
@@ -73,6 +73,12 @@ def _load_text(source: str | Path, what: str) -> Any:
     with its bytes: not UTF-8, not JSON, nested too deep, a number no float can hold."""
     path = Path(source)
     try:
+        if path.exists() and not path.is_file():  # a device or a pipe may never end
+            raise InstanceError("", str(path), f"the {what} file is not a regular file")
+        if path.exists() and path.stat().st_size > MAX_FILE_BYTES:
+            raise InstanceError(
+                "", str(path), f"the {what} file is over {MAX_FILE_BYTES >> 20} MiB"
+            )
         raw = path.read_bytes()
     except OSError as exc:
         raise InstanceError("", str(path), f"cannot read {what} file: {exc.strerror}") from None

@@ -30,4 +30,5 @@ MAX_NODES = 100_000
 MAX_JOBS = 1_000_000
 MAX_ID_CHARS = 128  # ids and names: printable, no control characters
 MAX_PLAN_HOURS = 1e9  # a plan's times (plans of many long jobs end late, never at 1e308)
+MAX_FILE_BYTES = 512 << 20  # an instance or plan file (a million jobs take about 400 MiB)
 MAX_NESTING = 32  # JSON containers within containers (the formats use at most 6)

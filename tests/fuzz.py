@@ -22,6 +22,7 @@ import signal
 import sys
 import tempfile
 import time
+import tomllib
 from collections import Counter
 from collections.abc import Iterator
 from importlib import resources
@@ -136,6 +137,36 @@ def byte_mutant(doc: Any, kind: str) -> bytes:
     if kind == "bom":
         return b"\xef\xbb\xbf" + text.encode()
     raise ValueError(kind)
+
+
+# -- campaign files ---------------------------------------------------------------------
+def campaign_document(name: str) -> dict[str, Any]:
+    text = (resources.files("experiments.campaigns") / f"{name}.toml").read_text()
+    return tomllib.loads(text)
+
+
+def toml_text(doc: dict[str, Any]) -> str | None:
+    """A campaign document as TOML (``None`` if it holds what TOML cannot: null)."""
+
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, float) and not math.isfinite(v):
+            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        if isinstance(v, int | float):
+            return repr(v)
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{json.dumps(k)} = {value(x)}" for k, x in v.items()) + "}"
+        raise TypeError(v)
+
+    try:
+        return "\n".join(f"{json.dumps(k)} = {value(v)}" for k, v in doc.items())
+    except TypeError:
+        return None
 
 
 # -- running commands on a mutant -------------------------------------------------------

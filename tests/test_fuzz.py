@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from experiments.campaign import CampaignError, parse_campaign
 from heuristic.registry import make_policy
 from instances import InstanceError, PlanError, instance_from_dict, plan_from_dict, plan_to_dict
 from instances.io import check_numbers
@@ -23,10 +25,12 @@ from tests.fuzz import (
     OPS,
     base_document,
     byte_mutant,
+    campaign_document,
     mutate,
     names_field,
     paths,
     run_command,
+    toml_text,
 )
 from validation.evaluate import evaluate
 from validation.montecarlo import replay
@@ -119,6 +123,26 @@ def test_byte_mutants_are_refused_or_read_whole(tmp_path_factory, kind, base):
     path.write_bytes(byte_mutant(BASES[base], kind))
     outcome, _, _, err = run_command(["solve", str(path), "--policy", "fifo"])
     assert outcome == ("ok" if kind == "bom" else "refused"), err
+
+
+CAMPAIGNS = {name: campaign_document(name) for name in ("thesis-rates", "sharing", "bound")}
+
+
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "40")), deadline=None)
+@given(st.data())
+def test_a_mutated_campaign_file_is_refused_naming_the_field_or_expands(data):
+    doc = CAMPAIGNS[data.draw(st.sampled_from(sorted(CAMPAIGNS)))]
+    path = data.draw(st.sampled_from(list(paths(doc))))
+    value = data.draw(st.sampled_from([v for v in NASTY if v is not None]))
+    text = toml_text(mutate(doc, path, data.draw(st.sampled_from(OPS)), value))
+    if text is None:
+        return
+    try:
+        campaign = parse_campaign(text, base=Path("."), default_name="fuzz")
+    except CampaignError as exc:
+        assert " = " in str(exc), f"{exc} names no field"
+        return
+    assert campaign.runs() and all(r.time_limit > 0 for r in campaign.runs())
 
 
 def test_the_number_walk_reports_depth_without_recursing():

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Protocol
+from types import UnionType
+from typing import Any, Protocol, Union, get_args, get_origin, get_type_hints
 
 import numpy as np
 
+from instances.errors import InstanceError
 from instances.model import GpuType, Instance, Job, Node
 
 
@@ -62,3 +65,49 @@ def assemble(
         max_share=spec.max_share,
         name=name,
     )
+
+
+def check_spec(spec: object, counts: dict[str, int]) -> None:
+    """Every field of a generator spec (a dataclass) of its annotated type, and each
+    count in ``counts`` within 1..bound: a campaign file's value reaches the generator as
+    the spec says, or is refused naming the field, never as a ``TypeError`` inside it."""
+    hints = get_type_hints(type(spec))
+    for f in dataclasses.fields(spec):  # type: ignore[arg-type]
+        value = getattr(spec, f.name)
+        problem = _type_problem(value, hints[f.name])
+        if problem:
+            raise InstanceError(f.name, value, f"must be {problem}")
+    for name, bound in counts.items():
+        value = getattr(spec, name)
+        if not 1 <= value <= bound:
+            raise InstanceError(name, value, f"must be between 1 and {bound}")
+
+
+def _type_problem(value: Any, hint: Any) -> str:
+    """What ``value`` should be to match ``hint`` (empty if it does)."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, UnionType):
+        if value is None and type(None) in args:
+            return ""
+        (inner,) = [a for a in args if a is not type(None)]
+        return _type_problem(value, inner)
+    if origin is tuple:
+        items = args[:1] * len(value) if args[1:] == (Ellipsis,) else args
+        if not isinstance(value, tuple) or not value or len(items) != len(value):
+            return "a non-empty list" if args[1:] == (Ellipsis,) else f"a list of {len(args)}"
+        for v, a in zip(value, items, strict=True):
+            problem = _type_problem(v, a)
+            if problem:
+                return f"a list of items each {problem}"
+        return ""
+    if hint is bool:
+        return "" if isinstance(value, bool) else "true or false"
+    if hint is int:
+        ok = isinstance(value, int) and not isinstance(value, bool) and abs(value) <= 2**53
+        return "" if ok else "a whole number"
+    if hint is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return "" if ok and math.isfinite(value) and abs(value) <= 1e15 else "a finite number"
+    if hint is str:
+        return "" if isinstance(value, str) else "a string"
+    return ""

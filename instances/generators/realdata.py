@@ -28,9 +28,10 @@ from importlib import resources
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.generators.common import assemble, draw_tightness, due_date
+from instances.generators.common import assemble, check_spec, draw_tightness, due_date
 from instances.generators.early_stopping import make_distribution
 from instances.generators.synthetic import gpu_specs
+from instances.limits import MAX_JOBS, MAX_NODES, MAX_STOPS
 from instances.model import Config, Instance, Job, Node
 
 GAVEL_TYPES = ("k80", "p100", "v100")
@@ -128,11 +129,14 @@ class RealDataSpec:
     slot: float | None = None
     max_share: int = 2
 
+    def __post_init__(self) -> None:
+        check_spec(self, {"jobs": MAX_JOBS, "blocks": MAX_STOPS})
+
 
 def cluster_mix(count: int) -> tuple[tuple[str, int], ...]:
     """``count`` nodes cycling through the default mix (k80x4, p100x4, v100x4, v100x8)."""
-    if count < 1:
-        raise InstanceError("nodes", count, "need at least one node")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_NODES:
+        raise InstanceError("nodes", count, f"must be a whole number from 1 to {MAX_NODES}")
     mix = RealDataSpec().nodes
     return tuple(mix[i % len(mix)] for i in range(count))
 

@@ -18,8 +18,9 @@ import numpy as np
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
-from instances.generators.common import assemble, draw_tightness, due_date
+from instances.generators.common import assemble, check_spec, draw_tightness, due_date
 from instances.generators.early_stopping import make_distribution
+from instances.limits import MAX_JOBS, MAX_NODES, MAX_STOPS
 from instances.model import Config, GpuType, Instance, Job, Node
 
 # Speed of one GPU relative to a K80 on a typical training job. K80/P100/V100 are the
@@ -65,6 +66,7 @@ class SyntheticSpec:
     max_share: int = 2
 
     def __post_init__(self) -> None:
+        check_spec(self, {"nodes": MAX_NODES, "jobs": MAX_JOBS, "blocks": MAX_STOPS})
         if self.rate not in ARRIVAL_LOAD:
             raise InstanceError("rate", self.rate, f"must be one of {tuple(ARRIVAL_LOAD)}")
         unknown = [g for g in self.gpu_types if g not in RELATIVE_SPEED]
@@ -72,8 +74,6 @@ class SyntheticSpec:
             raise InstanceError(
                 "gpu_types", unknown, f"no relative speed known; known: {sorted(RELATIVE_SPEED)}"
             )
-        if self.nodes < 1 or self.jobs < 0:
-            raise InstanceError("nodes", self.nodes, "need at least one node, jobs >= 0")
 
 
 def _one_gpu_time(times: dict[Config, float]) -> float:

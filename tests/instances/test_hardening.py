@@ -81,3 +81,8 @@ def test_a_plan_segment_ending_at_no_real_time_is_refused(tmp_path, end):
     path.write_text(text)
     with pytest.raises(PlanError, match=r"segments\[0\]\.end"):
         read_plan(path)
+
+
+def test_a_device_or_pipe_is_refused_not_read_forever():
+    with pytest.raises(InstanceError, match="not a regular file"):
+        read_instance("/dev/zero")
