@@ -269,7 +269,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         from experiments.store import Store
 
         with Store(args.store, readonly=True) as store:
-            names = [args.campaign] if args.campaign else list(store.campaigns()["name"])
+            names = store.campaign_names(args.campaign)
         for name in names:
             print(markdown_summary(args.store, name) + "\n")
         return 0

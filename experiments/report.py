@@ -346,9 +346,7 @@ def campaign_section(store: Store, campaign: str) -> str:
 def write_report(store_path: str | Path, out: str | Path, campaign: str | None = None) -> Path:
     """Write the HTML report of ``campaign`` (default: every campaign in the store)."""
     with Store(store_path, readonly=True) as store:
-        names = list(store.campaigns()["name"]) if campaign is None else [campaign]
-        if not names:
-            raise ValueError(f"store {str(store_path)!r} holds no campaign")
+        names = store.campaign_names(campaign)
         sections = [campaign_section(store, n) for n in names]
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     page = f"""<!DOCTYPE html>

@@ -253,6 +253,18 @@ class Store:
         sql = "SELECT * FROM jobs WHERE campaign = ? AND key = ? ORDER BY rowid"
         return self._query(sql, (campaign, key))
 
+    def campaign_names(self, wanted: str | None = None) -> list[str]:
+        """``[wanted]``, or every campaign in the store; a :class:`StoreError` if the store
+        holds none, or not ``wanted``."""
+        names = list(self.campaigns()["name"])
+        if not names:
+            raise StoreError(f"store {str(self.path)!r} holds no campaign yet")
+        if wanted is not None and wanted not in names:
+            raise StoreError(
+                f"store {str(self.path)!r} holds no campaign {wanted!r}; it holds {names}"
+            )
+        return names if wanted is None else [wanted]
+
     def campaigns(self) -> pd.DataFrame:
         return self._query("SELECT * FROM campaigns ORDER BY started_at", ())
 

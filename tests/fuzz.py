@@ -63,6 +63,14 @@ NASTY: tuple[Any, ...] = (
     math.nan,
     math.inf,
     -math.inf,
+    # the edges of the bounds (instances/limits.py): accepted, and must stay sound
+    1e-5,
+    1e-3,
+    1000.0,
+    1024,
+    64,
+    99_999.0,
+    1e6,
 )
 
 
@@ -242,10 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--base", default="tiny")
     p.add_argument("--show", type=int, default=3, help="examples printed per bad outcome")
+    p.add_argument("--mutations", type=int, default=1, help="changes per mutant")
     args = p.parse_args(argv)
     rng = random.Random(args.seed)
     doc = base_document(args.base)
-    every = list(paths(doc))
     tally: Counter[str] = Counter()
     shown: Counter[str] = Counter()
     t0 = time.perf_counter()
@@ -262,17 +270,20 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_bytes(byte_mutant(doc, kind))
                 what = f"bytes:{kind}"
             else:
-                where = rng.choice(every)
-                op = rng.choice(OPS)
-                value = rng.choice(NASTY)
-                path.write_text(json.dumps(mutate(doc, where, op, value)))
-                what = f"{op} {path_text(where)} = {value!r}"[:120]
+                mutant, what = doc, ""
+                for _ in range(args.mutations):
+                    where = rng.choice(list(paths(mutant)))
+                    op = rng.choice(OPS)
+                    value = rng.choice(NASTY)
+                    mutant = mutate(mutant, where, op, value)
+                    what += f"{op} {path_text(where)} = {value!r}"[:120] + "; "
+                path.write_text(json.dumps(mutant))
             (Path(tmp) / f"out{k}").mkdir()
             for cmd in commands(str(path), str(plan), f"{tmp}/out{k}"):
                 outcome, _, _, err = run_command(cmd)
                 tally[f"{cmd[0]}:{outcome}"] += 1
                 tally[outcome] += 1
-                if outcome == "refused" and where and cmd[0] == "solve":
+                if outcome == "refused" and where and cmd[0] == "solve" and args.mutations == 1:
                     named = names_field(err, where)
                     tally["refused naming the field" if named else "refused, other field"] += 1
                     if not named and shown["unnamed"] < args.show:

@@ -138,3 +138,13 @@ def test_names_read_from_a_store_reach_the_page_escaped_and_plots_verbatim(store
     page = out.read_text()
     assert "<script>alert" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;$x$" in page
+
+
+def test_a_store_without_the_campaign_asked_for_is_a_clean_error(store, tmp_path, capsys):
+    out = tmp_path / "r.html"
+    assert main(["report", str(store), "--campaign", "nope", "--out", str(out)]) == 2
+    assert "holds no campaign 'nope'" in capsys.readouterr().err and not out.exists()
+    empty = tmp_path / "empty.sqlite"
+    Store(empty).close()
+    assert main(["report", str(empty), "--markdown"]) == 2
+    assert "holds no campaign yet" in capsys.readouterr().err
