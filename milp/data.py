@@ -16,10 +16,10 @@ from functools import cached_property
 from instances import Config, Instance, Job, Node, TardinessMode
 
 EPS = 1e-9
-# a model of this many run[j,k,t] binaries takes about 12 GB to build (the 60-job model
-# of benchmarks/milp_time_limit has 73,000 and takes 1.7 GB): more would not fit a
-# 24 GiB machine beside the solver's own copy
-MAX_RUN_VARIABLES = 500_000
+# a model of this many variables takes about 12 GB to build (the 60-job model of
+# benchmarks/milp_time_limit has 680,000 and takes 1.7 GB): more would not fit a 24 GiB
+# machine beside the solver's own copy
+MAX_MODEL_VARIABLES = 5_000_000
 
 
 class MilpError(ValueError):
@@ -183,7 +183,7 @@ def milp_data(
         jobs[job.id] = data
     if cutoff is not None:
         jobs = _cut_windows(jobs, slots, slot, cutoff, mode)
-    _check_size(jobs, slots, slot)
+    _check_size(instance, jobs, slots, slot)
     return MilpData(instance, slots, slot, jobs, mode)
 
 
@@ -191,15 +191,24 @@ def _energy_floor(jobs: dict[str, JobData]) -> float:
     return math.fsum(jd.least_energy() for jd in jobs.values())
 
 
-def _check_size(jobs: dict[str, JobData], slots: int, slot: float) -> None:
-    """Refuse a model too large to build in memory: its job-configuration-slot triples
-    (the ``run`` binaries; the other families are a small multiple of them)."""
-    size = sum(len(jd.configs) * (jd.last_slot - jd.first_slot + 1) for jd in jobs.values())
-    if size > MAX_RUN_VARIABLES:
+def _check_size(instance: Instance, jobs: dict[str, JobData], slots: int, slot: float) -> None:
+    """Refuse a model too large to build in memory, before building it. The estimate
+    counts, per job, configuration and slot, the ``run`` binary, its placements (a node
+    of the type, or a shared GPU label) and a ``work`` variable per block: an upper bound
+    on the model's variables, which these families dominate."""
+    gpus = {t: sum(n.num_gpus for n in ns) for t, ns in instance.nodes_by_type.items()}
+    nodes = {t: len(ns) for t, ns in instance.nodes_by_type.items()}
+    size = 0
+    for jd in jobs.values():
+        window = jd.last_slot - jd.first_slot + 1
+        for c in jd.configs:
+            places = gpus[c.gpu_type] if c.shared else nodes[c.gpu_type]
+            size += window * (1 + places + len(jd.lengths))
+    if size > MAX_MODEL_VARIABLES:
         raise MilpError(
-            f"the MILP would have {size:,} job-configuration-slot variables over {slots:,} "
-            f"slots of {slot:g} h (limit {MAX_RUN_VARIABLES:,}): the exact MILP is for small "
-            "instances; use a heuristic policy, fewer jobs, or a longer slot"
+            f"the MILP would have up to {size:,} variables over {slots:,} slots of {slot:g} h "
+            f"(limit {MAX_MODEL_VARIABLES:,}): the exact MILP is for small instances; use a "
+            "heuristic policy, fewer jobs or stopping points, or a longer slot"
         )
 
 

@@ -200,3 +200,10 @@ def test_a_time_limit_that_is_not_a_positive_number_is_refused(small, limit):
 def test_a_model_too_large_to_build_is_refused_before_building(small):
     with pytest.raises(MilpError, match="exact MILP is for small instances"):
         solve(small, slots=10**6)
+    # a thousand stopping points per job: few slots, but a work variable per block
+    many = EpochDistribution(tuple(8.0 * (i + 1) / 1000 for i in range(1000)), (1e-3,) * 1000)
+    blocks = small.replace(
+        jobs=tuple(small.pinned_job(j.id, distribution=many) for j in small.jobs)
+    )
+    with pytest.raises(MilpError, match=r"up to [0-9,]+ variables over 7[0-9] slots"):
+        solve(blocks, time_limit=5)
