@@ -241,7 +241,7 @@ def commands(instance: str, plan: str, out_dir: str) -> list[list[str]]:
 def names_field(error: str, where: JsonPath) -> bool:
     """Whether a refusal names the mutated field, or the object holding it (a deleted
     list item, or a field whose meaning is checked against its siblings)."""
-    return any(path_text(where[:n]) in error for n in range(len(where), 0, -1) if n >= 1)
+    return any(path_text(where[:n]) in error for n in range(len(where), 0, -1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     rng = random.Random(args.seed)
     doc = base_document(args.base)
-    tally: Counter[str] = Counter()
+    tally: Counter[str] = Counter()  # outcome, and command:outcome
+    named: Counter[str] = Counter()  # refusals of one-field mutants, by what they name
     shown: Counter[str] = Counter()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -279,14 +280,14 @@ def main(argv: list[str] | None = None) -> int:
                     what += f"{op} {path_text(where)} = {value!r}"[:120] + "; "
                 path.write_text(json.dumps(mutant))
             (Path(tmp) / f"out{k}").mkdir()
-            for cmd in commands(str(path), str(plan), f"{tmp}/out{k}"):
+            for i, cmd in enumerate(commands(str(path), str(plan), f"{tmp}/out{k}")):
                 outcome, _, _, err = run_command(cmd)
                 tally[f"{cmd[0]}:{outcome}"] += 1
                 tally[outcome] += 1
-                if outcome == "refused" and where and cmd[0] == "solve" and args.mutations == 1:
-                    named = names_field(err, where)
-                    tally["refused naming the field" if named else "refused, other field"] += 1
-                    if not named and shown["unnamed"] < args.show:
+                if outcome == "refused" and where and i == 0 and args.mutations == 1:
+                    names = names_field(err, where)
+                    named["naming the mutated field" if names else "naming another field"] += 1
+                    if not names and shown["unnamed"] < args.show:
                         shown["unnamed"] += 1
                         print(f"unnamed: {what} | {err.strip()[:300]}")
                 if outcome not in ("ok", "refused") and shown[outcome] < args.show:
@@ -295,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.count} mutants in {time.perf_counter() - t0:.0f} s")
     for key, n in sorted(tally.items()):
         print(f"  {key}: {n}")
+    for key, n in sorted(named.items()):
+        print(f"  refused (solve) {key}: {n}")
     bad = sum(n for k, n in tally.items() if ":" not in k and k not in ("ok", "refused"))
     return 1 if bad else 0
 
