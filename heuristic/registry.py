@@ -16,6 +16,7 @@ _POLICIES: dict[str, str] = {
     "sts": "heuristic.sts:StsPolicy",
     "rg": "heuristic.rg:RgPolicy",
     "pr": "heuristic.pr:PrPolicy",
+    "lp": "heuristic.lp:LpPolicy",
 }
 
 
