@@ -88,9 +88,25 @@ class MilpData:
         return tuple(b for b in jd.blocks if jd.stop_probability[b] > 0)
 
     def energy_floor(self) -> float:
-        """A lower bound on every plan's cost: each job's least expected energy
-        (tardiness is never negative). Valid before any solve."""
+        """Each job's least expected energy: every epoch, with its survival probability,
+        at the job's cheapest cost per epoch."""
         return _energy_floor(self.jobs)
+
+    def least_tardiness(self, job_id: str) -> float:
+        """The job's tardiness cost were it alone, at top speed from its first slot: no
+        plan finishes any of its charged blocks earlier."""
+        jd = self.jobs[job_id]
+        cost = 0.0
+        for b in self.late_blocks(job_id):
+            weight = 1.0 if self.tardiness == "worst_case" else jd.stop_probability[b]
+            late = (jd.earliest_finish_slot(b) + 1) * self.slot - jd.job.due
+            cost += weight * jd.omega * max(0.0, late)
+        return cost
+
+    def separable_bound(self) -> float:
+        """A lower bound on every plan's cost, valid before any solve: the capacity
+        relaxation, each job alone at its least energy and its least tardiness."""
+        return self.energy_floor() + math.fsum(self.least_tardiness(j) for j in self.jobs)
 
     @property
     def horizon(self) -> float:

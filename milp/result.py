@@ -35,10 +35,11 @@ class Result:
     ``objective`` is the evaluator's cost of ``plan`` (the one cost definition);
     ``solver_objective`` is HiGHS's value of the same plan (``None`` when the plan is the
     warm start, returned because HiGHS found nothing better in time), ``bound`` a valid
-    lower bound on the optimum: HiGHS's dual bound, and never below the jobs' least
-    expected energy (so never ``-inf``), ``gap = (objective - bound) / max(|objective|,
-    1e-12)``. ``seconds`` is the wall time of the whole call, model building included;
-    ``note`` says where a time limit stopped it.
+    lower bound on the optimum: HiGHS's dual bound, and never below the capacity
+    relaxation (each job alone at its least energy and least tardiness; so never
+    ``-inf``), ``gap = (objective - bound) / max(|objective|, 1e-12)``. ``seconds`` is
+    the wall time of the whole call, model building included; ``note`` says where a
+    time limit stopped it.
     """
 
     instance: str

@@ -69,6 +69,10 @@ def test_milp_optimum_equals_brute_force(seed, mode):
     # the evaluator's cost of the MILP's plan is the MILP's own objective
     assert res.objective == pytest.approx(res.solver_objective, rel=1e-6, abs=1e-9)
     assert res.bound <= res.objective + 1e-9
+    # the capacity relaxation, before any solve, is below the brute-force optimum
+    from milp.data import milp_data
+
+    assert milp_data(inst, slots).separable_bound() <= best + 1e-12
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -207,3 +211,20 @@ def test_a_model_too_large_to_build_is_refused_before_building(small):
     )
     with pytest.raises(MilpError, match=r"up to [0-9,]+ variables over 7[0-9] slots"):
         solve(blocks, time_limit=5)
+
+
+def test_the_capacity_relaxation_charges_a_job_too_late_even_alone():
+    # one job of 4 epochs of 0.5 h due at 1 h: alone at top speed it ends at 2 h, so it
+    # is at least 1 h late, whatever any plan does
+    times = {Config("v100", 1): 0.5}
+    job = Job("j", 0.0, 1.0, EpochDistribution.deterministic(4), times, 4.0, weight=3.0)
+    inst = Instance((GpuType("v100", 16, 300),), (Node("n", "v100", 1),), (job,), slot=SLOT)
+    from milp.data import milp_data
+
+    data = milp_data(inst, 10)
+    assert data.least_tardiness("j") == pytest.approx(3.0)
+    assert data.separable_bound() == pytest.approx(data.energy_floor() + 3.0)
+    stopped = solve(inst, slots=10, time_limit=1e-6)  # HiGHS never runs: the bound is it
+    exact = solve(inst, slots=10, time_limit=60)
+    assert stopped.bound == pytest.approx(data.separable_bound())
+    assert exact.optimal and exact.objective == pytest.approx(stopped.bound)
