@@ -70,7 +70,9 @@ def _check_schema(doc: Any, kind: str) -> None:
 
 def _load_text(source: str | Path, what: str) -> Any:
     """The JSON document of a file, or an :class:`InstanceError` saying what is wrong
-    with its bytes: not UTF-8, not JSON, nested too deep, a number no float can hold."""
+    with its bytes: not a regular file, too large, not UTF-8, not JSON, nested too deep
+    for the parser, an integer of thousands of digits. (Its numbers are checked by
+    :func:`check_numbers` when it is read as an instance or a plan.)"""
     path = Path(source)
     try:
         if path.exists() and not path.is_file():  # a device or a pipe may never end
@@ -102,7 +104,6 @@ def _load_text(source: str | Path, what: str) -> Any:
         ) from None
     except ValueError as exc:  # an integer literal of thousands of digits
         raise InstanceError("", str(path), f"a number JSON cannot hold: {exc}") from None
-    check_numbers(doc)
     return doc
 
 
@@ -184,15 +185,13 @@ def _job(i: int, d: dict[str, Any]) -> Job:
                 raise InstanceError(f"{cpath}.throughput", tput, "must not be negative")
             if tput == 0:  # measured as not runnable (as in Gavel's data): unavailable
                 continue
-            path, hours = f"{cpath}.throughput", 1.0 / tput
+            path, given, hours = f"{cpath}.throughput", tput, 1.0 / tput
         else:
             t = cd["epoch_time"]
             if t <= 0:
                 raise InstanceError(f"{cpath}.epoch_time", t, "must be a positive number of hours")
-            path, hours = f"{cpath}.epoch_time", float(t)
-        times[cfg] = checked_epoch_time(
-            path, cd.get("throughput", cd.get("epoch_time")), hours, dist.max_epochs, cfg
-        )
+            path, given, hours = f"{cpath}.epoch_time", t, float(t)
+        times[cfg] = checked_epoch_time(path, given, hours, dist.max_epochs, cfg)
     if not times:
         raise InstanceError(
             f"{where}.configs",
