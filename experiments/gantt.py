@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 
 import matplotlib
@@ -10,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from instances import Instance, Plan
 from instances.io import write_atomic
@@ -22,13 +24,16 @@ def literal(text: str) -> str:
 
 
 def gantt_figure(instance: Instance, plan: Plan, title: str = "") -> Figure:
-    """A Gantt chart of ``plan``; shared GPUs show their tenants stacked."""
+    """A Gantt chart of ``plan``; shared GPUs show their tenants stacked; a legend names
+    each job's colour."""
     rows = [(n.id, g) for n in instance.nodes for g in range(n.num_gpus)]
     index = {r: i for i, r in enumerate(rows)}
     jobs = [j.id for j in instance.jobs]
     cmap = plt.get_cmap("tab20")
     colour = {j: cmap(i % 20) for i, j in enumerate(jobs)}
-    fig, ax = plt.subplots(figsize=(10, 0.35 * len(rows) + 1.5))
+    columns = max(1, math.ceil(len(jobs) / 25))  # legend columns of at most 25 jobs
+    height = max(0.35 * len(rows), 0.22 * min(len(jobs), 25)) + 1.5
+    fig, ax = plt.subplots(figsize=(10 + 1.3 * columns, height), layout="constrained")
     for s in plan:
         height = 0.8 / instance.max_share if s.config.shared else 0.8
         for ref in s.gpus:
@@ -44,7 +49,16 @@ def gantt_figure(instance: Instance, plan: Plan, title: str = "") -> Figure:
     ax.set_xlabel("hours (dotted: due dates)")
     ax.set_title(literal(title or instance.name), fontsize=9)
     ax.invert_yaxis()
-    fig.tight_layout()
+    legend = [Patch(color=colour[j], label=literal(j)) for j in jobs]
+    ax.legend(
+        handles=legend,
+        title="jobs",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize=6,
+        title_fontsize=7,
+        ncol=columns,
+    )
     return fig
 
 

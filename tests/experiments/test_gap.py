@@ -49,8 +49,10 @@ def test_gap_command_writes_table_charts_and_page(tmp_path, capsys):
     assert (out / f"00-{inst.name}-milp.png").stat().st_size > 1000
     assert (out / f"00-{inst.name}-sts-tuned.png").stat().st_size > 1000
     page = (out / "index.html").read_text()
-    assert f"00-{inst.name}-milp.png" in page and "tuned STS gap median" in page
+    assert f"00-{inst.name}-milp.png" in page and "STS tuned by its search: median" in page
+    assert f"<td>{100 * row['sts_gap']:.2f}%</td>" in page  # gaps read as percentages
     assert "STS gap" in capsys.readouterr().out
+    _renders_with_every_image(out / "index.html", 3)
 
 
 def test_cli_expands_the_word_suite_to_the_bundled_suite():
@@ -80,3 +82,17 @@ def test_hostile_names_decide_no_path_and_reach_plots_and_html_escaped(tmp_path)
     assert Path("deep/report/00-x-a-b-milp.png") in written
     page = (out / "index.html").read_text()
     assert "<b>" not in page and "&lt;b&gt;" in page
+
+
+def _renders_with_every_image(page: Path, images: int) -> None:
+    """The page opens in headless Chromium and every chart decodes."""
+    import shutil
+    import subprocess
+
+    chromium = shutil.which("chromium")
+    assert chromium, "scripts/setup.sh installs Debian's chromium for this test"
+    flags = ["--headless=new", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000"]
+    dom = subprocess.run(
+        [chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+    ).stdout
+    assert f'data-images-decoded="{images}/{images}"' in dom
