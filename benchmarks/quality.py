@@ -1,4 +1,4 @@
-"""Quality check (issue 3): STS against EDF, RG (and FIFO, PR) on synthetic thesis-style
+"""Quality check (issue 3): STS against EDF, RG (and FIFO, PR, LP) on synthetic thesis-style
 scenarios, several seeds per arrival rate. Each policy's worst-case rollout is costed by
 the evaluator (expected energy through early stopping + worst-case tardiness).
 
@@ -14,7 +14,7 @@ import pandas as pd
 from experiments.tables import evaluated_rollout
 from instances.generators import SyntheticSpec, synthetic
 
-POLICIES = ("sts", "edf", "rg", "pr", "fifo")
+POLICIES = ("sts", "lp", "edf", "rg", "pr", "fifo")
 
 
 def runs(seeds: int, nodes: int, jobs: int) -> pd.DataFrame:
