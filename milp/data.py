@@ -157,9 +157,12 @@ def milp_data(
     slots: int,
     tardiness: TardinessMode | None = None,
     cutoff: float | None = None,
+    *,
+    check_size: bool = True,
 ) -> MilpData:
     """Index sets for ``instance`` over ``slots`` slots; raises :class:`MilpError` if a job
-    cannot finish within the horizon even alone on its fastest configuration.
+    cannot finish within the horizon even alone on its fastest configuration, or (with
+    ``check_size``, for a model about to be built) if the MILP would not fit in memory.
 
     ``cutoff``, the cost of a known plan (the warm start), bounds every job's lateness in
     any plan at least as good: ``omega * P(N = E) * late <= cutoff - (every job's least
@@ -199,7 +202,8 @@ def milp_data(
         jobs[job.id] = data
     if cutoff is not None:
         jobs = _cut_windows(jobs, slots, slot, cutoff, mode)
-    _check_size(instance, jobs, slots, slot)
+    if check_size:
+        _check_size(instance, jobs, slots, slot)
     return MilpData(instance, slots, slot, jobs, mode)
 
 
