@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import milp  # noqa: F401  (registers the rolling-horizon MILP policy "milp")
+from experiments.paths import plain_name
 from heuristic.registry import policy_names
 from instances import Instance, InstanceError, read_instance
 from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthetic
@@ -210,8 +211,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 def _name(value: Any, default: str) -> str:
     """The campaign's name: as given, or the file's stem made a plain name."""
     if value is None:
-        plain = re.sub(r"[^A-Za-z0-9._-]+", "-", default).strip(".-")[:64]
-        return plain or "campaign"
+        return plain_name(default, 64, "campaign")
     if not isinstance(value, str) or not _NAME.fullmatch(value):
         raise CampaignError(
             "name",

@@ -10,7 +10,6 @@ HTML page.
 from __future__ import annotations
 
 import html
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -20,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from experiments.gantt import gantt
+from experiments.paths import plain_name
 from heuristic.sts import StsPolicy, StsTuning
 from heuristic.sts_search import SearchResult, search
 from instances import Instance, Plan
@@ -154,23 +154,20 @@ def chart_stem(position: int, name: str) -> str:
     """The file name stem of an instance's charts: its position in the report and its
     name cut down to letters, digits, '.', '_' and '-', so that no instance name
     decides where a file goes."""
-    plain = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-")[:60]
-    return f"{position:02d}-{plain or 'instance'}"
+    return f"{position:02d}-{plain_name(name, 60, 'instance')}"
 
 
 def _line(row: GapRow) -> str:
     """One instance's figures; "optimal" only where both solves proved it."""
-    if row.proved:
-        times = (
-            f"proved optimal in {row.seconds_search + row.seconds_warm:.1f} s warm (search "
-            f"{row.seconds_search:.1f} s) / {row.seconds_cold:.1f} s cold"
-        )
-    else:
-        times = (
-            f"NOT proved optimal: MILP gap {100 * row.milp_gap:.2f}% when stopped after "
-            f"{row.seconds_search + row.seconds_warm:.1f} s warm (search "
-            f"{row.seconds_search:.1f} s) / {row.seconds_cold:.1f} s cold"
-        )
+    verdict = (
+        "proved optimal in"
+        if row.proved
+        else f"NOT proved optimal: MILP gap {100 * row.milp_gap:.2f}% when stopped after"
+    )
+    times = (
+        f"{verdict} {row.seconds_search + row.seconds_warm:.1f} s warm (search "
+        f"{row.seconds_search:.1f} s) / {row.seconds_cold:.1f} s cold"
+    )
     return (
         f"{row.instance}: STS {row.sts_cost:.4f}, tuned {row.tuned_cost:.4f}, MILP "
         f"{row.milp_cost:.4f} (bound {row.milp_bound:.4f}), STS gap "
