@@ -57,11 +57,7 @@ class LpPolicy:
         if not jobs:
             return Decision({})
         configs = [inst.allowed_configs(s.job) for s in jobs]
-        shares, needs = _solve(inst, now, jobs, configs)
-        urgency = [
-            n * min(inst.epoch_time(s.job, c) for c in cs)
-            for n, s, cs in zip(needs, jobs, configs, strict=True)
-        ]
+        shares, needs, urgency = _solve(inst, now, jobs, configs)
         occ: Occupancy = state.occupancy
         for s in jobs:
             if s.allocation is not None:
@@ -112,14 +108,16 @@ def _place(
 
 def _solve(
     inst: Instance, now: float, jobs: list[JobStatus], configs: list[tuple[Config, ...]]
-) -> tuple[list[np.ndarray], list[float]]:
-    """The LP's shares per job and configuration, and the speed each job needs to meet
-    its due date (epochs per hour)."""
+) -> tuple[list[np.ndarray], list[float], list[float]]:
+    """The LP's shares per job and configuration, the speed each job needs to meet its
+    due date (epochs per hour), and its urgency: the share of its top speed that is (the
+    most urgent are placed first)."""
     cost: list[float] = []
     upper: list[float] = []
     rows: list[tuple[list[int], list[float], float, float]] = []
     first: list[int] = []
     needs: list[float] = []
+    urgency: list[float] = []
     per_type: dict[str, tuple[list[int], list[float]]] = {}
     for s, cfgs in zip(jobs, configs, strict=True):
         job = s.job
@@ -128,6 +126,7 @@ def _solve(
         window = max(_deadline(job.due, inst.slot) - now, s.remaining * fastest)
         need = s.remaining / window  # epochs per hour
         needs.append(need)
+        urgency.append(need * fastest)
         dist = job.distribution
         rho = (dist.phi(job.max_epochs) - dist.phi(s.progress)) / s.remaining
         hourly = [rho * inst.energy_price * inst.power_w(c) / 1000.0 for c in cfgs]
@@ -151,7 +150,7 @@ def _solve(
             rows.append((cs, vs, -highspy.kHighsInf, gpus))
     values = _run(np.array(cost), np.array(upper), rows)
     shares = [values[f : f + len(c)] for f, c in zip(first, configs, strict=True)]
-    return shares, needs
+    return shares, needs, urgency
 
 
 def _deadline(due: float, slot: float | None) -> float:
