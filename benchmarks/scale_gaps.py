@@ -47,17 +47,17 @@ def row(inst: Instance, time_limit: float) -> list[object]:
     found = tune_sts(inst, evaluations=max(50, 4000 // len(inst.jobs)))
     tuned_plan = rollout(inst, StsPolicy(tuning=found.tuning))
     tune_s = time.perf_counter() - t0
-    data = milp_data(inst, default_slots(inst, tuned_plan), check_size=False)
-    bound = data.separable_bound()
     milp: object = "too large"
     milp_s: object = "-"
     try:
         res = solve(inst, initial_plan=tuned_plan, time_limit=time_limit, threads=1)
         milp_s = res.seconds
         milp = res.objective if res.solver_objective is not None else "no better"
-        bound = max(bound, res.bound if res.bound is not None else bound)
-    except MilpError:
-        pass
+        assert res.bound is not None  # never below the capacity relaxation
+        bound = res.bound
+    except MilpError:  # too large to build: the capacity relaxation alone
+        slots = default_slots(inst, tuned_plan)
+        bound = milp_data(inst, slots, check_size=False).separable_bound()
     best = min(found.cost, milp if isinstance(milp, float) else found.cost)
 
     def gap(cost: float) -> str:
