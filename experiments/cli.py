@@ -192,6 +192,25 @@ def cmd_gap(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_improve(args: argparse.Namespace) -> int:
+    from experiments.improve import run_improve
+
+    inst = _instance(args.instance)
+    if args.slot is not None:
+        inst = inst.replace(slot=args.slot)
+    start = read_plan(args.plan) if args.plan is not None else None
+    run_improve(
+        inst,
+        time_limit=args.time_limit,
+        out=args.out,
+        seed=args.seed,
+        search_evaluations=args.search_evaluations,
+        initial_plan=start,
+        progress=not args.quiet,
+    )
+    return 0
+
+
 def cmd_bound(args: argparse.Namespace) -> int:
     from experiments.bound import clairvoyant_bound
 
@@ -351,6 +370,24 @@ def build_parser() -> argparse.ArgumentParser:
         "plan is the MILP's warm start",
     )
     gp.set_defaults(func=cmd_gap)
+
+    im = sub.add_parser(
+        "improve", help="improve the (tuned) STS plan by MILP neighbourhoods: cost, bound, gap"
+    )
+    im.add_argument("instance", help="file or bundled name (slotted)")
+    im.add_argument("--time-limit", type=_seconds, default=60.0, help="seconds for the whole call")
+    im.add_argument("--plan", default=None, help="start from this slot-aligned plan (JSON)")
+    im.add_argument("--out", default="improved-plan.json", help="write the plan here")
+    im.add_argument("--seed", type=_count, default=0)
+    im.add_argument("--slot", type=float, default=None, help="slot length in hours")
+    im.add_argument(
+        "--search-evaluations",
+        type=_positive_int,
+        default=None,
+        help="rollouts of the STS search that makes the start (default max(50, 4000/jobs))",
+    )
+    im.add_argument("--quiet", action="store_true", help="no progress bar")
+    im.set_defaults(func=cmd_improve)
 
     b = sub.add_parser("bound", help="clairvoyant lower bound (MILP with epochs known)")
     b.add_argument("instance")

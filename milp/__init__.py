@@ -2,6 +2,7 @@
 
 from heuristic.registry import register
 from milp.data import MilpError
+from milp.improve import Improvement, improve
 from milp.model import build_model
 from milp.result import Result, SolutionStatus, Termination
 from milp.solve import default_slots, solve
@@ -10,11 +11,13 @@ from milp.solve import default_slots, solve
 register("milp", "milp.rolling:RollingMilpPolicy", small_only=True)
 
 __all__ = [
+    "Improvement",
     "MilpError",
     "Result",
     "SolutionStatus",
     "Termination",
     "build_model",
     "default_slots",
+    "improve",
     "solve",
 ]

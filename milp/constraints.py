@@ -61,15 +61,19 @@ def shared_placement(m: pyo.ConcreteModel, d: MilpData) -> None:
                 continue
             for t in d.slot_range(j):
                 tenancy = sum(
-                    m.share[j, n.id, u, t] for n in d.hosts(c) for u in range(d.shared_labels[n.id])
+                    m.share[j, n.id, u, t]
+                    for n in d.hosts(c)
+                    for u in d.labels(n.id, t)
+                    if (j, n.id, u, t) in m.share_index
                 )
                 rows.append(((j, k, t), tenancy == m.run[j, k, t]))
     _add(m, "shared_placement", rows)
 
 
 def node_capacity(m: pyo.ConcreteModel, d: MilpData) -> None:
-    """GPUs of exclusive configurations + GPUs in shared mode <= the node's GPUs; a node
-    used by a multi-node configuration hosts nothing else (it counts as full)."""
+    """GPUs of exclusive configurations + GPUs in shared mode <= the node's GPUs (less
+    those held by jobs outside the model); a node used by a multi-node configuration
+    hosts nothing else (it counts as full)."""
     use: dict[tuple[str, int], list[Any]] = defaultdict(list)
     for j, k, n, t in m.place_index:
         c = d.jobs[j].configs[k]
@@ -80,7 +84,7 @@ def node_capacity(m: pyo.ConcreteModel, d: MilpData) -> None:
     _add(
         m,
         "node_capacity",
-        (((n, t), sum(terms) <= d.instance.node(n).num_gpus) for (n, t), terms in use.items()),
+        (((n, t), sum(terms) <= d.free_gpus(n, t)) for (n, t), terms in use.items()),
     )
 
 
@@ -97,19 +101,24 @@ def shared_memory(m: pyo.ConcreteModel, d: MilpData) -> None:
     for (n, u, t), jobs in _tenants(m).items():
         cap = d.instance.gpu(d.instance.node(n).gpu_type).memory_gb
         used = sum(d.jobs[j].job.memory_gb * m.share[j, n, u, t] for j in jobs)
-        rows.append(((n, u, t), used <= cap * m.shared_gpu[n, u, t]))
+        outside = d.outside_label(n, u, t)
+        if outside is None:
+            rows.append(((n, u, t), used <= cap * m.shared_gpu[n, u, t]))
+        else:  # a GPU of outside tenants: in shared mode anyway, their memory taken
+            rows.append(((n, u, t), used <= cap - outside[2]))
     _add(m, "shared_memory", rows)
 
 
 def shared_slots(m: pyo.ConcreteModel, d: MilpData) -> None:
     """A shared GPU hosts at most K_max tenants."""
-    rows = [
-        (
-            (n, u, t),
-            sum(m.share[j, n, u, t] for j in jobs) <= d.instance.max_share * m.shared_gpu[n, u, t],
-        )
-        for (n, u, t), jobs in _tenants(m).items()
-    ]
+    rows: list[tuple[Any, Any]] = []
+    for (n, u, t), jobs in _tenants(m).items():
+        tenancy = sum(m.share[j, n, u, t] for j in jobs)
+        outside = d.outside_label(n, u, t)
+        if outside is None:
+            rows.append(((n, u, t), tenancy <= d.instance.max_share * m.shared_gpu[n, u, t]))
+        else:
+            rows.append(((n, u, t), tenancy <= d.instance.max_share - outside[1]))
     _add(m, "shared_slots", rows)
 
 

@@ -10,6 +10,7 @@ block ``b``, only slots in which it can progress or finish at the job's top spee
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -78,6 +79,19 @@ class MilpData:
     slot: float  # Delta, hours
     jobs: dict[str, JobData] = field(repr=False)
     tardiness: TardinessMode = "worst_case"
+    # GPUs held by jobs outside the model, per (node id, slot): the GPU indices the model
+    # may not use (a large-neighbourhood search fixes the other jobs' plans this way)
+    occupied: Mapping[tuple[str, int], frozenset[int]] = field(default_factory=dict, repr=False)
+
+    # shared GPUs whose tenants include jobs outside the model, per (node id, slot): GPU
+    # index -> (those tenants, their memory in GB); such a GPU is also in ``occupied``
+    tenants: Mapping[tuple[str, int], Mapping[int, tuple[int, float]]] = field(
+        default_factory=dict, repr=False
+    )
+
+    def free_gpus(self, node_id: str, t: int) -> int:
+        """GPUs of the node the model may use in slot ``t``."""
+        return self.instance.node(node_id).num_gpus - len(self.occupied.get((node_id, t), ()))
 
     def late_blocks(self, job_id: str) -> tuple[int, ...]:
         """Blocks whose completion time is charged: the last (worst case), or every block
@@ -141,6 +155,36 @@ class MilpData:
             out[n.id] = min(n.num_gpus, sharers)
         return out
 
+    @cached_property
+    def outside_gpus(self) -> dict[str, tuple[int, ...]]:
+        """Per node, the GPUs that hold tenants from outside the model in some slot. The
+        model's jobs may join them as shared labels ``U_n + i`` (``i`` the GPU's position
+        here), in the slots where those tenants are."""
+        out: dict[str, set[int]] = {}
+        for (n, _), gpus in self.tenants.items():
+            out.setdefault(n, set()).update(gpus)
+        return {n: tuple(sorted(g)) for n, g in out.items()}
+
+    def labels(self, node_id: str, t: int) -> range | list[int]:
+        """Shared labels of the node in slot ``t``: the model's own, then the GPUs whose
+        outside tenants are there in that slot."""
+        own = self.shared_labels[node_id]
+        here = self.tenants.get((node_id, t))
+        if not here:
+            return range(own)
+        gpus = self.outside_gpus[node_id]
+        return [*range(own), *(own + gpus.index(g) for g in sorted(here))]
+
+    def outside_label(self, node_id: str, u: int, t: int) -> tuple[int, int, float] | None:
+        """For a label of outside tenants: its GPU, their number and memory in slot ``t``
+        (``None`` for the model's own labels)."""
+        own = self.shared_labels[node_id]
+        if u < own:
+            return None
+        g = self.outside_gpus[node_id][u - own]
+        count, memory = self.tenants[node_id, t][g]
+        return g, count, memory
+
 
 def require_slot(instance: Instance) -> float:
     """The instance's slot length; :class:`MilpError` with a hint if it has none."""
@@ -159,6 +203,8 @@ def milp_data(
     cutoff: float | None = None,
     *,
     check_size: bool = True,
+    occupied: Mapping[tuple[str, int], frozenset[int]] | None = None,
+    tenants: Mapping[tuple[str, int], Mapping[int, tuple[int, float]]] | None = None,
 ) -> MilpData:
     """Index sets for ``instance`` over ``slots`` slots; raises :class:`MilpError` if a job
     cannot finish within the horizon even alone on its fastest configuration, or (with
@@ -167,7 +213,12 @@ def milp_data(
     ``cutoff``, the cost of a known plan (the warm start), bounds every job's lateness in
     any plan at least as good: ``omega * P(N = E) * late <= cutoff - (every job's least
     energy)``, so a job gets no slots after the one that would make it later than that.
-    The optimum is never cut off (its cost is at most the cutoff)."""
+    The optimum is never cut off (its cost is at most the cutoff).
+
+    ``occupied``: GPU indices per (node id, slot) held by jobs outside the model, which
+    its plans must leave alone, except that its shared jobs may join the shared GPUs of
+    ``tenants`` (per (node id, slot): GPU index -> tenants and their memory) while
+    memory and ``K_max`` allow."""
     slot = require_slot(instance)
     mode = tardiness or instance.tardiness
     jobs = {}
@@ -204,7 +255,7 @@ def milp_data(
         jobs = _cut_windows(jobs, slots, slot, cutoff, mode)
     if check_size:
         _check_size(instance, jobs, slots, slot)
-    return MilpData(instance, slots, slot, jobs, mode)
+    return MilpData(instance, slots, slot, jobs, mode, dict(occupied or {}), dict(tenants or {}))
 
 
 def _energy_floor(jobs: dict[str, JobData]) -> float:

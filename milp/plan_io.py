@@ -45,10 +45,15 @@ def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
             m.run[seg.job, k, t].set_value(1)
             if seg.config.shared:
                 (ref,) = seg.gpus
-                used = labels[ref[0], t]
+                n, g = ref
+                if g in d.tenants.get((n, t), {}):  # beside tenants from outside the model
+                    u = d.shared_labels[n] + d.outside_gpus[n].index(g)
+                    m.share[seg.job, n, u, t].set_value(1)
+                    continue
+                used = labels[n, t]
                 u = used.setdefault(ref, len(used))
-                m.share[seg.job, ref[0], u, t].set_value(1)
-                m.shared_gpu[ref[0], u, t].set_value(1)
+                m.share[seg.job, n, u, t].set_value(1)
+                m.shared_gpu[n, u, t].set_value(1)
             else:
                 for n in dict.fromkeys(node for node, _ in seg.gpus):
                     m.place[seg.job, k, n, t].set_value(1)
@@ -102,8 +107,8 @@ def _chosen(m: pyo.ConcreteModel, d: MilpData, t: int) -> dict[str, tuple[Config
                 where = tuple(
                     (n.id, u)
                     for n in d.hosts(c)
-                    for u in range(d.shared_labels[n.id])
-                    if (m.share[j, n.id, u, t].value or 0) > ON
+                    for u in d.labels(n.id, t)
+                    if (j, n.id, u, t) in m.share_index and (m.share[j, n.id, u, t].value or 0) > ON
                 )
             else:
                 where = tuple(n.id for n in d.hosts(c) if (m.place[j, k, n.id, t].value or 0) > ON)
@@ -134,7 +139,11 @@ def solution_plan(m: pyo.ConcreteModel, d: MilpData) -> Plan:
                     asks[n].append(((j, n), per_node))
         ids: dict[Any, tuple[int, ...]] = {}
         for n, wanted in asks.items():
-            free = set(range(inst.node(n).num_gpus))
+            for key, _ in wanted:  # a GPU of outside tenants is that GPU
+                outside = d.outside_label(n, key[1], t) if isinstance(key[1], int) else None
+                if outside is not None:
+                    ids[key] = (outside[0],)
+            free = set(range(inst.node(n).num_gpus)) - d.occupied.get((n, t), frozenset())
             for key, count in wanted:  # keep the previous slot's GPUs where possible
                 old = prev_gpus.get(key)
                 same = (
@@ -142,6 +151,8 @@ def solution_plan(m: pyo.ConcreteModel, d: MilpData) -> Plan:
                     or key[0] not in cur
                     or prev.get(key[0]) == cur.get(key[0])
                 )
+                if key in ids:
+                    continue
                 if old is not None and len(old) == count and set(old) <= free and same:
                     ids[key] = old
                     free -= set(old)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pyomo.environ as pyo
@@ -83,12 +84,16 @@ def solve(
     tardiness: TardinessMode | None = None,
     log_file: str | Path | None = None,
     stream: bool = False,
+    occupied: Mapping[tuple[str, int], frozenset[int]] | None = None,
+    tenants: Mapping[tuple[str, int], Mapping[int, tuple[int, float]]] | None = None,
 ) -> Result:
     """Solve the slotted MILP of ``instance``; ``initial_plan`` (slot-aligned, e.g. an STS
     rollout) is given to HiGHS as a MIP start.
 
     ``slots`` is the horizon (default :func:`default_slots`); ``slot`` overrides the
-    instance's slot length; ``time_limit`` (seconds) bounds the whole call. Raises
+    instance's slot length; ``time_limit`` (seconds) bounds the whole call; ``occupied``
+    and ``tenants`` give, per (node id, slot), the GPUs held by jobs outside
+    ``instance`` (see :func:`milp.data.milp_data`; :mod:`milp.improve` uses them). Raises
     :class:`MilpError` when a job cannot finish within the horizon, when no plan can
     finish them all, or when the model is too large to build.
     """
@@ -102,7 +107,8 @@ def solve(
     slots = slots if slots is not None else default_slots(instance, initial_plan)
     # the warm start's cost bounds every job's lateness in a plan at least as good, so
     # the model leaves out the slots after that (milp.data.milp_data)
-    data = milp_data(instance, slots, tardiness, None if warm is None else warm.total_cost)
+    cutoff = None if warm is None else warm.total_cost
+    data = milp_data(instance, slots, tardiness, cutoff, occupied=occupied, tenants=tenants)
     size = (0, 0)  # variables, constraints
     try:
         clock.check("building the model")

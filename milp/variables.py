@@ -10,7 +10,18 @@ from __future__ import annotations
 
 import pyomo.environ as pyo
 
-from milp.data import MilpData
+from milp.data import JobData, MilpData
+
+
+def _fits(d: MilpData, jd: JobData, node_id: str, u: int, t: int) -> bool:
+    """Whether the job could join label ``u`` at all: always for the model's own labels;
+    for a GPU with outside tenants, if a tenant's place and enough memory are left."""
+    outside = d.outside_label(node_id, u, t)
+    if outside is None:
+        return True
+    _, count, memory = outside
+    cap = d.instance.gpu(d.instance.node(node_id).gpu_type).memory_gb
+    return count < d.instance.max_share and memory + jd.job.memory_gb <= cap + 1e-9
 
 
 def add_variables(m: pyo.ConcreteModel, d: MilpData) -> None:
@@ -23,7 +34,9 @@ def add_variables(m: pyo.ConcreteModel, d: MilpData) -> None:
                 run_idx.append((j, k, t))
                 if c.shared:
                     for n in d.hosts(c):
-                        share_idx += [(j, n.id, u, t) for u in range(d.shared_labels[n.id])]
+                        share_idx += [
+                            (j, n.id, u, t) for u in d.labels(n.id, t) if _fits(d, jd, n.id, u, t)
+                        ]
                 else:
                     place_idx += [(j, k, n.id, t) for n in d.hosts(c)]
             for b in jd.blocks:

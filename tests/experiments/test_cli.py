@@ -2,7 +2,9 @@ import json
 
 from experiments.cli import main
 from instances import read_plan
+from instances.bundled import bundled
 from tests.conftest import DATA
+from validation.evaluate import evaluate
 
 
 def test_demo_prints_the_cost_table(capsys):
@@ -90,3 +92,28 @@ def test_online_prints_one_row_per_policy_with_realised_costs(capsys):
     sts = run_online(bundled("small"), "sts", seed=4).summary()["total_cost"]
     row = next(line for line in out.splitlines() if line.startswith("sts "))
     assert f"{sts:.4g}" in row
+
+
+def test_improve_writes_a_plan_the_evaluator_accepts_and_prints_certified_gaps(tmp_path, capsys):
+    plan = tmp_path / "improved.json"
+    args = ["improve", "tiny", "--time-limit", "5", "--quiet", "--search-evaluations", "10"]
+    assert main([*args, "--out", str(plan)]) == 0
+    out = capsys.readouterr().out
+    assert "certified gap" in out and "lower bound" in out and "improved" in out
+    improved = float(out.split("improved")[1].split()[0])
+    cost = evaluate(bundled("tiny"), read_plan(plan)).total_cost
+    assert float(f"{cost:.6g}") == improved
+    assert json.loads(plan.read_text())["policy"] == "improve"
+
+
+def test_improve_from_a_plan_that_does_not_fit_is_a_clean_error(tmp_path, capsys):
+    plan = tmp_path / "p.json"
+    assert main(["solve", "tiny", "--policy", "fifo", "--out", str(plan)]) == 0
+    doc = json.loads(plan.read_text())
+    doc["segments"] = doc["segments"][1:]  # a job left short of its epochs
+    plan.write_text(json.dumps(doc))
+    capsys.readouterr()
+    out = tmp_path / "never.json"
+    assert main(["improve", "tiny", "--plan", str(plan), "--quiet", "--out", str(out)]) == 2
+    assert "initial plan is infeasible" in capsys.readouterr().err
+    assert not out.exists()

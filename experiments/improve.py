@@ -1,0 +1,88 @@
+"""``gpusched improve``: the large-neighbourhood search of :mod:`milp.improve` with a
+progress bar (the incumbent, the best bound and the certified gap as it goes), a summary
+of every plan's cost against the bound, and the improved plan written to a file."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from tqdm import tqdm
+
+from instances import Instance, Plan, write_plan
+from milp.improve import Improvement, Step, certified_gap, improve
+
+
+def _percent(gap: float) -> str:
+    return f"{100 * gap:.1f}%" if gap < 10 else f"{gap:.0f}x"
+
+
+def summary(res: Improvement) -> str:
+    """The costs of the plans (evaluator), the bound, and their certified gaps."""
+    rows = []
+    if res.sts_cost is not None:
+        rows.append(("STS (greedy)", res.sts_cost))
+        rows.append(("STS tuned (start)", res.start_cost))
+    else:
+        rows.append(("given plan (start)", res.start_cost))
+    rows.append(("improved", res.cost))
+    width = max(len(r[0]) for r in rows)
+    lines = [
+        f"{name:<{width}}  {cost:>12.6g}  certified gap {_percent(certified_gap(cost, res.bound))}"
+        for name, cost in rows
+    ]
+    lines.append(f"{'lower bound':<{width}}  {res.bound:>12.6g}")
+    kept = res.improvements
+    lines.append(
+        f"{len(res.history) - 1} neighbourhoods in {res.seconds:.1f} s, {kept} improved the plan; "
+        "gap = (cost - bound) / bound"
+    )
+    return "\n".join(lines)
+
+
+def run_improve(
+    instance: Instance,
+    *,
+    time_limit: float,
+    out: str | Path | None,
+    seed: int = 0,
+    search_evaluations: int | None = None,
+    initial_plan: Plan | None = None,
+    progress: bool = True,
+    stream: TextIO | None = None,
+    echo: Callable[[str], object] = print,
+) -> Improvement:
+    """Improve ``instance``'s plan for ``time_limit`` seconds, showing progress on
+    ``stream`` (stderr by default); write the plan to ``out`` if given."""
+    bar = tqdm(
+        total=round(time_limit, 1),
+        desc="improve",
+        unit="s",
+        disable=not progress,
+        file=stream or sys.stderr,
+        bar_format="{desc}: {bar} {n:.0f}/{total:.0f} s{postfix}",
+        mininterval=0.2,
+    )
+
+    def show(step: Step) -> None:
+        bar.update(max(0.0, min(step.seconds, time_limit) - bar.n))
+        bar.set_postfix_str(
+            f"cost {step.incumbent:.6g}, bound {step.bound:.6g}, gap {_percent(step.gap)}"
+        )
+
+    with bar:
+        res = improve(
+            instance,
+            time_limit=time_limit,
+            initial_plan=initial_plan,
+            search_evaluations=search_evaluations,
+            seed=seed,
+            on_step=show,
+        )
+    echo(summary(res))
+    if out is not None:
+        write_plan(res.plan, out, instance=instance.name, policy="improve")
+        echo(f"plan written to {out}")
+    return res
