@@ -24,6 +24,7 @@ from heuristic.sts import StsPolicy, StsTuning
 from heuristic.sts_search import search
 from instances import Instance, Plan
 from milp.data import MilpError, milp_data, require_slot
+from milp.lagrange import lagrangian_bound
 from milp.neighbourhood import Chooser, Neighbourhood, occupancy
 from milp.solve import default_slots, solve
 from validation.check import check_plan
@@ -96,6 +97,7 @@ def improve(
     initial_plan: Plan | None = None,
     search_evaluations: int | None = None,
     bound: float | None = None,
+    lagrangian: bool = True,
     seed: int = 0,
     size: int = 4,
     max_size: int = 40,
@@ -109,8 +111,9 @@ def improve(
 
     ``initial_plan``: a slot-aligned plan to start from; by default STS tuned by
     :func:`heuristic.sts_search.search` with ``search_evaluations`` rollouts (default
-    ``max(50, 4000 / jobs)``). ``bound``: a known lower bound (e.g. from
-    :mod:`milp.bounds`); the capacity relaxation is used when it is higher. ``size``:
+    ``max(50, 4000 / jobs)``). ``bound``: a known lower bound; the capacity relaxation
+    is used when it is higher, and with ``lagrangian`` the Lagrangian bound of
+    :mod:`milp.lagrange` (given at most a fifth of the time left). ``size``:
     jobs freed at first; ``sub_time_limit`` and ``sub_gap``: each sub-MILP's time limit
     (seconds) and relative gap; ``iterations``: stop
     after this many neighbourhoods (else only the time limit stops). Same seed, same
@@ -135,6 +138,10 @@ def improve(
 
     plan, ev = initial_plan, evaluate(instance, initial_plan)
     start_cost = ev.total_cost
+    if lagrangian:
+        left = time_limit - (time.perf_counter() - t0)
+        lb = lagrangian_bound(instance, slots, upper=start_cost, time_limit=max(0.1, left / 5))
+        best_bound = max(best_bound, lb.value)
     history = [
         Step(0, "start", 0, time.perf_counter() - t0, ev.total_cost, best_bound, False, False)
     ]

@@ -1,0 +1,50 @@
+"""The Lagrangian bound (milp.lagrange): never above the optimum, never below the
+capacity relaxation, and strictly above it where the jobs compete for the GPUs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from instances.generators import SyntheticSpec, synthetic
+from milp.lagrange import lagrangian_bound
+from milp.solve import default_slots
+from tests.milp.brute_force import brute_force
+from tests.milp.test_milp import _tiny
+
+SLOTS = 7
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(0, 100_000),
+    st.booleans(),
+    st.sampled_from(["worst_case", "expected"]),
+    st.sampled_from([2, 8, 64]),
+    st.booleans(),
+)
+def test_the_bound_is_never_above_the_optimum(seed, shared, mode, states, guided):
+    inst = _tiny(seed, shared=shared, tardiness=mode)
+    best, _ = brute_force(inst, SLOTS)
+    upper = best if guided else None  # the tightest cut of the windows: at the optimum
+    lb = lagrangian_bound(inst, SLOTS, upper=upper, states=states)
+    assert lb.value <= best + 1e-9
+    assert lb.value >= lb.capacity_relaxation
+
+
+@pytest.mark.parametrize(("seed", "mode"), [(0, "worst_case"), (1, "worst_case"), (3, "expected")])
+def test_the_bound_beats_the_capacity_relaxation_where_the_gpus_are_contended(seed, mode):
+    """Two jobs on one node of two GPUs, due dates they cannot both meet at full speed:
+    pricing the GPUs shows it."""
+    inst = _tiny(seed, shared=seed % 2 == 0, tardiness=mode)
+    best, _ = brute_force(inst, SLOTS)
+    lb = lagrangian_bound(inst, SLOTS, upper=best, states=64)
+    assert lb.capacity_relaxation + 1e-3 < lb.value <= best + 1e-9
+
+
+def test_without_contention_one_round_suffices_and_the_bound_is_the_relaxation():
+    inst = synthetic(SyntheticSpec(nodes=8, jobs=6, rate="low", slot=0.25), seed=1)
+    lb = lagrangian_bound(inst, default_slots(inst), states=32)
+    assert lb.iterations == 1
+    assert lb.value == pytest.approx(lb.capacity_relaxation, rel=1e-12)
