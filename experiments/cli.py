@@ -177,6 +177,12 @@ _seconds = _option(
     lambda v: math.isfinite(v) and v > 0,
     "a positive number of seconds",
 )
+_count_seconds = _option(
+    float,
+    "a number of seconds",
+    lambda v: math.isfinite(v) and v >= 0,
+    "a number of seconds, 0 or more",
+)
 
 
 def cmd_gap(args: argparse.Namespace) -> int:
@@ -186,7 +192,14 @@ def cmd_gap(args: argparse.Namespace) -> int:
     if args.slot is not None:
         insts = [i.replace(slot=args.slot) for i in insts]
     search = {} if args.search_evaluations is None else {"evaluations": args.search_evaluations}
-    df = gap_report(insts, args.out, time_limit=args.time_limit, threads=args.threads, **search)
+    df = gap_report(
+        insts,
+        args.out,
+        time_limit=args.time_limit,
+        threads=args.threads,
+        improve_time=args.improve_time,
+        **search,
+    )
     print(summary(df))
     print(f"report written to {Path(args.out) / 'index.html'}")
     return 0
@@ -368,6 +381,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="rollouts the STS search may cost per instance (default 2000); its tuned "
         "plan is the MILP's warm start",
+    )
+    gp.add_argument(
+        "--improve-time",
+        type=_count_seconds,
+        default=30.0,
+        help="seconds of MILP neighbourhood search on the tuned plan per instance (0: none)",
     )
     gp.set_defaults(func=cmd_gap)
 

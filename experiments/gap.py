@@ -1,35 +1,46 @@
-"""Gap analysis: STS (slotted worst-case rollout) against the warm-started MILP.
+"""Gap analysis: STS (slotted worst-case rollout) against the warm-started MILP, at every
+size.
 
-Per instance: the cost (evaluator) of the STS plan and of STS tuned by the local search
-of :mod:`heuristic.sts_search`, the MILP's best cost and dual bound, both STS gaps to
-the best, the time to optimality with the warm start (the tuned plan; the search's time
-counts) and without it, and a Gantt chart of the plans; written as CSV, PNG and one
-HTML page.
+Per instance: the cost (evaluator) of the STS plan, of STS tuned by the local search of
+:mod:`heuristic.sts_search`, and of the tuned plan improved by the MILP neighbourhood
+search (:func:`milp.improve`); the MILP's best cost and dual bound where the model fits
+in memory; the best lower bound (the MILP's, the Lagrangian bound of
+:mod:`milp.lagrange`, the capacity relaxation); gaps to the MILP's best and certified
+gaps to the bound; the time to optimality with the warm start (the tuned plan; the
+search's time counts) and without it; and a Gantt chart of the plans. Written as CSV,
+PNG and one HTML page (:mod:`experiments.gap_page`).
 """
 
 from __future__ import annotations
 
-import html
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from experiments.gantt import gantt
+from experiments.gap_page import SIZE_CHART, gaps_by_size, page
 from experiments.paths import plain_name
 from heuristic.sts import StsPolicy, StsTuning
 from heuristic.sts_search import SearchResult, search
 from instances import Instance, Plan
 from instances.io import write_atomic
-from milp import solve
-from milp.data import require_slot
+from milp import improve, solve
+from milp.data import ModelTooLarge, require_slot
+from milp.improve import certified_gap
+from milp.lagrange import lagrangian_bound
+from milp.solve import default_slots
 from validation.evaluate import evaluate
 from validation.simulator import rollout
 
 SEARCH_EVALUATIONS = 2000  # rollouts per instance for the STS search (2-5 s on the suite)
+IMPROVE_SECONDS = 30.0  # the neighbourhood search per instance (issue 12's budget at <= 20 jobs)
+
+
+NAN = float("nan")
 
 
 @dataclass(frozen=True)
@@ -41,13 +52,22 @@ class GapRow:
     sharing: bool
     sts_cost: float  # STS as the thesis: one greedy pass
     tuned_cost: float  # STS with the per-job adjustments found by the search
-    milp_cost: float
-    milp_bound: float
+    improved_cost: float  # the tuned plan improved by the MILP neighbourhood search
+    milp_cost: float  # the MILP's best (nan where the model is too large to build)
+    milp_bound: float  # the MILP's dual bound (the capacity relaxation where not built)
+    lagrange_bound: float  # the Lagrangian bound (never below the capacity relaxation)
+    bound: float  # the best of the bounds
     milp_gap: float  # HiGHS's remaining gap on the warm-started solve
     sts_gap: float  # (STS - MILP best) / MILP best
     tuned_gap: float  # (tuned STS - MILP best) / MILP best
+    sts_certified: float  # (STS - bound) / bound
+    tuned_certified: float
+    improved_certified: float
     proved: bool  # both solves proved optimality
+    milp_built: bool  # the model fitted in memory
     seconds_search: float  # the STS search that makes the warm start
+    seconds_lagrange: float
+    seconds_improve: float
     seconds_warm: float  # the MILP solve from the warm start (model building included)
     seconds_cold: float
     cold_cost: float
@@ -74,49 +94,93 @@ def tune_sts(instance: Instance, *, evaluations: int = SEARCH_EVALUATIONS) -> Se
     return search(instance, cost, evaluations=evaluations)
 
 
+def _gap(cost: float, best: float) -> float:
+    return (cost - best) / max(best, 1e-12) if math.isfinite(best) else NAN
+
+
 def analyse(
     instance: Instance,
     *,
     time_limit: float = 60.0,
     threads: int | None = None,
     evaluations: int = SEARCH_EVALUATIONS,
+    improve_time: float = IMPROVE_SECONDS,
 ) -> tuple[GapRow, dict[str, Plan | None]]:
     """Gap analysis of one slotted instance; also returns the plans (STS, tuned STS,
-    MILP)."""
+    improved, MILP). ``improve_time``: seconds for the neighbourhood search (0: none)."""
     require_slot(instance)  # a MilpError with a hint, before the search runs
     sts_plan = rollout(instance, StsPolicy())
     t0 = time.perf_counter()
     found = tune_sts(instance, evaluations=evaluations)
     tuned_plan = rollout(instance, StsPolicy(tuning=found.tuning))
     seconds_search = time.perf_counter() - t0
-    warm = solve(instance, initial_plan=tuned_plan, time_limit=time_limit, threads=threads)
-    tuned_cost = warm.warm_start_cost  # the evaluator's cost of the tuned plan
-    sts_cost = found.start_cost  # the search began with plain STS: the same rollout, costed
-    cold = solve(instance, slots=warm.slots, time_limit=time_limit, threads=threads)
-    # the tuned plan is the warm start, so the warm solve always has a plan and a bound
-    assert warm.objective is not None and warm.bound is not None and tuned_cost is not None
-    best = min(warm.objective, cold.objective if cold.objective is not None else float("inf"))
+    tuned_cost, sts_cost = found.cost, found.start_cost  # the search began with plain STS
+    slots = default_slots(instance, tuned_plan)
+    lag = lagrangian_bound(instance, slots, upper=tuned_cost, time_limit=time_limit)
+    bound = lag.value
+    warm = cold = None
+    try:
+        warm = solve(instance, initial_plan=tuned_plan, time_limit=time_limit, threads=threads)
+        cold = solve(instance, slots=warm.slots, time_limit=time_limit, threads=threads)
+    except ModelTooLarge:
+        pass  # the bounds and the neighbourhood search still apply
+    if warm is not None:
+        # the tuned plan is the warm start, so the warm solve always has a plan and a bound
+        assert warm.objective is not None and warm.bound is not None
+        bound = max(bound, warm.bound, cold.bound if cold and cold.bound is not None else -1)
+    better_plan, better_cost, seconds_improve = tuned_plan, tuned_cost, 0.0
+    if improve_time > 0:
+        better = improve(
+            instance,
+            initial_plan=tuned_plan,
+            time_limit=improve_time,
+            bound=bound,
+            lagrangian=False,
+            threads=1 if threads is None else threads,
+        )
+        better_plan, better_cost, seconds_improve = better.plan, better.cost, better.seconds
+    milp_cost = NAN
+    if warm is not None and cold is not None:
+        assert warm.objective is not None
+        milp_cost = min(warm.objective, cold.objective if cold.objective is not None else math.inf)
     row = GapRow(
         instance=instance.name,
         nodes=len(instance.nodes),
         jobs=len(instance.jobs),
-        slots=warm.slots,
+        slots=slots,
         sharing=any(c.shared for j in instance.jobs for c in instance.allowed_configs(j)),
         sts_cost=sts_cost,
         tuned_cost=tuned_cost,
-        milp_cost=best,
-        milp_bound=max(warm.bound, cold.bound if cold.bound is not None else warm.bound),
-        milp_gap=warm.gap if warm.gap is not None else float("nan"),
-        sts_gap=(sts_cost - best) / max(best, 1e-12),
-        tuned_gap=(tuned_cost - best) / max(best, 1e-12),
-        proved=warm.optimal and cold.optimal,
+        improved_cost=better_cost,
+        milp_cost=milp_cost,
+        milp_bound=warm.bound
+        if warm is not None and warm.bound is not None
+        else lag.capacity_relaxation,
+        lagrange_bound=lag.value,
+        bound=bound,
+        milp_gap=warm.gap if warm is not None and warm.gap is not None else NAN,
+        sts_gap=_gap(sts_cost, milp_cost),
+        tuned_gap=_gap(tuned_cost, milp_cost),
+        sts_certified=certified_gap(sts_cost, bound),
+        tuned_certified=certified_gap(tuned_cost, bound),
+        improved_certified=certified_gap(better_cost, bound),
+        proved=warm is not None and cold is not None and warm.optimal and cold.optimal,
+        milp_built=warm is not None,
         seconds_search=seconds_search,
-        seconds_warm=warm.seconds,
-        seconds_cold=cold.seconds,
-        cold_cost=cold.objective if cold.objective is not None else float("nan"),
+        seconds_lagrange=lag.seconds,
+        seconds_improve=seconds_improve,
+        seconds_warm=warm.seconds if warm is not None else NAN,
+        seconds_cold=cold.seconds if cold is not None else NAN,
+        cold_cost=cold.objective if cold is not None and cold.objective is not None else NAN,
         evaluations=found.evaluations,
     )
-    return row, {"sts": sts_plan, "sts-tuned": tuned_plan, "milp": warm.plan}
+    plans = {
+        "sts": sts_plan,
+        "sts-tuned": tuned_plan,
+        "improved": better_plan if improve_time > 0 else None,
+        "milp": warm.plan if warm is not None else None,
+    }
+    return row, plans
 
 
 def gap_report(
@@ -126,13 +190,21 @@ def gap_report(
     time_limit: float = 60.0,
     threads: int | None = None,
     evaluations: int = SEARCH_EVALUATIONS,
+    improve_time: float = IMPROVE_SECONDS,
     echo: Callable[[str], object] = print,
 ) -> pd.DataFrame:
-    """Analyse every instance, then write ``gap.csv``, Gantt PNGs and ``index.html`` in
-    ``out`` (nothing is written if an analysis fails)."""
+    """Analyse every instance, then write ``gap.csv``, Gantt PNGs, a chart of the
+    certified gaps against the number of jobs and ``index.html`` in ``out`` (nothing is
+    written if an analysis fails)."""
     rows, charts = [], []
     for k, inst in enumerate(instances):
-        row, plans = analyse(inst, time_limit=time_limit, threads=threads, evaluations=evaluations)
+        row, plans = analyse(
+            inst,
+            time_limit=time_limit,
+            threads=threads,
+            evaluations=evaluations,
+            improve_time=improve_time,
+        )
         rows.append(row)
         charts.append((chart_stem(k, inst.name), inst, plans))
         echo(_line(row))
@@ -145,8 +217,9 @@ def gap_report(
         for kind, plan in plans.items():
             if plan is not None:
                 gantt(inst, plan, out / f"{stem}-{kind}.png", f"{inst.name}: {kind}")
+    gaps_by_size(df, out / SIZE_CHART)
     write_atomic(out / "gap.csv", df.to_csv())
-    write_atomic(out / "index.html", _html(df, [stem for stem, _, _ in charts]))
+    write_atomic(out / "index.html", page(df, [stem for stem, _, _ in charts]))
     return df
 
 
@@ -159,6 +232,16 @@ def chart_stem(position: int, name: str) -> str:
 
 def _line(row: GapRow) -> str:
     """One instance's figures; "optimal" only where both solves proved it."""
+    bounds = (
+        f"bound {row.bound:.4f}; certified gaps: STS {100 * row.sts_certified:.2f}%, tuned "
+        f"{100 * row.tuned_certified:.2f}%, improved {100 * row.improved_certified:.2f}%"
+    )
+    head = (
+        f"{row.instance}: STS {row.sts_cost:.4f}, tuned {row.tuned_cost:.4f}, improved "
+        f"{row.improved_cost:.4f}"
+    )
+    if not row.milp_built:
+        return f"{head}, MILP too large to build; {bounds}"
     verdict = (
         "proved optimal in"
         if row.proved
@@ -169,14 +252,14 @@ def _line(row: GapRow) -> str:
         f"{row.seconds_search:.1f} s) / {row.seconds_cold:.1f} s cold"
     )
     return (
-        f"{row.instance}: STS {row.sts_cost:.4f}, tuned {row.tuned_cost:.4f}, MILP "
-        f"{row.milp_cost:.4f} (bound {row.milp_bound:.4f}), STS gap "
+        f"{head}, MILP {row.milp_cost:.4f}; {bounds}; STS gap to the MILP "
         f"{100 * row.sts_gap:.2f}%, tuned {100 * row.tuned_gap:.2f}%, {times}"
     )
 
 
 def summary(df: pd.DataFrame) -> str:
     g, tg = 100 * df["sts_gap"], 100 * df["tuned_gap"]
+    cert = 100 * df["improved_certified"]
     warm = df["seconds_search"].sum() + df["seconds_warm"].sum()
     return (
         f"{len(df)} instances, {int(df['proved'].sum())} proved optimal; STS gap median "
@@ -185,7 +268,8 @@ def summary(df: pd.DataFrame) -> str:
         f"warm start / without: median {df['solver_ratio'].median():.2f}, total "
         f"{df['seconds_warm'].sum() / df['seconds_cold'].sum():.2f}; with the search "
         f"included: median {df['warm_ratio'].median():.2f}, total "
-        f"{warm / df['seconds_cold'].sum():.2f}" + _unproved(df)
+        f"{warm / df['seconds_cold'].sum():.2f}; improved plan's certified gap median "
+        f"{cert.median():.2f}%, max {cert.max():.2f}%" + _unproved(df)
     )
 
 
@@ -197,82 +281,3 @@ def _unproved(df: pd.DataFrame) -> str:
         f". {n} of {len(df)} NOT proved optimal: their STS gaps are to the best plan found "
         "(the optimum may be lower, down to milp_bound) and their times are time limits"
     )
-
-
-# the page's columns: field, header, how a value reads (costs to 4 significant digits,
-# gaps in %, times in s)
-_COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
-    ("nodes", "nodes", str),
-    ("jobs", "jobs", str),
-    ("slots", "slots", str),
-    ("sts_cost", "STS", lambda v: f"{v:.4g}"),
-    ("tuned_cost", "tuned STS", lambda v: f"{v:.4g}"),
-    ("milp_cost", "MILP best", lambda v: f"{v:.4g}"),
-    ("milp_bound", "bound", lambda v: f"{v:.4g}"),
-    ("sts_gap", "STS gap", lambda v: f"{100 * v:.2f}%"),
-    ("tuned_gap", "tuned gap", lambda v: f"{100 * v:.2f}%"),
-    ("milp_gap", "MILP gap", lambda v: f"{100 * v:.2f}%"),
-    ("proved", "proved", lambda v: "yes" if v else "NO"),
-    ("seconds_search", "search", lambda v: f"{v:.1f} s"),
-    ("seconds_warm", "MILP warm", lambda v: f"{v:.1f} s"),
-    ("seconds_cold", "MILP cold", lambda v: f"{v:.1f} s"),
-)
-_CSS = (
-    "body{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}"
-    ".wide{overflow-x:auto}table{border-collapse:collapse;font-size:13px}"
-    "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap}"
-    "th{background:#f2f2f2}td:first-child{text-align:left}img{max-width:100%}"
-)
-# the load handler records that every chart decoded, for readers and for the test that
-# opens the page in a headless browser
-_SCRIPT = (
-    "window.addEventListener('load',()=>{const i=Array.from(document.images);"
-    "document.body.dataset.imagesDecoded="
-    "i.filter(x=>x.complete&&x.naturalWidth>0).length+'/'+i.length;});"
-)
-
-
-def _summary_items(df: pd.DataFrame) -> list[str]:
-    g, tg = 100 * df["sts_gap"], 100 * df["tuned_gap"]
-    proved = int(df["proved"].sum())
-    items = [
-        f"{len(df)} instances; {proved} proved optimal by both MILP solves"
-        + ("" if proved == len(df) else f", {len(df) - proved} NOT proved"),
-        f"greedy STS above the MILP's best: median {g.median():.2f}%, max {g.max():.2f}%",
-        f"STS tuned by its search: median {tg.median():.2f}%, max {tg.max():.2f}%",
-        f"MILP time with the warm start / without: median {df['solver_ratio'].median():.2f} "
-        f"(with the search counted: {df['warm_ratio'].median():.2f})",
-    ]
-    if proved < len(df):
-        items.append(
-            "where optimality is not proved, gaps are to the best plan found and the "
-            "optimum may be as low as the bound"
-        )
-    return items
-
-
-def _html(df: pd.DataFrame, stems: Sequence[str]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for _, h, _ in _COLUMNS)
-    body = "".join(
-        f"<tr><td>{html.escape(str(name))}</td>"
-        + "".join(f"<td>{html.escape(fmt(row[c]))}</td>" for c, _, fmt in _COLUMNS)
-        + "</tr>"
-        for name, row in df.iterrows()
-    )
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>gpusched gap report</title>",
-        f"<style>{_CSS}</style><script>{_SCRIPT}</script></head><body>",
-        "<h1>STS against the exact MILP</h1><ul>",
-        *(f"<li>{html.escape(item)}</li>" for item in _summary_items(df)),
-        "</ul><p>Costs are the evaluator's (expected energy + tardiness); a gap is (cost − "
-        "MILP best) / MILP best. Every figure is also in <a href='gap.csv'>gap.csv</a>.</p>",
-        f"<div class='wide'><table><tr><th>instance</th>{head}</tr>{body}</table></div>",
-    ]
-    for name, stem in zip(df.index, stems, strict=True):
-        n = html.escape(str(name))
-        parts.append(f"<h2>{n}</h2>")
-        for kind in ("sts", "sts-tuned", "milp"):
-            src = html.escape(f"{stem}-{kind}.png")
-            parts.append(f"<img src='{src}' alt='{kind} plan of {n}'>")
-    parts.append("</body></html>")
-    return "\n".join(parts)

@@ -27,6 +27,10 @@ class MilpError(ValueError):
     """The MILP cannot be built or has no solution; the message says which job and why."""
 
 
+class ModelTooLarge(MilpError):
+    """The MILP would not fit in memory: the instance is for heuristics and bounds."""
+
+
 @dataclass(frozen=True)
 class JobData:
     job: Job
@@ -276,7 +280,7 @@ def _check_size(instance: Instance, jobs: dict[str, JobData], slots: int, slot: 
             places = gpus[c.gpu_type] if c.shared else nodes[c.gpu_type]
             size += window * (1 + places + len(jd.lengths))
     if size > MAX_MODEL_VARIABLES:
-        raise MilpError(
+        raise ModelTooLarge(
             f"the MILP would have up to {size:,} variables over {slots:,} slots of {slot:g} h "
             f"(limit {MAX_MODEL_VARIABLES:,}): the exact MILP is for small instances; use a "
             "heuristic policy, fewer jobs or stopping points, or a longer slot"

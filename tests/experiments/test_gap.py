@@ -31,7 +31,7 @@ def test_gap_command_writes_table_charts_and_page(tmp_path, capsys):
 
     write_instance(inst, path)
     out = tmp_path / "report"
-    args = ["gap", str(path), "--time-limit", "20", "--out", str(out)]
+    args = ["gap", str(path), "--time-limit", "20", "--out", str(out), "--improve-time", "5"]
     assert main([*args, "--search-evaluations", "50"]) == 0
     df = pd.read_csv(out / "gap.csv", index_col=0)
     row = df.loc[inst.name]
@@ -45,6 +45,15 @@ def test_gap_command_writes_table_charts_and_page(tmp_path, capsys):
     )
     assert row["solver_ratio"] == pytest.approx(row["seconds_warm"] / row["seconds_cold"])
     assert row["milp_bound"] <= row["milp_cost"] + 1e-9
+    # the neighbourhood search starts from the tuned plan; the best bound is below all
+    assert row["improved_cost"] <= row["tuned_cost"] + 1e-12
+    assert row["milp_bound"] <= row["bound"] <= row["milp_cost"] + 1e-9
+    assert row["lagrange_bound"] <= row["bound"]
+    assert row["improved_certified"] == pytest.approx(
+        (row["improved_cost"] - row["bound"]) / row["bound"]
+    )
+    assert (out / "gaps-by-size.png").stat().st_size > 1000
+    assert (out / f"00-{inst.name}-improved.png").stat().st_size > 1000
     assert (out / f"00-{inst.name}-sts.png").stat().st_size > 1000
     assert (out / f"00-{inst.name}-milp.png").stat().st_size > 1000
     assert (out / f"00-{inst.name}-sts-tuned.png").stat().st_size > 1000
@@ -52,7 +61,7 @@ def test_gap_command_writes_table_charts_and_page(tmp_path, capsys):
     assert f"00-{inst.name}-milp.png" in page and "STS tuned by its search: median" in page
     assert f"<td>{100 * row['sts_gap']:.2f}%</td>" in page  # gaps read as percentages
     assert "STS gap" in capsys.readouterr().out
-    _renders_with_every_image(out / "index.html", 3)
+    _renders_with_every_image(out / "index.html", 5)  # 4 plans and the chart by size
 
 
 def test_cli_expands_the_word_suite_to_the_bundled_suite():
@@ -82,6 +91,24 @@ def test_hostile_names_decide_no_path_and_reach_plots_and_html_escaped(tmp_path)
     assert Path("deep/report/00-x-a-b-milp.png") in written
     page = (out / "index.html").read_text()
     assert "<b>" not in page and "&lt;b&gt;" in page
+
+
+def test_an_instance_too_large_for_the_milp_still_gets_plans_bounds_and_certified_gaps(
+    tmp_path, monkeypatch
+):
+    import milp.data
+
+    monkeypatch.setattr(milp.data, "MAX_MODEL_VARIABLES", 10)  # no model fits
+    inst = milp_suite()[0]
+    out = tmp_path / "report"
+    df = gap_report([inst], out, time_limit=5, evaluations=20, improve_time=2, echo=print)
+    row = df.loc[inst.name]
+    assert not row["milp_built"] and not row["proved"]
+    assert pd.isna(row["milp_cost"]) and pd.isna(row["sts_gap"])
+    assert 0 <= row["improved_certified"] <= row["tuned_certified"] <= row["sts_certified"]
+    page = (out / "index.html").read_text()
+    assert "too large for the MILP" in page and "milp.png" not in page
+    _renders_with_every_image(out / "index.html", 4)
 
 
 def _renders_with_every_image(page: Path, images: int) -> None:
