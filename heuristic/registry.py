@@ -14,6 +14,7 @@ _POLICIES: dict[str, str] = {
     "fifo": "heuristic.fifo:FifoPolicy",
     "edf": "heuristic.edf:EdfPolicy",
     "sts": "heuristic.sts:StsPolicy",
+    "sts-greedy": "heuristic.sts:GreedyStsPolicy",
     "rg": "heuristic.rg:RgPolicy",
     "pr": "heuristic.pr:PrPolicy",
     "lp": "heuristic.lp:LpPolicy",

@@ -15,6 +15,14 @@ urgent job's faster step; a running job moves to another GPU type only if its pr
 there is cheaper; slotted, a step shorter than what is left of the coming slot is
 skipped for the next, faster one; the profile uses worst-case tardiness, as the thesis.
 
+The ledger (:mod:`heuristic.ledger`, on by default): each decision books the chosen
+profiles' later steps, most urgent job first. A less urgent job takes, in order, a
+profile whose later steps fit beside the booked ones, then the same type's profile
+planned to finish earlier (by a quarter, a half, three quarters of the time left, or as
+fast as it can) if that fits, then STS's choice as above. Under overload every job wants
+the few large nodes for its last step at once; booking shows the collision while a job
+can still hurry. ``sts-greedy`` is the thesis's version without it.
+
 :class:`StsTuning` adjusts these rules per job (an earliest start, the GPU types it may
 use, a shift of its urgency, a finish planned before the due date);
 :mod:`heuristic.sts_search` finds adjustments for a static instance. The default, no
@@ -29,10 +37,19 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from heuristic.choice import first_placement
+from heuristic.ledger import Ledger
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
 from heuristic.profile import Option, Profile, Step, exact_profile, lower_hull
 from instances import Config, Instance, Job
+
+# with the ledger: how much of the time left a profile whose later steps collide with
+# more urgent jobs' may plan to finish early, tried in order (1.0: as fast as it can)
+EARLIER_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
+# the ledger's safety margin for jobs not yet arrived: a quarter of each type's large
+# nodes beyond three hours from now (docs/model.md measures 0, 0.25 and 0.34)
+RESERVE = 0.25
+LEAD_HOURS = 3.0
 
 
 @dataclass(frozen=True)
@@ -170,11 +187,23 @@ class StsTuning:
 
 
 class StsPolicy:
+    """STS with its ledger of booked profiles (:mod:`heuristic.ledger`); with
+    ``lookahead=False``, the thesis's greedy STS (registered as ``sts-greedy``)."""
+
     name = "sts"
 
-    def __init__(self, seed: int = 0, tuning: StsTuning | None = None) -> None:
+    def __init__(
+        self,
+        seed: int = 0,
+        tuning: StsTuning | None = None,
+        lookahead: bool = True,
+        reserve: float = RESERVE,
+        lead: float = LEAD_HOURS,
+    ) -> None:
         self.seed = seed  # STS is deterministic
         self.tuning = tuning if tuning is not None else StsTuning()
+        self.lookahead = lookahead
+        self.reserve, self.lead = reserve, lead
         self._table: HullTable | None = None
 
     def decide(self, state: SchedulerState) -> Decision:
@@ -191,6 +220,11 @@ class StsPolicy:
                 occ.release(status.job.id)
         table = self._table
         tune = self.tuning
+        ledger = None
+        if self.lookahead and state.jobs:
+            horizon = max(s.job.due for s in state.jobs) - now + 24.0
+            grid = inst.slot or 0.25
+            ledger = Ledger(inst, now, max(horizon, 1.0), grid, self.reserve, self.lead)
         for status in sorted(
             state.jobs,
             key=lambda s: (slack(inst, s, now, table) + tune.urgency.get(s.job.id, 0.0), s.job.id),
@@ -202,7 +236,12 @@ class StsPolicy:
                 continue
             types = self._types(status.job, all_types)
             earlier = tune.earlier.get(status.job.id, 0.0)
-            for plan in self._candidates(inst, status, now, types, self._table, earlier):
+            cands: Iterable[TypeProfile] = self._candidates(
+                inst, status, now, types, self._table, earlier
+            )
+            if ledger is not None:
+                cands = self._booked_first(inst, status, now, list(cands), ledger, earlier)
+            for plan in cands:
                 step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
                 alloc = self._place(occ, status, step.config, types)
                 if alloc is None:
@@ -210,12 +249,41 @@ class StsPolicy:
                 if not last or alloc.config != step.config:
                     # wake when this step's epochs are done (on the grid, not after)
                     wake = min(wake, self._grid(inst, now, step_end))
+                if ledger is not None:
+                    ledger.book(status.job, plan.profile)
                 break
             if alloc is None and status.allocation is not None:
                 alloc = self._keep(occ, status)
             if alloc != status.allocation:
                 assign[status.job.id] = alloc
         return Decision(assign, wake_at=None if math.isinf(wake) else wake)
+
+    def _booked_first(
+        self,
+        inst: Instance,
+        status: JobStatus,
+        now: float,
+        cands: list[TypeProfile],
+        ledger: Ledger,
+        earlier: float,
+    ) -> Iterator[TypeProfile]:
+        """Profiles whose later steps fit beside the booked ones, then the same types
+        planned to finish earlier (a quarter, a half, three quarters of the time left),
+        then the rest as STS orders them."""
+        job = status.job
+        fitting = [p for p in cands if ledger.fits(job, p.profile)]
+        yield from fitting
+        left = job.due - earlier - now
+        if left > 0 and len(fitting) < len(cands):
+            for f in EARLIER_FRACTIONS:
+                jp = JobProfiles(inst, status, now, (), self._table, earlier + f * left)  # type: ignore[arg-type]
+                for p in cands:
+                    if p in fitting:
+                        continue
+                    q = jp.solve(p.gpu_type)
+                    if ledger.fits(job, q.profile):
+                        yield q
+        yield from (p for p in cands if p not in fitting)
 
     def _types(self, job: Job, all_types: tuple[str, ...]) -> tuple[str, ...]:
         allowed = self.tuning.types.get(job.id)
@@ -310,3 +378,13 @@ class StsPolicy:
         if alloc is not None:
             occ.place(status.job, alloc)
         return alloc
+
+
+class GreedyStsPolicy(StsPolicy):
+    """The thesis's STS as first built: each job on the cheapest profile whose current
+    step fits now, with no look at its later steps."""
+
+    name = "sts-greedy"
+
+    def __init__(self, seed: int = 0, tuning: StsTuning | None = None) -> None:
+        super().__init__(seed, tuning, lookahead=False)

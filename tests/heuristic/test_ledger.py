@@ -1,0 +1,81 @@
+"""The ledger of booked profile steps (heuristic.ledger) and STS with it: later steps
+that collide with more urgent jobs' are seen, a lone job is never held back, and the
+thesis's greedy STS stays reachable by name."""
+
+from __future__ import annotations
+
+import pytest
+
+from heuristic.ledger import Ledger
+from heuristic.profile import Profile, Step
+from heuristic.registry import make_policy
+from heuristic.sts import GreedyStsPolicy, StsPolicy
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from instances.bundled import bundled
+from validation.evaluate import evaluate
+from validation.simulator import rollout
+
+V8 = Config("v100", 8)
+V1 = Config("v100", 1)
+
+
+def _instance(nodes: tuple[int, ...]) -> Instance:
+    jobs = tuple(
+        Job(f"j{i}", 0.0, 10.0, EpochDistribution((4.0,), (1.0,)), {V1: 1.0, V8: 0.25}, 4.0)
+        for i in range(3)
+    )
+    return Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        tuple(Node(f"n{k}", "v100", g) for k, g in enumerate(nodes)),
+        jobs,
+    )
+
+
+def _profile(first_hours: float, last_hours: float) -> Profile:
+    """One hour-long slow step, then a step on a whole 8-GPU node (epoch times above)."""
+    steps = (Step(V1, 0.0, first_hours), Step(V8, first_hours, first_hours + last_hours / 0.25))
+    return Profile(steps, first_hours + last_hours, 0.0, 0.0, 10.0)
+
+
+def test_a_large_step_counts_against_the_nodes_that_can_host_it():
+    inst = _instance((8, 8, 4))  # 20 GPUs, but only two nodes take an 8-GPU step
+    ledger = Ledger(inst, 0.0, 10.0, 0.25)
+    job = inst.jobs[0]
+    assert ledger.fits(job, _profile(1.0, 1.0))
+    ledger.book(job, _profile(1.0, 1.0))
+    ledger.book(job, _profile(1.0, 1.0))
+    assert not ledger.fits(job, _profile(1.0, 1.0))  # a third x8 at the same time
+    assert ledger.fits(job, _profile(2.0, 1.0))  # ... or after the others end
+
+
+def test_the_reserve_keeps_large_nodes_back_only_beyond_the_lead_time():
+    inst = _instance((8, 8, 8, 8))
+    job = inst.jobs[0]
+    ledger = Ledger(inst, 0.0, 20.0, 0.25, reserve=0.25, lead=3.0)
+    for _ in range(3):
+        assert ledger.fits(job, _profile(1.0, 1.0))  # before the lead time: all four
+        ledger.book(job, _profile(1.0, 1.0))
+    late = Ledger(inst, 0.0, 20.0, 0.25, reserve=0.25, lead=3.0)
+    for _ in range(3):
+        late.book(job, _profile(5.0, 1.0))
+    assert not late.fits(job, _profile(5.0, 1.0))  # after it: three of the four
+    lone = Ledger(_instance((8,)), 0.0, 20.0, 0.25, reserve=0.25, lead=3.0)
+    assert lone.fits(job, _profile(5.0, 1.0))  # never below one node
+
+
+def test_the_greedy_thesis_version_is_registered_and_ignores_the_ledger():
+    inst = bundled("medium")
+    greedy = make_policy("sts-greedy")
+    assert isinstance(greedy, GreedyStsPolicy) and not greedy.lookahead
+    cost = evaluate(inst, rollout(inst, greedy)).total_cost
+    assert cost == pytest.approx(62.0748, abs=1e-4)  # 62.07 in the docs before the ledger
+
+
+def test_under_overload_the_ledger_cuts_cost_and_missed_due_dates():
+    """The bundled `medium` instance (60 real-data jobs, 12 nodes): every job wants a
+    whole 8-GPU V100 node for its last step, and there are three."""
+    inst = bundled("medium")
+    greedy = evaluate(inst, rollout(inst, GreedyStsPolicy()))
+    booked = evaluate(inst, rollout(inst, StsPolicy()))
+    assert booked.total_cost < 0.7 * greedy.total_cost
+    assert booked.missed < greedy.missed
