@@ -1,4 +1,5 @@
-"""A ledger of the GPUs that the profiles chosen at one STS decision will hold later.
+"""A ledger of the GPUs that the profiles chosen at one STS decision will hold later, in
+expectation.
 
 STS places jobs one at a time, most urgent first, each on the cheapest profile whose
 current step fits now. It does not look at the later, faster steps: a job with slack
@@ -14,6 +15,12 @@ Jobs not yet arrived will want the large nodes too, for their own last, fastest 
 Beyond ``lead`` hours from now, the ledger lets the booked steps use only ``1 - reserve``
 of each type's large nodes (whole nodes, at least one): a safety margin, measured in
 docs/model.md. A job alone on the cluster is never held back by it.
+
+A later step is booked with the probability that the job is still running when it
+starts (its survival at the step's first epoch): STS's own bet that most jobs stop
+early. Booking every step in full made STS hurry for collisions that early stops would
+have avoided (rollouts 1.6% dearer than greedy STS on the synthetic family at the high
+rate, against 0.7% booked by expectation; docs/model.md).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import math
 import numpy as np
 
 from heuristic.profile import Profile
-from instances import Config, Instance, Job
+from instances import Config, EpochDistribution, Instance, Job
 
 
 class Ledger:
@@ -64,26 +71,31 @@ class Ledger:
             return float(cfg.nodes * cfg.gpus_per_node)
         return float(cfg.gpus)
 
-    def _spans(self, job: Job, profile: Profile) -> list[tuple[str, int, int, float]]:
-        """Each step as (type, first bin, end bin, GPUs), run back to back from now."""
+    def _spans(
+        self, job: Job, profile: Profile, dist: EpochDistribution
+    ) -> list[tuple[str, int, int, float, float]]:
+        """Each step as (type, first bin, end bin, GPUs, probability that the job is
+        still running when it starts), run back to back from now."""
         out = []
         t = 0.0
         for s in profile.steps:
             end = t + s.epochs * self.instance.epoch_time(job, s.config)
             lo, hi = int(t / self.step), min(self.bins, math.ceil(end / self.step - 1e-9))
             if lo < hi:
-                out.append((s.config.gpu_type, lo, hi, self._gpus(s.config)))
+                # the chance the epochs just after ``start`` run: P(N > start)
+                p = dist.survival(math.nextafter(s.start, math.inf))
+                out.append((s.config.gpu_type, lo, hi, self._gpus(s.config), p))
             t = end
         return out
 
-    def fits(self, job: Job, profile: Profile) -> bool:
+    def fits(self, job: Job, profile: Profile, dist: EpochDistribution) -> bool:
         """Whether every later step fits beside what is booked (the first step is the
         one placed now; where it fits is the placement's business)."""
-        for gpu_type, lo, hi, gpus in self._spans(job, profile)[1:]:
-            if np.any(self.load[gpu_type][lo:hi] + gpus > self.capacity[gpu_type] + 1e-9):
+        for gpu_type, lo, hi, gpus, p in self._spans(job, profile, dist)[1:]:
+            if np.any(self.load[gpu_type][lo:hi] + p * gpus > self.capacity[gpu_type] + 1e-9):
                 return False
             for key in self._thresholds(gpu_type, gpus):
-                if np.any(self.large[key][lo:hi] + 1 > self._hosts(key, lo, hi) + 1e-9):
+                if np.any(self.large[key][lo:hi] + p > self._hosts(key, lo, hi) + 1e-9):
                     return False
         return True
 
@@ -101,8 +113,8 @@ class Ledger:
         """The large-node classes a step of ``gpus`` GPUs counts against."""
         return [k for k in self.large if k[0] == gpu_type and k[1] <= gpus and 2 * gpus > k[1]]
 
-    def book(self, job: Job, profile: Profile) -> None:
-        for gpu_type, lo, hi, gpus in self._spans(job, profile):
-            self.load[gpu_type][lo:hi] += gpus
+    def book(self, job: Job, profile: Profile, dist: EpochDistribution) -> None:
+        for gpu_type, lo, hi, gpus, p in self._spans(job, profile, dist):
+            self.load[gpu_type][lo:hi] += p * gpus
             for key in self._thresholds(gpu_type, gpus):
-                self.large[key][lo:hi] += 1
+                self.large[key][lo:hi] += p

@@ -250,7 +250,8 @@ class StsPolicy:
                     # wake when this step's epochs are done (on the grid, not after)
                     wake = min(wake, self._grid(inst, now, step_end))
                 if ledger is not None:
-                    ledger.book(status.job, plan.profile)
+                    dist = status.job.distribution.conditional(status.progress)
+                    ledger.book(status.job, plan.profile, dist)
                 break
             if alloc is None and status.allocation is not None:
                 alloc = self._keep(occ, status)
@@ -271,7 +272,8 @@ class StsPolicy:
         planned to finish earlier (a quarter, a half, three quarters of the time left),
         then the rest as STS orders them."""
         job = status.job
-        fitting = [p for p in cands if ledger.fits(job, p.profile)]
+        dist = job.distribution.conditional(status.progress)
+        fitting = [p for p in cands if ledger.fits(job, p.profile, dist)]
         yield from fitting
         left = job.due - earlier - now
         if left > 0 and len(fitting) < len(cands):
@@ -281,7 +283,7 @@ class StsPolicy:
                     if p in fitting:
                         continue
                     q = jp.solve(p.gpu_type)
-                    if ledger.fits(job, q.profile):
+                    if ledger.fits(job, q.profile, dist):
                         yield q
         yield from (p for p in cands if p not in fitting)
 

@@ -17,6 +17,7 @@ from validation.simulator import rollout
 
 V8 = Config("v100", 8)
 V1 = Config("v100", 1)
+DIST = EpochDistribution((20.0,), (1.0,))  # no early stop: every step booked in full
 
 
 def _instance(nodes: tuple[int, ...]) -> Instance:
@@ -41,11 +42,26 @@ def test_a_large_step_counts_against_the_nodes_that_can_host_it():
     inst = _instance((8, 8, 4))  # 20 GPUs, but only two nodes take an 8-GPU step
     ledger = Ledger(inst, 0.0, 10.0, 0.25)
     job = inst.jobs[0]
-    assert ledger.fits(job, _profile(1.0, 1.0))
-    ledger.book(job, _profile(1.0, 1.0))
-    ledger.book(job, _profile(1.0, 1.0))
-    assert not ledger.fits(job, _profile(1.0, 1.0))  # a third x8 at the same time
-    assert ledger.fits(job, _profile(2.0, 1.0))  # ... or after the others end
+    assert ledger.fits(job, _profile(1.0, 1.0), DIST)
+    ledger.book(job, _profile(1.0, 1.0), DIST)
+    ledger.book(job, _profile(1.0, 1.0), DIST)
+    assert not ledger.fits(job, _profile(1.0, 1.0), DIST)  # a third x8 at the same time
+    assert ledger.fits(job, _profile(2.0, 1.0), DIST)  # ... or after the others end
+
+
+def test_a_later_step_is_booked_with_the_chance_the_job_still_runs():
+    """A job that stops after its first epoch nine times in ten books a tenth of a node
+    for its 8-GPU step: ten such jobs fit where two certain ones fill both nodes."""
+    inst = _instance((8, 8, 4))
+    job = inst.jobs[0]
+    likely_done = EpochDistribution((1.0, 20.0), (0.9, 0.1))
+    ledger = Ledger(inst, 0.0, 10.0, 0.25)
+    for _ in range(10):
+        assert ledger.fits(job, _profile(1.0, 1.0), likely_done)
+        ledger.book(job, _profile(1.0, 1.0), likely_done)
+    ledger.book(job, _profile(1.0, 1.0), DIST)
+    ledger.book(job, _profile(1.0, 1.0), DIST)
+    assert not ledger.fits(job, _profile(1.0, 1.0), likely_done)
 
 
 def test_the_reserve_keeps_large_nodes_back_only_beyond_the_lead_time():
@@ -53,14 +69,14 @@ def test_the_reserve_keeps_large_nodes_back_only_beyond_the_lead_time():
     job = inst.jobs[0]
     ledger = Ledger(inst, 0.0, 20.0, 0.25, reserve=0.25, lead=3.0)
     for _ in range(3):
-        assert ledger.fits(job, _profile(1.0, 1.0))  # before the lead time: all four
-        ledger.book(job, _profile(1.0, 1.0))
+        assert ledger.fits(job, _profile(1.0, 1.0), DIST)  # before the lead time: all four
+        ledger.book(job, _profile(1.0, 1.0), DIST)
     late = Ledger(inst, 0.0, 20.0, 0.25, reserve=0.25, lead=3.0)
     for _ in range(3):
-        late.book(job, _profile(5.0, 1.0))
-    assert not late.fits(job, _profile(5.0, 1.0))  # after it: three of the four
+        late.book(job, _profile(5.0, 1.0), DIST)
+    assert not late.fits(job, _profile(5.0, 1.0), DIST)  # after it: three of the four
     lone = Ledger(_instance((8,)), 0.0, 20.0, 0.25, reserve=0.25, lead=3.0)
-    assert lone.fits(job, _profile(5.0, 1.0))  # never below one node
+    assert lone.fits(job, _profile(5.0, 1.0), DIST)  # never below one node
 
 
 def test_the_greedy_thesis_version_is_registered_and_ignores_the_ledger():
