@@ -18,6 +18,7 @@ local search) until the evaluation budget is spent. Same seed, same result.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -89,11 +90,14 @@ def search(
     evaluations: int = 2000,
     seed: int = 0,
     step: float | None = None,
+    deadline: float | None = None,
 ) -> SearchResult:
     """The cheapest tuning found within ``evaluations`` calls of ``cost``.
 
     ``step`` (hours) is the unit of the hold, urgency and earlier moves: the instance's
-    slot length, else a quarter hour."""
+    slot length, else a quarter hour. ``deadline`` (a ``time.perf_counter()`` value)
+    also ends the search, after plain STS is costed; the result then depends on the
+    machine's speed."""
     if evaluations < 1:
         raise ValueError(f"evaluations must be at least 1, got {evaluations}")
     step = step if step is not None else (instance.slot or 0.25)
@@ -106,7 +110,8 @@ def search(
         free)."""
         key = t.key()
         if key not in seen:
-            if len(seen) >= evaluations:
+            late = deadline is not None and seen and time.perf_counter() > deadline
+            if len(seen) >= evaluations or late:
                 return None
             seen[key] = cost(t)
         return seen[key]

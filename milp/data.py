@@ -195,7 +195,8 @@ def require_slot(instance: Instance) -> float:
     if instance.slot is None:
         raise MilpError(
             f"instance {instance.name!r} has no slot length: the time-indexed MILP needs one "
-            "(set 'slot' in the instance, or pass slot= to solve)"
+            "(set 'slot' in the instance, or give one: slot= in the library, --slot on "
+            "the command line)"
         )
     return instance.slot
 

@@ -111,14 +111,14 @@ def improve(
 
     ``initial_plan``: a slot-aligned plan to start from; by default STS tuned by
     :func:`heuristic.sts_search.search` with ``search_evaluations`` rollouts (default
-    ``max(50, 4000 / jobs)``). ``bound``: a known lower bound; the capacity relaxation
-    is used when it is higher, and with ``lagrangian`` the Lagrangian bound of
-    :mod:`milp.lagrange` (given at most a fifth of the time left). ``size``:
-    jobs freed at first; ``sub_time_limit`` and ``sub_gap``: each sub-MILP's time limit
-    (seconds) and relative gap; ``iterations``: stop
-    after this many neighbourhoods (else only the time limit stops). Same seed, same
-    plan when no sub-MILP is stopped by a time limit (HiGHS is deterministic, the
-    clock is not)."""
+    ``max(50, 4000 / jobs)``) within a quarter of the time. ``bound``: a known lower
+    bound; the capacity relaxation is used when it is higher, and with ``lagrangian``
+    the Lagrangian bound of :mod:`milp.lagrange` (given at most a fifth of the time
+    left). ``size``: jobs freed at first; ``sub_time_limit`` and ``sub_gap``: each
+    sub-MILP's time limit (seconds) and relative gap; ``iterations``: stop after this
+    many neighbourhoods (else only the time limit stops). Same seed, same plan when
+    neither the search nor a sub-MILP is stopped by the clock (HiGHS is deterministic,
+    the clock is not)."""
     t0 = time.perf_counter()
     if not (math.isfinite(time_limit) and time_limit > 0):
         raise MilpError(f"time_limit = {time_limit!r}: must be a positive number of seconds")
@@ -127,7 +127,8 @@ def improve(
     if initial_plan is None:
         sts_plan = rollout(instance, StsPolicy())
         sts_cost = evaluate(instance, sts_plan).total_cost
-        initial_plan = _tuned(instance, search_evaluations)
+        # the search may take a quarter of the time
+        initial_plan = _tuned(instance, search_evaluations, t0 + time_limit / 4)
     problems = check_plan(instance, initial_plan)
     if problems:
         raise MilpError(f"the initial plan is infeasible: {problems[0]}")
@@ -201,14 +202,15 @@ def improve(
     )
 
 
-def _tuned(instance: Instance, evaluations: int | None) -> Plan:
-    """STS tuned by its search: the worst-case rollout of the cheapest tuning found."""
+def _tuned(instance: Instance, evaluations: int | None, deadline: float) -> Plan:
+    """STS tuned by its search (stopped at ``deadline``, a ``time.perf_counter()``
+    value): the worst-case rollout of the cheapest tuning found."""
 
     def cost(tuning: StsTuning) -> float:
         return evaluate(instance, rollout(instance, StsPolicy(tuning=tuning))).total_cost
 
     budget = evaluations if evaluations is not None else max(50, 4000 // len(instance.jobs))
-    found = search(instance, cost, evaluations=budget)
+    found = search(instance, cost, evaluations=budget, deadline=deadline)
     return rollout(instance, StsPolicy(tuning=found.tuning))
 
 
