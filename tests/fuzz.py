@@ -227,13 +227,15 @@ def run_command(argv: list[str], seconds: float = 60.0) -> tuple[str, int | None
 
 def commands(instance: str, plan: str, out_dir: str) -> list[list[str]]:
     """Every command a user points at an instance file (the MILP ones on a 1 s limit)."""
+    gap = ["gap", instance, "--time-limit", "1", "--search-evaluations", "5"]
     return [
         ["solve", instance, "--policy", "sts", "--mc", "50", "--out", f"{out_dir}/p.json"],
         ["solve", instance, "--policy", "edf"],
         ["evaluate", instance, plan],
         ["compare", instance],
         ["online", instance, "--policy", "fifo,sts"],
-        ["gap", instance, "--time-limit", "1", "--search-evaluations", "5", "--out", out_dir],
+        [*gap, "--improve-time", "1", "--out", out_dir],
+        ["improve", instance, "--time-limit", "2", "--quiet", "--out", f"{out_dir}/i.json"],
         ["bound", instance, "--scenarios", "1", "--time-limit", "1"],
     ]
 
