@@ -21,7 +21,10 @@ profile whose later steps fit beside the booked ones, then the same type's profi
 planned to finish earlier (by a quarter, a half, three quarters of the time left, or as
 fast as it can) if that fits, then STS's choice as above. Under overload every job wants
 the few large nodes for its last step at once; booking shows the collision while a job
-can still hurry. ``sts-greedy`` is the thesis's version without it.
+can still hurry. A running job none of whose profiles can place its step then takes
+the cheapest placeable configuration still meeting its due date in the worst case,
+rather than pause (re-planned at the next slot). ``sts-greedy`` is the thesis's version
+without either.
 
 :class:`StsTuning` adjusts these rules per job (an earliest start, the GPU types it may
 use, a shift of its urgency, a finish planned before the due date);
@@ -253,6 +256,12 @@ class StsPolicy:
                     dist = status.job.distribution.conditional(status.progress)
                     ledger.book(status.job, plan.profile, dist)
                 break
+            if alloc is None and status.allocation is not None and self.lookahead:
+                # no profile's step fits: rather than pause, run on time if it can; the
+                # next slot re-plans
+                alloc = self._rescue(inst, occ, status, now, types)
+                if alloc is not None:
+                    wake = min(wake, self._grid(inst, now, now + (inst.slot or 0.25)))
             if alloc is None and status.allocation is not None:
                 alloc = self._keep(occ, status)
             if alloc != status.allocation:
@@ -290,6 +299,31 @@ class StsPolicy:
     def _types(self, job: Job, all_types: tuple[str, ...]) -> tuple[str, ...]:
         allowed = self.tuning.types.get(job.id)
         return all_types if allowed is None else tuple(t for t in all_types if t in allowed)
+
+    @staticmethod
+    def _rescue(
+        inst: Instance, occ: Occupancy, status: JobStatus, now: float, types: tuple[str, ...]
+    ) -> Allocation | None:
+        """No profile's step fits a running job: the cheapest placeable configuration
+        that still meets its due date in the worst case (on the slot grid), if any. The
+        profile's own fallback takes only configurations at least as fast as the step
+        it planned, and a job with none pauses; a slower one may still be on time."""
+        budget = status.job.due - now
+        if inst.slot is not None:
+            budget = math.floor(budget / inst.slot + 1e-9) * inst.slot
+        ok = sorted(
+            (
+                c
+                for c in inst.allowed_configs(status.job)
+                if c.gpu_type in types
+                and status.remaining * inst.epoch_time(status.job, c) <= budget + 1e-9
+            ),
+            key=lambda c: (inst.epoch_cost(status.job, c), c),
+        )
+        alloc = first_placement(occ, status.job, ok)
+        if alloc is not None:
+            occ.place(status.job, alloc)
+        return alloc
 
     @staticmethod
     def _keep(occ: Occupancy, status: JobStatus) -> Allocation | None:

@@ -95,3 +95,34 @@ def test_under_overload_the_ledger_cuts_cost_and_missed_due_dates():
     booked = evaluate(inst, rollout(inst, StsPolicy()))
     assert booked.total_cost < 0.7 * greedy.total_cost
     assert booked.missed < greedy.missed
+
+
+def test_a_running_job_whose_planned_step_does_not_fit_runs_on_time_rather_than_pause():
+    """One node of four V100s. The urgent job takes two; the other, running on a shared
+    GPU, plans a four-GPU last step that no longer fits. Two V100s still finish it on
+    time, so STS runs it there; greedy STS pauses it and it ends late."""
+    from heuristic.occupancy import Allocation, Occupancy
+    from heuristic.policy import JobStatus, SchedulerState
+
+    shared = Config("v100", 1, shared=True)
+    v2, v4 = Config("v100", 2), Config("v100", 4)
+    times_a = {shared: 0.089, v2: 0.031, v4: 0.016, V1: 0.06}
+    times_b = {shared: 0.089, v2: 0.034, v4: 0.021, V1: 0.054}
+    a = Job("a", 0.0, 0.74, EpochDistribution((8.0,), (1.0,)), times_a, 4.0)
+    b = Job("b", 0.0, 0.65, EpochDistribution((4.0,), (1.0,)), times_b, 2.0)
+    inst = Instance((GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 4),), (a, b), slot=0.25)
+    running = Allocation(shared, (("n", 0),))
+    jobs = (JobStatus(a, 2.8, running), JobStatus(b, 0.0, None))
+
+    def state() -> SchedulerState:
+        occ = Occupancy(inst)
+        occ.place(a, running)
+        return SchedulerState(0.25, inst, jobs, occ)
+
+    greedy = GreedyStsPolicy().decide(state()).assign
+    assert greedy.get("a", running) is None  # paused
+    booked = StsPolicy().decide(state()).assign
+    alloc = booked.get("a", running)
+    assert alloc is not None
+    # on time in the worst case: the rest of its epochs within the slot-floored budget
+    assert (8.0 - 2.8) * inst.epoch_time(a, alloc.config) <= 0.25 + 1e-9
