@@ -44,7 +44,7 @@ from heuristic.ledger import Ledger
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
 from heuristic.profile import Option, Profile, Step, exact_profile, lower_hull
-from instances import Config, Instance, Job
+from instances import Config, EpochDistribution, Instance, Job
 
 # with the ledger: how much of the time left a profile whose later steps collide with
 # more urgent jobs' may plan to finish early, tried in order (1.0: as fast as it can)
@@ -243,7 +243,8 @@ class StsPolicy:
                 inst, status, now, types, self._table, earlier
             )
             if ledger is not None:
-                cands = self._booked_first(inst, status, now, list(cands), ledger, earlier)
+                dist = status.job.distribution.conditional(status.progress)
+                cands = self._booked_first(inst, status, now, cands, ledger, earlier, dist)
             for plan in cands:
                 step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
                 alloc = self._place(occ, status, step.config, types)
@@ -253,7 +254,6 @@ class StsPolicy:
                     # wake when this step's epochs are done (on the grid, not after)
                     wake = min(wake, self._grid(inst, now, step_end))
                 if ledger is not None:
-                    dist = status.job.distribution.conditional(status.progress)
                     ledger.book(status.job, plan.profile, dist)
                 break
             if alloc is None and status.allocation is not None and self.lookahead:
@@ -273,28 +273,31 @@ class StsPolicy:
         inst: Instance,
         status: JobStatus,
         now: float,
-        cands: list[TypeProfile],
+        cands: Iterable[TypeProfile],
         ledger: Ledger,
         earlier: float,
+        dist: EpochDistribution,
     ) -> Iterator[TypeProfile]:
         """Profiles whose later steps fit beside the booked ones, then the same types
-        planned to finish earlier (a quarter, a half, three quarters of the time left),
-        then the rest as STS orders them."""
+        planned to finish earlier (a quarter, a half, three quarters of the time left,
+        or as fast as they can), then the rest as STS orders them. Lazy: a profile that
+        fits and is placed ends the search before dearer types are solved."""
         job = status.job
-        dist = job.distribution.conditional(status.progress)
-        fitting = [p for p in cands if ledger.fits(job, p.profile, dist)]
-        yield from fitting
+        deferred = []
+        for p in cands:
+            if ledger.fits(job, p.profile, dist):
+                yield p
+            else:
+                deferred.append(p)
         left = job.due - earlier - now
-        if left > 0 and len(fitting) < len(cands):
+        if left > 0 and deferred:
             for f in EARLIER_FRACTIONS:
                 jp = JobProfiles(inst, status, now, (), self._table, earlier + f * left)  # type: ignore[arg-type]
-                for p in cands:
-                    if p in fitting:
-                        continue
+                for p in deferred:
                     q = jp.solve(p.gpu_type)
                     if ledger.fits(job, q.profile, dist):
                         yield q
-        yield from (p for p in cands if p not in fitting)
+        yield from deferred
 
     def _types(self, job: Job, all_types: tuple[str, ...]) -> tuple[str, ...]:
         allowed = self.tuning.types.get(job.id)
