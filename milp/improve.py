@@ -141,8 +141,11 @@ def improve(
     start_cost = ev.total_cost
     if lagrangian:
         left = time_limit - (time.perf_counter() - t0)
-        lb = lagrangian_bound(instance, slots, upper=start_cost, time_limit=max(0.1, left / 5))
-        best_bound = max(best_bound, lb.value)
+        try:
+            lb = lagrangian_bound(instance, slots, upper=start_cost, time_limit=max(0.1, left / 5))
+            best_bound = max(best_bound, lb.value)
+        except MilpError:  # too large for memory: the capacity relaxation stands
+            pass
     history = [
         Step(0, "start", 0, time.perf_counter() - t0, ev.total_cost, best_bound, False, False)
     ]

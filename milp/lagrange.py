@@ -38,9 +38,13 @@ import highspy
 import numpy as np
 
 from instances import Config, Instance, TardinessMode
-from milp.data import MilpData, milp_data, require_slot
+from milp.data import MilpData, MilpError, milp_data, require_slot
 
 INF = np.inf
+# bytes the per-round arrays may take: the DP's choices (slots x jobs x states, one byte
+# each) and the stacked costs (jobs x configurations x states, five arrays of eight)
+MAX_BYTES = 2_000_000_000
+MIN_STATES = 8
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,23 @@ def _held(a: _Arrays, path: np.ndarray, types: int) -> np.ndarray:
     return out
 
 
+def _fitting_states(d: MilpData, slots: int, states: int) -> int:
+    """``states``, or fewer (a coarser grid, a weaker but valid bound) if the arrays
+    would not fit in :data:`MAX_BYTES`; :class:`MilpError` if that is below
+    :data:`MIN_STATES` (or below ``states``, when fewer were asked for)."""
+    jobs = len(d.jobs)
+    configs = max(len(jd.configs) for jd in d.jobs.values())
+    per_state = jobs * (slots + 5 * 8 * configs)
+    fit = min(states, MAX_BYTES // max(per_state, 1) - 1)
+    if fit < min(states, MIN_STATES):
+        raise MilpError(
+            f"the Lagrangian bound of {jobs:,} jobs over {slots:,} slots would need over "
+            f"{MAX_BYTES / 1e9:g} GB even on a grid of {MIN_STATES} states: use the "
+            "capacity relaxation (MilpData.separable_bound) or a longer slot"
+        )
+    return fit
+
+
 class _Master:
     """The restricted master LP of the column generation: per job a convex combination
     of its paths found so far, within the capacity of every (type, slot); a slack per
@@ -297,6 +318,7 @@ def lagrangian_bound(
     d = milp_data(instance, slots, tardiness, upper, check_size=False)
     floor = d.separable_bound()
     own = np.array([jd.least_energy() + d.least_tardiness(j) for j, jd in d.jobs.items()])
+    states = _fitting_states(d, slots, states)
     a = _stack(d, states)
     types = len(a.capacity)
     lam = np.zeros((types, slots))

@@ -48,3 +48,19 @@ def test_without_contention_one_round_suffices_and_the_bound_is_the_relaxation()
     lb = lagrangian_bound(inst, default_slots(inst), states=32)
     assert lb.iterations == 1
     assert lb.value == pytest.approx(lb.capacity_relaxation, rel=1e-12)
+
+
+def test_a_grid_too_large_for_memory_is_coarsened_and_then_refused(monkeypatch):
+    import milp.lagrange
+    from milp import MilpError
+
+    inst = _tiny(1, tardiness="worst_case")
+    best, _ = brute_force(inst, SLOTS)
+    full = lagrangian_bound(inst, SLOTS, upper=best, states=64)
+    monkeypatch.setattr(milp.lagrange, "MAX_BYTES", 2 * (SLOTS + 5 * 8 * 3) * 17)
+    coarse = lagrangian_bound(inst, SLOTS, upper=best, states=64)
+    assert coarse.states == 16 < full.states
+    assert coarse.capacity_relaxation <= coarse.value <= best + 1e-9
+    monkeypatch.setattr(milp.lagrange, "MAX_BYTES", 100)
+    with pytest.raises(MilpError, match="Lagrangian bound of 2 jobs"):
+        lagrangian_bound(inst, SLOTS, states=64)
