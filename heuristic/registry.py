@@ -18,6 +18,7 @@ _POLICIES: dict[str, str] = {
     "rg": "heuristic.rg:RgPolicy",
     "pr": "heuristic.pr:PrPolicy",
     "lp": "heuristic.lp:LpPolicy",
+    "static": "heuristic.static:StaticPolicy",
 }
 
 

@@ -12,7 +12,7 @@ from instances.io import (
     write_instance,
     write_plan,
 )
-from instances.model import Config, GpuType, Instance, Job, Node, TardinessMode
+from instances.model import Config, GpuType, Instance, Job, Node, Requested, TardinessMode
 from instances.plan import GpuRef, Plan, Segment
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "Node",
     "Plan",
     "PlanError",
+    "Requested",
     "Segment",
     "TardinessMode",
     "instance_from_dict",

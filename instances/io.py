@@ -22,7 +22,7 @@ import jsonschema
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError, PlanError
 from instances.limits import MAX_FILE_BYTES, MAX_NESTING, MAX_PLAN_HOURS, MIN_BLOCK_EPOCHS
-from instances.model import Config, GpuType, Instance, Job, Node, checked_epoch_time
+from instances.model import Config, GpuType, Instance, Job, Node, Requested, checked_epoch_time
 from instances.plan import Plan, Segment
 
 INSTANCE_FORMAT = "gpusched-instance/1"
@@ -210,8 +210,18 @@ def _job(i: int, d: dict[str, Any]) -> Job:
         weight=d.get("weight"),
         priority=d.get("priority", 1.0),
         job_type=d.get("job_type"),
+        requested=_requested(where, d.get("requested")),
     )
     return job
+
+
+def _requested(where: str, d: dict[str, Any] | None) -> Requested | None:
+    if d is None:
+        return None
+    req: Requested = _build(
+        f"{where}.requested", Requested, gpus=d["gpus"], gpu_type=d.get("gpu_type")
+    )
+    return req
 
 
 def instance_from_dict(doc: Any) -> Instance:
@@ -260,6 +270,8 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
             distribution=j.distribution.to_dict(),
             configs=[{**config_to_dict(c), "epoch_time": t} for c, t in j.epoch_times.items()],
         )
+        if j.requested is not None:
+            d["requested"] = {"gpus": j.requested.gpus, "gpu_type": j.requested.gpu_type}
         return d
 
     return {

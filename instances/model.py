@@ -204,6 +204,29 @@ def checked_epoch_time(
 
 
 @dataclass(frozen=True)
+class Requested:
+    """The size a job's user asked for (E0 of the seed-systems notes): ``gpus`` GPUs of
+    ``gpu_type``, or of any type when ``gpu_type`` is ``None``. Only the ``static``
+    policy reads it; no cost depends on it."""
+
+    gpus: int
+    gpu_type: str | None = None
+
+    def __post_init__(self) -> None:
+        _count("gpus", self.gpus, MAX_GPUS_PER_NODE * MAX_NODES)
+        if self.gpu_type is not None:
+            _ident("gpu_type", self.gpu_type)
+
+    def matches(self, cfg: Config) -> bool:
+        """Whether an exclusive configuration is of the requested size."""
+        return (
+            not cfg.shared
+            and cfg.gpus == self.gpus
+            and (self.gpu_type is None or cfg.gpu_type == self.gpu_type)
+        )
+
+
+@dataclass(frozen=True)
 class Job:
     """A training job (MODEL.md section 1).
 
@@ -221,9 +244,12 @@ class Job:
     weight: float | None = None
     priority: float = 1.0
     job_type: str | None = None
+    requested: Requested | None = None
 
     def __post_init__(self) -> None:
         _ident("id", self.id)
+        if self.requested is not None and not isinstance(self.requested, Requested):
+            raise InstanceError("requested", self.requested, "must be a Requested")
         release = _positive("release", self.release, allow_zero=True, upper=MAX_HOURS)
         due = _positive("due", self.due, allow_zero=True, upper=MAX_HOURS)
         if due <= release:
@@ -361,6 +387,14 @@ class Instance:
                 )
             if self.hosts(cfg):
                 hostable += 1
+        req = job.requested
+        if req is not None and not any(req.matches(c) and self.hosts(c) for c in job.epoch_times):
+            raise InstanceError(
+                f"jobs[{i}].requested",
+                {"gpus": req.gpus, "gpu_type": req.gpu_type},
+                f"job {job.id!r} has no exclusive configuration of the requested size that "
+                "the cluster can host",
+            )
         if hostable == 0:
             sizes = sorted({(n.gpu_type, n.num_gpus) for n in self.nodes})
             raise InstanceError(

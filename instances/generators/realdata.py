@@ -32,7 +32,7 @@ from instances.generators.common import assemble, check_spec, draw_tightness, du
 from instances.generators.early_stopping import make_distribution
 from instances.generators.synthetic import gpu_specs
 from instances.limits import MAX_JOBS, MAX_NODES, MAX_STOPS
-from instances.model import Config, Instance, Job, Node
+from instances.model import Config, Instance, Job, Node, Requested
 
 GAVEL_TYPES = ("k80", "p100", "v100")
 MULTI_NODE_SLOWDOWN = 1.1
@@ -107,6 +107,14 @@ def job_configs(
             "job_type", job_type, "every throughput of this job type is 0 on the cluster's GPUs"
         )
     return out
+
+
+def _requested(gpus: int, times: dict[Config, float]) -> Requested:
+    """The Philly job's GPU count as its request, of any type. Where the cluster offers no
+    exclusive configuration of that count (no node, or set of whole nodes, that large),
+    the largest count below it that it offers."""
+    counts = {c.gpus for c in times if not c.shared}
+    return Requested(max((g for g in counts if g <= gpus), default=min(counts)))
 
 
 @dataclass(frozen=True)
@@ -190,6 +198,7 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
                 times,
                 MEMORY_GB[family(job_type)],
                 job_type=job_type,
+                requested=_requested(gpus, times),
             )
         )
     specs = gpu_specs()
