@@ -140,9 +140,10 @@ def analyse(
         )
         better_plan, better_cost, seconds_improve = better.plan, better.cost, better.seconds
     milp_cost = NAN
-    if warm is not None and cold is not None:
+    if warm is not None:  # the cold solve may be too large without the warm start's cutoff
         assert warm.objective is not None
-        milp_cost = min(warm.objective, cold.objective if cold.objective is not None else math.inf)
+        cold_cost = cold.objective if cold is not None else None
+        milp_cost = min(warm.objective, cold_cost if cold_cost is not None else math.inf)
     row = GapRow(
         instance=instance.name,
         nodes=len(instance.nodes),
@@ -247,9 +248,14 @@ def _line(row: GapRow) -> str:
         if row.proved
         else f"NOT proved optimal: MILP gap {100 * row.milp_gap:.2f}% when stopped after"
     )
+    cold = (
+        f"{row.seconds_cold:.1f} s cold"
+        if math.isfinite(row.seconds_cold)
+        else "no cold solve (too large without the warm start's cutoff)"
+    )
     times = (
         f"{verdict} {row.seconds_search + row.seconds_warm:.1f} s warm (search "
-        f"{row.seconds_search:.1f} s) / {row.seconds_cold:.1f} s cold"
+        f"{row.seconds_search:.1f} s) / {cold}"
     )
     return (
         f"{head}, MILP {row.milp_cost:.4f}; {bounds}; STS gap to the MILP "
@@ -258,19 +264,32 @@ def _line(row: GapRow) -> str:
 
 
 def summary(df: pd.DataFrame) -> str:
-    g, tg = 100 * df["sts_gap"], 100 * df["tuned_gap"]
+    """One paragraph of the report's figures; parts with no data (no MILP built, no cold
+    solve) say so instead of printing nan."""
     cert = 100 * df["improved_certified"]
-    warm = df["seconds_search"].sum() + df["seconds_warm"].sum()
-    return (
-        f"{len(df)} instances, {int(df['proved'].sum())} proved optimal; STS gap median "
-        f"{g.median():.2f}%, mean {g.mean():.2f}%, max {g.max():.2f}%; tuned STS gap median "
-        f"{tg.median():.2f}%, mean {tg.mean():.2f}%, max {tg.max():.2f}%; MILP time with "
-        f"warm start / without: median {df['solver_ratio'].median():.2f}, total "
-        f"{df['seconds_warm'].sum() / df['seconds_cold'].sum():.2f}; with the search "
-        f"included: median {df['warm_ratio'].median():.2f}, total "
-        f"{warm / df['seconds_cold'].sum():.2f}; improved plan's certified gap median "
-        f"{cert.median():.2f}%, max {cert.max():.2f}%" + _unproved(df)
+    parts = [f"{len(df)} instances, {int(df['proved'].sum())} proved optimal"]
+    for column, label in (("sts_gap", "STS gap"), ("tuned_gap", "tuned STS gap")):
+        g = (100 * df[column]).dropna()
+        parts.append(
+            f"{label} median {g.median():.2f}%, mean {g.mean():.2f}%, max {g.max():.2f}%"
+            if len(g)
+            else f"{label}: no MILP plan to compare with"
+        )
+    both = df.dropna(subset=["seconds_warm", "seconds_cold"])
+    if len(both):
+        cold = both["seconds_cold"].sum()
+        warm = both["seconds_search"].sum() + both["seconds_warm"].sum()
+        parts.append(
+            f"MILP time with warm start / without: median {both['solver_ratio'].median():.2f}, "
+            f"total {both['seconds_warm'].sum() / cold:.2f}; with the search included: median "
+            f"{both['warm_ratio'].median():.2f}, total {warm / cold:.2f}"
+        )
+    else:
+        parts.append("no instance had both MILP solves (too large without the warm start)")
+    parts.append(
+        f"improved plan's certified gap median {cert.median():.2f}%, max {cert.max():.2f}%"
     )
+    return "; ".join(parts) + _unproved(df)
 
 
 def _unproved(df: pd.DataFrame) -> str:

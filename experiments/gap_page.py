@@ -85,13 +85,18 @@ def summary_items(df: pd.DataFrame) -> list[str]:
         f"the optimum (median {cert.median():.2f}%), certified by the best lower bound",
     ]
     if built.any():
+        g, tg = g.dropna(), tg.dropna()
         items += [
-            f"greedy STS above the MILP's best: median {g.median():.2f}%, max {g.max():.2f}%",
+            f"STS above the MILP's best: median {g.median():.2f}%, max {g.max():.2f}%",
             f"STS tuned by its search: median {tg.median():.2f}%, max {tg.max():.2f}%",
-            "MILP time with the warm start / without: median "
-            f"{df['solver_ratio'].median():.2f} (with the search counted: "
-            f"{df['warm_ratio'].median():.2f})",
         ]
+    ratios = df.dropna(subset=["solver_ratio"])
+    if len(ratios):
+        items.append(
+            "MILP time with the warm start / without: median "
+            f"{ratios['solver_ratio'].median():.2f} (with the search counted: "
+            f"{ratios['warm_ratio'].median():.2f})"
+        )
     if proved < len(df):
         items.append(
             "where optimality is not proved, gaps to the MILP are to the best plan it found "

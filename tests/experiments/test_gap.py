@@ -123,3 +123,36 @@ def _renders_with_every_image(page: Path, images: int) -> None:
         [chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
     ).stdout
     assert f'data-images-decoded="{images}/{images}"' in dom
+
+
+def test_a_cold_solve_too_large_without_the_warm_cutoff_leaves_no_nan_in_the_report(
+    tmp_path, monkeypatch
+):
+    """At 200 jobs the warm-started model fits (the start's cost cuts its slots) and the
+    cold one does not: the MILP's best is still the warm solve's, and nothing reads nan."""
+    import experiments.gap
+    from experiments.gap import summary
+    from milp.data import ModelTooLarge
+
+    real = experiments.gap.solve
+    calls = []
+
+    def solve(*args, **kwargs):
+        calls.append(kwargs.get("initial_plan") is not None)
+        if kwargs.get("initial_plan") is None:
+            raise ModelTooLarge("too large without the cutoff")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(experiments.gap, "solve", solve)
+    inst = milp_suite()[0]
+    out = tmp_path / "report"
+    lines: list[str] = []
+    df = gap_report([inst], out, time_limit=5, evaluations=20, improve_time=1, echo=lines.append)
+    row = df.loc[inst.name]
+    assert calls == [True, False]
+    assert "nan" not in lines[0] and "no cold solve" in lines[0]
+    assert row["milp_built"] and pd.notna(row["milp_cost"]) and pd.notna(row["sts_gap"])
+    assert pd.isna(row["seconds_cold"])
+    text = summary(df)
+    assert "nan" not in text and "inf" not in text and "no instance had both MILP solves" in text
+    assert "nan" not in (out / "index.html").read_text().lower().replace("nano", "")
