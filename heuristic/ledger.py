@@ -49,9 +49,7 @@ class Ledger:
         self.reserve = reserve
         self.lead = max(0, math.ceil(lead / step - 1e-9))  # bins before the reserve applies
         self.bins = max(1, math.ceil(horizon / step))
-        self.capacity = {
-            t: float(sum(n.num_gpus for n in nodes)) for t, nodes in instance.nodes_by_type.items()
-        }
+        self.capacity = {t: float(g) for t, g in instance.gpus_by_type.items()}
         self.load = {t: np.zeros(self.bins) for t in self.capacity}
         # a configuration taking more than half of the largest node of its type runs one
         # per node: such steps are also counted against the nodes large enough for them

@@ -145,7 +145,7 @@ def _solve(
             cs.append(col)
             vs.append(size)
     for g, (cs, vs) in sorted(per_type.items()):
-        gpus = float(sum(n.num_gpus for n in inst.nodes_by_type.get(g, ())))
+        gpus = float(inst.gpus_by_type.get(g, 0))
         if sum(vs) > gpus:  # a row that cannot bind is left out
             rows.append((cs, vs, -highspy.kHighsInf, gpus))
     values = _run(np.array(cost), np.array(upper), rows)

@@ -436,6 +436,11 @@ class Instance:
             out[n.gpu_type].append(n)
         return {k: tuple(v) for k, v in out.items()}
 
+    @cached_property
+    def gpus_by_type(self) -> dict[str, int]:
+        """GPUs of each type, summed over its nodes (every type listed, 0 if no node)."""
+        return {t: sum(n.num_gpus for n in ns) for t, ns in self.nodes_by_type.items()}
+
     def hosts(self, cfg: Config) -> bool:
         """Whether some node (or set of whole nodes) of the cluster can ever host ``cfg``."""
         nodes = self.nodes_by_type.get(cfg.gpu_type, ())

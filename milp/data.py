@@ -272,7 +272,7 @@ def _check_size(instance: Instance, jobs: dict[str, JobData], slots: int, slot: 
     counts, per job, configuration and slot, the ``run`` binary, its placements (a node
     of the type, or a shared GPU label) and a ``work`` variable per block: an upper bound
     on the model's variables, which these families dominate."""
-    gpus = {t: sum(n.num_gpus for n in ns) for t, ns in instance.nodes_by_type.items()}
+    gpus = instance.gpus_by_type
     nodes = {t: len(ns) for t, ns in instance.nodes_by_type.items()}
     size = 0
     for jd in jobs.values():

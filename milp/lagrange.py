@@ -132,7 +132,7 @@ def _stack(d: MilpData, states: int) -> _Arrays:
             fok[j, k] = ~inner
             fcost[j, k, ~inner] = energy[~inner]
             fweight[j, k, ~inner] = wsum[~inner]
-    capacity = np.array([sum(n.num_gpus for n in inst.nodes_by_type[t]) for t in types], float)
+    capacity = np.array([inst.gpus_by_type[t] for t in types], float)
     return _Arrays(
         cost,
         src,
