@@ -110,16 +110,28 @@ class MilpData:
         at the job's cheapest cost per epoch."""
         return _energy_floor(self.jobs)
 
+    def late_weight(self, job_id: str, b: int) -> float:
+        """The weight of block ``b``'s lateness in the job's tardiness cost (times
+        ``omega``): 1 for the last block in worst-case mode, ``P(N = e_b)`` in expected
+        mode."""
+        if self.tardiness == "worst_case":
+            return 1.0
+        return self.jobs[job_id].stop_probability[b]
+
     def least_tardiness(self, job_id: str) -> float:
         """The job's tardiness cost were it alone, at top speed from its first slot: no
         plan finishes any of its charged blocks earlier."""
         jd = self.jobs[job_id]
         cost = 0.0
         for b in self.late_blocks(job_id):
-            weight = 1.0 if self.tardiness == "worst_case" else jd.stop_probability[b]
             late = (jd.earliest_finish_slot(b) + 1) * self.slot - jd.job.due
-            cost += weight * jd.omega * max(0.0, late)
+            cost += self.late_weight(job_id, b) * jd.omega * max(0.0, late)
         return cost
+
+    def job_bound(self, job_id: str) -> float:
+        """The job's own capacity-relaxation bound: its least energy plus its least
+        tardiness (no plan costs it less, whatever the other jobs do)."""
+        return self.jobs[job_id].least_energy() + self.least_tardiness(job_id)
 
     def separable_bound(self) -> float:
         """A lower bound on every plan's cost, valid before any solve: the capacity

@@ -134,7 +134,7 @@ def improve(
         raise MilpError(f"the initial plan is infeasible: {problems[0]}")
     slots = default_slots(instance, initial_plan)
     data = milp_data(instance, slots, check_size=False)
-    own = {j: jd.least_energy() + data.least_tardiness(j) for j, jd in data.jobs.items()}
+    own = {j: data.job_bound(j) for j in data.jobs}
     best_bound = max(data.separable_bound(), bound if bound is not None else -math.inf)
 
     plan, ev = initial_plan, evaluate(instance, initial_plan)

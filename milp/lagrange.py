@@ -114,7 +114,7 @@ def _stack(d: MilpData, states: int) -> _Arrays:
         marks = np.ceil(cum[1:] / step - 1e-9).astype(np.int64)
         weights = np.zeros(len(jd.lengths))
         for b in d.late_blocks(jd.job.id):
-            weights[b] = 1.0 if d.tardiness == "worst_case" else jd.stop_probability[b]
+            weights[b] = d.late_weight(jd.job.id, b)
         for k, c in enumerate(jd.configs):
             adv = max(1, math.ceil(jd.speed[k] / step - 1e-9))
             density = jd.cost[k] * jd.speed[k] / (adv * step)  # per epoch of the grid
@@ -317,7 +317,7 @@ def lagrangian_bound(
     slot = require_slot(instance)
     d = milp_data(instance, slots, tardiness, upper, check_size=False)
     floor = d.separable_bound()
-    own = np.array([jd.least_energy() + d.least_tardiness(j) for j, jd in d.jobs.items()])
+    own = np.array([d.job_bound(j) for j in d.jobs])
     states = _fitting_states(d, slots, states)
     a = _stack(d, states)
     types = len(a.capacity)
