@@ -188,8 +188,11 @@ class MilpData:
         here = self.tenants.get((node_id, t))
         if not here:
             return range(own)
-        gpus = self.outside_gpus[node_id]
-        return [*range(own), *(own + gpus.index(g) for g in sorted(here))]
+        return [*range(own), *(self.outside_label_of(node_id, g) for g in sorted(here))]
+
+    def outside_label_of(self, node_id: str, gpu: int) -> int:
+        """The shared label of a GPU with outside tenants: after the model's own labels."""
+        return self.shared_labels[node_id] + self.outside_gpus[node_id].index(gpu)
 
     def outside_label(self, node_id: str, u: int, t: int) -> tuple[int, int, float] | None:
         """For a label of outside tenants: its GPU, their number and memory in slot ``t``

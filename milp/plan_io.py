@@ -47,7 +47,7 @@ def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
                 (ref,) = seg.gpus
                 n, g = ref
                 if g in d.tenants.get((n, t), {}):  # beside tenants from outside the model
-                    u = d.shared_labels[n] + d.outside_gpus[n].index(g)
+                    u = d.outside_label_of(n, g)
                     m.share[seg.job, n, u, t].set_value(1)
                     continue
                 used = labels[n, t]
