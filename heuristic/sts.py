@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from heuristic.choice import first_placement
@@ -53,6 +53,23 @@ EARLIER_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
 # nodes beyond three hours from now (docs/model.md measures 0, 0.25 and 0.34)
 RESERVE = 0.25
 LEAD_HOURS = 3.0
+
+
+def slot_budget(instance: Instance, finish: float, now: float) -> float:
+    """Hours from ``now`` to ``finish``; slotted, down to a slot end (completions count
+    at slot ends, so a plan must end at one)."""
+    budget = finish - now
+    if instance.slot is not None:
+        budget = math.floor(budget / instance.slot + 1e-9) * instance.slot
+    return budget
+
+
+def cheapest_first(instance: Instance, job: Job, keep: Callable[[Config], bool]) -> list[Config]:
+    """The job's allowed configurations that ``keep`` accepts, cheapest per epoch first."""
+    return sorted(
+        (c for c in instance.allowed_configs(job) if keep(c)),
+        key=lambda c: (instance.epoch_cost(job, c), c),
+    )
 
 
 @dataclass(frozen=True)
@@ -116,10 +133,7 @@ class JobProfiles:
         self.table = table
         job = self.job = status.job
         self.dist = job.distribution.conditional(status.progress)
-        budget = job.due - earlier - now
-        if instance.slot is not None:  # completions count at slot ends: plan to a slot end
-            budget = math.floor(budget / instance.slot + 1e-9) * instance.slot
-        self.budget = budget
+        self.budget = slot_budget(instance, job.due - earlier, now)
         self.omega = instance.tardiness_weight(job.id)
         mean = self.dist.mean()
         self.bounds = sorted(
@@ -244,7 +258,7 @@ class StsPolicy:
             )
             if ledger is not None:
                 dist = status.job.distribution.conditional(status.progress)
-                cands = self._booked_first(inst, status, now, cands, ledger, earlier, dist)
+                cands = self._booked_first(inst, status, now, cands, ledger, earlier, dist, table)
             for plan in cands:
                 step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
                 alloc = self._place(occ, status, step.config, types)
@@ -268,8 +282,8 @@ class StsPolicy:
                 assign[status.job.id] = alloc
         return Decision(assign, wake_at=None if math.isinf(wake) else wake)
 
+    @staticmethod
     def _booked_first(
-        self,
         inst: Instance,
         status: JobStatus,
         now: float,
@@ -277,6 +291,7 @@ class StsPolicy:
         ledger: Ledger,
         earlier: float,
         dist: EpochDistribution,
+        table: HullTable,
     ) -> Iterator[TypeProfile]:
         """Profiles whose later steps fit beside the booked ones, then the same types
         planned to finish earlier (a quarter, a half, three quarters of the time left,
@@ -292,7 +307,7 @@ class StsPolicy:
         left = job.due - earlier - now
         if left > 0 and deferred:
             for f in EARLIER_FRACTIONS:
-                jp = JobProfiles(inst, status, now, (), self._table, earlier + f * left)  # type: ignore[arg-type]
+                jp = JobProfiles(inst, status, now, (), table, earlier + f * left)
                 for p in deferred:
                     q = jp.solve(p.gpu_type)
                     if ledger.fits(job, q.profile, dist):
@@ -311,19 +326,16 @@ class StsPolicy:
         that still meets its due date in the worst case (on the slot grid), if any. The
         profile's own fallback takes only configurations at least as fast as the step
         it planned, and a job with none pauses; a slower one may still be on time."""
-        budget = status.job.due - now
-        if inst.slot is not None:
-            budget = math.floor(budget / inst.slot + 1e-9) * inst.slot
-        ok = sorted(
-            (
-                c
-                for c in inst.allowed_configs(status.job)
-                if c.gpu_type in types
-                and status.remaining * inst.epoch_time(status.job, c) <= budget + 1e-9
+        job = status.job
+        budget = slot_budget(inst, job.due, now)
+        ok = cheapest_first(
+            inst,
+            job,
+            lambda c: (
+                c.gpu_type in types and status.remaining * inst.epoch_time(job, c) <= budget + 1e-9
             ),
-            key=lambda c: (inst.epoch_cost(status.job, c), c),
         )
-        alloc = first_placement(occ, status.job, ok)
+        alloc = first_placement(occ, job, ok)
         if alloc is not None:
             occ.place(status.job, alloc)
         return alloc
@@ -405,13 +417,10 @@ class StsPolicy:
         if alloc is None and current is not None and cfg.gpu_type == current.config.gpu_type:
             inst = occ.instance
             tau = inst.epoch_time(status.job, cfg)
-            faster = sorted(
-                (
-                    c
-                    for c in inst.allowed_configs(status.job)
-                    if inst.epoch_time(status.job, c) <= tau and c.gpu_type in types
-                ),
-                key=lambda c: (inst.epoch_cost(status.job, c), c),
+            faster = cheapest_first(
+                inst,
+                status.job,
+                lambda c: inst.epoch_time(status.job, c) <= tau and c.gpu_type in types,
             )
             alloc = first_placement(occ, status.job, faster)
         if alloc is not None:
