@@ -25,6 +25,7 @@ from instances import Instance, InstanceError
 from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthetic
 from instances.generators.realdata import cluster_mix
 from milp import MilpError, improve, solve
+from milp.improve import certified_gap
 from milp.lagrange import lagrangian_bound
 from milp.solve import default_slots
 from validation.evaluate import evaluate
@@ -66,7 +67,7 @@ def row(inst: Instance, time_limit: float) -> list[object]:
     best = min(better.cost, milp if isinstance(milp, float) else better.cost)
 
     def gap(cost: float) -> str:
-        return f"{100 * (cost - bound) / bound:.1f}%"
+        return f"{100 * certified_gap(cost, bound):.1f}%"
 
     return [
         inst.name,
