@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -109,11 +109,11 @@ def job_configs(
     return out
 
 
-def _requested(gpus: int, times: dict[Config, float]) -> Requested:
-    """The Philly job's GPU count as its request, of any type. Where the cluster offers no
-    exclusive configuration of that count (no node, or set of whole nodes, that large),
-    the largest count below it that it offers."""
-    counts = {c.gpus for c in times if not c.shared}
+def _requested(gpus: int, hostable: tuple[Config, ...]) -> Requested:
+    """The Philly job's GPU count as its request, of any type. Where the cluster can host
+    no exclusive configuration of that count (no node, or set of whole nodes, that
+    large), the largest count below it that it can."""
+    counts = {c.gpus for c in hostable if not c.shared}
     return Requested(max((g for g in counts if g <= gpus), default=min(counts)))
 
 
@@ -179,6 +179,7 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
             "jobs", spec.jobs, f"only {len(trace)} Philly jobs of the bundled day fit the filters"
         )
     jobs = []
+    asked: dict[str, int] = {}  # each job's Philly GPU count
     t_first = trace[0][0] if trace else 0.0
     for k, (submit, hours, gpus) in enumerate(trace[: spec.jobs]):
         types = sorted(t for t, m in tput.items() if m.get(("p100", gpus), 0.0) > 0)
@@ -198,11 +199,19 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
                 times,
                 MEMORY_GB[family(job_type)],
                 job_type=job_type,
-                requested=_requested(gpus, times),
             )
         )
+        asked[jobs[-1].id] = gpus
     specs = gpu_specs()
     types_used = tuple(specs[t] for t in GAVEL_TYPES if any(n.gpu_type == t for n in nodes))
-    return assemble(
+    inst = assemble(
         types_used, nodes, jobs, spec, name or f"gavel-philly-{len(nodes)}n{spec.jobs}j-s{seed}"
+    )
+    # the request is read against what this cluster can host, so it is set on the
+    # assembled instance
+    return inst.replace(
+        jobs=tuple(
+            replace(j, requested=_requested(asked[j.id], inst.allowed_configs(j)))
+            for j in inst.jobs
+        )
     )
