@@ -36,7 +36,19 @@ from validation.evaluate import evaluate
 from validation.montecarlo import replay
 from validation.simulator import rollout
 
+
+def _with_requests(doc: dict) -> dict:
+    """The document with every job asking for its fewest exclusive GPUs, so that mutants
+    reach the `requested` field too."""
+    doc = json.loads(json.dumps(doc))
+    for job in doc["jobs"]:
+        counts = [c["gpus"] for c in job["configs"] if not c.get("shared")]
+        job["requested"] = {"gpus": min(counts), "gpu_type": None}
+    return doc
+
+
 BASES = {name: base_document(name) for name in ("tiny", "small")}
+BASES["tiny-requested"] = _with_requests(BASES["tiny"])
 PATHS = {name: list(paths(doc)) for name, doc in BASES.items()}
 # fields that refer to another object: a bad value shows where it is looked up
 REFERENCES = {"gpu_type", "name", "id"}
@@ -61,7 +73,7 @@ def _finite(*figures: float) -> bool:
 
 
 def _accepted_is_sound(inst) -> None:
-    for name in ("fifo", "sts"):
+    for name in ("fifo", "sts", "static"):
         plan = rollout(inst, make_policy(name))
         ev = evaluate(inst, plan)  # a policy's own plan is never refused
         assert _finite(ev.energy_cost, ev.tardiness_cost, ev.total_cost)
@@ -83,6 +95,25 @@ def test_a_mutated_instance_is_refused_naming_the_field_or_sound(case):
             assert names_field(str(exc), path), f"mutated {path}, refused as: {exc}"
         return
     _accepted_is_sound(inst)
+
+
+REQUEST_PATHS = [p for p in PATHS["tiny-requested"] if "requested" in p]
+
+
+def test_every_mutant_of_a_request_is_refused_naming_it_or_sound():
+    """The `requested` field, mutated every way the fuzzer knows (sampling rarely lands
+    on it): a refusal names it, an accepted request gives finite figures."""
+    assert REQUEST_PATHS
+    for path in REQUEST_PATHS:
+        for op in OPS:
+            for value in NASTY:
+                doc = json.loads(json.dumps(mutate(BASES["tiny-requested"], path, op, value)))
+                try:
+                    inst = instance_from_dict(doc)
+                except InstanceError as exc:
+                    assert "requested" in str(exc), f"mutated {path}, refused as: {exc}"
+                    continue
+                _accepted_is_sound(inst)
 
 
 PLAN = plan_to_dict(rollout(instance_from_dict(BASES["tiny"]), make_policy("fifo")))
