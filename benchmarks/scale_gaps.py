@@ -19,13 +19,12 @@ import contextlib
 import time
 
 from benchmarks.common import markdown
-from experiments.gap import tune_sts
 from heuristic.sts import StsPolicy
 from instances import Instance, InstanceError
 from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthetic
 from instances.generators.realdata import cluster_mix
 from milp import MilpError, improve, solve
-from milp.improve import certified_gap
+from milp.improve import certified_gap, tune_sts
 from milp.lagrange import lagrangian_bound
 from milp.solve import default_slots
 from validation.evaluate import evaluate

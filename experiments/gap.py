@@ -24,16 +24,14 @@ import pandas as pd
 from experiments.gantt import gantt
 from experiments.gap_page import SIZE_CHART, gaps_by_size, page
 from experiments.paths import plain_name
-from heuristic.sts import StsPolicy, StsTuning
-from heuristic.sts_search import SearchResult, search
+from heuristic.sts import StsPolicy
 from instances import Instance, Plan
 from instances.io import write_atomic
 from milp import improve, solve
 from milp.data import ModelTooLarge, require_slot
-from milp.improve import certified_gap
+from milp.improve import certified_gap, tune_sts
 from milp.lagrange import lagrangian_bound
 from milp.solve import default_slots
-from validation.evaluate import evaluate
 from validation.simulator import rollout
 
 SEARCH_EVALUATIONS = 2000  # rollouts per instance for the STS search (2-5 s on the suite)
@@ -82,16 +80,6 @@ class GapRow:
     def solver_ratio(self) -> float:
         """The MILP's own time (model building included) with the warm start over without."""
         return self.seconds_warm / self.seconds_cold
-
-
-def tune_sts(instance: Instance, *, evaluations: int = SEARCH_EVALUATIONS) -> SearchResult:
-    """The STS search on ``instance``, each tuning costed by the evaluator on its
-    worst-case rollout."""
-
-    def cost(tuning: StsTuning) -> float:
-        return evaluate(instance, rollout(instance, StsPolicy(tuning=tuning))).total_cost
-
-    return search(instance, cost, evaluations=evaluations)
 
 
 def _gap(cost: float, best: float) -> float:

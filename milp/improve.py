@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from heuristic.sts import StsPolicy, StsTuning
-from heuristic.sts_search import search
+from heuristic.sts_search import SearchResult, search
 from instances import Instance, Plan
 from milp.data import MilpError, milp_data, require_slot
 from milp.lagrange import lagrangian_bound
@@ -205,15 +205,24 @@ def improve(
     )
 
 
-def _tuned(instance: Instance, evaluations: int | None, deadline: float) -> Plan:
-    """STS tuned by its search (stopped at ``deadline``, a ``time.perf_counter()``
-    value): the worst-case rollout of the cheapest tuning found."""
+def tune_sts(
+    instance: Instance, *, evaluations: int, deadline: float | None = None
+) -> SearchResult:
+    """The STS search on ``instance`` (:func:`heuristic.sts_search.search`), each tuning
+    costed by the evaluator on its worst-case rollout; ``deadline``, a
+    ``time.perf_counter()`` value, also ends it."""
 
     def cost(tuning: StsTuning) -> float:
         return evaluate(instance, rollout(instance, StsPolicy(tuning=tuning))).total_cost
 
+    return search(instance, cost, evaluations=evaluations, deadline=deadline)
+
+
+def _tuned(instance: Instance, evaluations: int | None, deadline: float) -> Plan:
+    """STS tuned by its search (stopped at ``deadline``): the worst-case rollout of the
+    cheapest tuning found."""
     budget = evaluations if evaluations is not None else max(50, 4000 // len(instance.jobs))
-    found = search(instance, cost, evaluations=budget, deadline=deadline)
+    found = tune_sts(instance, evaluations=budget, deadline=deadline)
     return rollout(instance, StsPolicy(tuning=found.tuning))
 
 

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiments.gap import tune_sts
 from heuristic.sts import StsPolicy, StsTuning
 from heuristic.sts_search import search
 from instances import Instance
 from instances.generators.suite import milp_suite
+from milp.improve import tune_sts
 from tests.strategies import instances
 from validation.check import check_plan
 from validation.evaluate import evaluate
