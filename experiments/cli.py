@@ -39,11 +39,14 @@ class CliError(ValueError):
     """A bad option value found after argparse (the message names the option)."""
 
 
-def _instance(source: str) -> Instance:
-    """A file path, or the name of a bundled instance."""
+def _instance(source: str, slot: float | None = None) -> Instance:
+    """A file path, or the name of a bundled instance; ``slot`` (``--slot``), if given,
+    replaces its slot length."""
     if not Path(source).exists() and source in bundled_names():
-        return bundled(source)
-    return read_instance(source)
+        inst = bundled(source)
+    else:
+        inst = read_instance(source)
+    return inst if slot is None else inst.replace(slot=slot)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -53,14 +56,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         f"{sum(n.num_gpus for n in inst.nodes)} GPUs, {len(inst.jobs)} jobs, "
         f"tardiness {inst.tardiness})"
     )
-    return _run_policy(inst, args.policy, args.seed, None, None, mc=args.mc)
+    return _run_policy(inst, args.policy, args.seed, None, mc=args.mc)
 
 
-def _run_policy(
-    inst: Instance, policy: str, seed: int, slot: float | None, out: str | None, mc: int = 0
-) -> int:
-    if slot is not None:
-        inst = inst.replace(slot=slot)
+def _run_policy(inst: Instance, policy: str, seed: int, out: str | None, mc: int = 0) -> int:
     result, ev, seconds = evaluated_rollout(inst, policy, seed=seed)
     print(
         f"policy {policy}: worst-case rollout, {len(result.plan)} segments, "
@@ -84,14 +83,12 @@ def _run_policy(
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    inst = _instance(args.instance)
-    return _run_policy(inst, args.policy, args.seed, args.slot, args.out, mc=args.mc)
+    inst = _instance(args.instance, args.slot)
+    return _run_policy(inst, args.policy, args.seed, args.out, mc=args.mc)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    inst = _instance(args.instance)
-    if args.slot is not None:
-        inst = inst.replace(slot=args.slot)
+    inst = _instance(args.instance, args.slot)
     print(
         compare_table(inst, policy_names(), seed=args.seed).to_string(
             float_format=lambda x: f"{x:.4f}"
@@ -141,7 +138,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _instances(sources: Sequence[str]) -> list[Instance]:
+def _instances(sources: Sequence[str], slot: float | None = None) -> list[Instance]:
     """Files or bundled names; ``suite`` stands for the bundled small MILP suite."""
     out: list[Instance] = []
     for src in sources:
@@ -149,7 +146,7 @@ def _instances(sources: Sequence[str]) -> list[Instance]:
             out += milp_suite()
         else:
             out.append(_instance(src))
-    return out
+    return out if slot is None else [i.replace(slot=slot) for i in out]
 
 
 def _option(
@@ -188,9 +185,7 @@ _count_seconds = _option(
 def cmd_gap(args: argparse.Namespace) -> int:
     from experiments.gap import gap_report, summary
 
-    insts = _instances(args.instances)
-    if args.slot is not None:
-        insts = [i.replace(slot=args.slot) for i in insts]
+    insts = _instances(args.instances, args.slot)
     search = {} if args.search_evaluations is None else {"evaluations": args.search_evaluations}
     df = gap_report(
         insts,
@@ -208,9 +203,7 @@ def cmd_gap(args: argparse.Namespace) -> int:
 def cmd_improve(args: argparse.Namespace) -> int:
     from experiments.improve import run_improve
 
-    inst = _instance(args.instance)
-    if args.slot is not None:
-        inst = inst.replace(slot=args.slot)
+    inst = _instance(args.instance, args.slot)
     start = read_plan(args.plan) if args.plan is not None else None
     run_improve(
         inst,
@@ -227,9 +220,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
 def cmd_bound(args: argparse.Namespace) -> int:
     from experiments.bound import clairvoyant_bound
 
-    inst = _instance(args.instance)
-    if args.slot is not None:
-        inst = inst.replace(slot=args.slot)
+    inst = _instance(args.instance, args.slot)
     res = clairvoyant_bound(
         inst, scenarios=args.scenarios, seed=args.seed, time_limit=args.time_limit
     )
@@ -244,9 +235,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
 def cmd_online(args: argparse.Namespace) -> int:
     from validation.online import run_online
 
-    inst = _instance(args.instance)
-    if args.slot is not None:
-        inst = inst.replace(slot=args.slot)
+    inst = _instance(args.instance, args.slot)
     names = policy_names() if args.policy == "all" else args.policy.split(",")
     known = policy_names(small_only=True)
     for name in names:
