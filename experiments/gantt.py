@@ -62,6 +62,17 @@ def gantt_figure(instance: Instance, plan: Plan, title: str = "") -> Figure:
     return fig
 
 
+# for the HTML pages that embed these charts: records in the page itself that every
+# image decoded, for readers and for the tests that open the pages in a headless browser
+DECODE_SCRIPT = """
+window.addEventListener("load", () => {
+  const imgs = Array.from(document.images);
+  const ok = imgs.filter((i) => i.complete && i.naturalWidth > 0).length;
+  document.body.dataset.imagesDecoded = ok + "/" + imgs.length;
+});
+"""
+
+
 def png(fig: Figure) -> bytes:
     """The figure as PNG bytes; the figure is closed."""
     buf = io.BytesIO()

@@ -16,7 +16,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from experiments.gantt import png
+from experiments.gantt import DECODE_SCRIPT, png
 from instances.io import write_atomic
 
 SIZE_CHART = "gaps-by-size.png"
@@ -62,13 +62,6 @@ _CSS = (
     ".wide{overflow-x:auto}table{border-collapse:collapse;font-size:13px}"
     "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap}"
     "th{background:#f2f2f2}td:first-child{text-align:left}img{max-width:100%}"
-)
-# the load handler records that every chart decoded, for readers and for the test that
-# opens the page in a headless browser
-_SCRIPT = (
-    "window.addEventListener('load',()=>{const i=Array.from(document.images);"
-    "document.body.dataset.imagesDecoded="
-    "i.filter(x=>x.complete&&x.naturalWidth>0).length+'/'+i.length;});"
 )
 
 
@@ -137,7 +130,7 @@ def page(df: pd.DataFrame, stems: Sequence[str]) -> str:
     )
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>gpusched gap report</title>",
-        f"<style>{_CSS}</style><script>{_SCRIPT}</script></head><body>",
+        f"<style>{_CSS}</style><script>{DECODE_SCRIPT}</script></head><body>",
         "<h1>STS against the exact MILP and the best lower bound</h1><ul>",
         *(f"<li>{html.escape(item)}</li>" for item in summary_items(df)),
         "</ul><p>Costs are the evaluator's (expected energy + tardiness). A certified gap "

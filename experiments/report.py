@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from experiments.gantt import gantt_figure, literal, png
+from experiments.gantt import DECODE_SCRIPT, gantt_figure, literal, png
 from experiments.store import Store
 from instances.io import write_atomic
 from validation.online import busy_gpus
@@ -255,15 +255,6 @@ th { background: #f2f2f2; }
 img { max-width: 100%; display: block; margin: 0.5em 0; }
 .caption { font-size: 12px; color: #555; }
 """
-# records in the page itself that every image decoded, for readers and for the test
-# that opens the page in a headless browser
-_SCRIPT = """
-window.addEventListener("load", () => {
-  const imgs = Array.from(document.images);
-  const ok = imgs.filter((i) => i.complete && i.naturalWidth > 0).length;
-  document.body.dataset.imagesDecoded = ok + "/" + imgs.length;
-});
-"""
 
 
 def _fmt(df: pd.DataFrame, index: bool = True) -> str:
@@ -352,7 +343,7 @@ def write_report(store_path: str | Path, out: str | Path, campaign: str | None =
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>gpusched report: {html.escape(", ".join(names))}</title>
-<style>{_CSS}</style><script>{_SCRIPT}</script></head>
+<style>{_CSS}</style><script>{DECODE_SCRIPT}</script></head>
 <body>
 <h1>gpusched campaign report</h1>
 <p class="caption">Store {html.escape(str(store_path))}, written {stamp}. Costs are realised
