@@ -30,6 +30,7 @@ from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_dat
 from instances.generators.realdata import cluster_mix
 from instances.generators.suite import milp_suite
 from milp import MilpError
+from validation.check import relaunch_notes
 from validation.evaluate import evaluate
 from validation.montecarlo import replay
 from validation.simulator import SimulationError
@@ -103,6 +104,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     ev = evaluate(inst, plan, tardiness=args.tardiness)
     print(cost_table(ev))
     print(summary_line(ev))
+    for note in relaunch_notes(inst, plan):
+        print(f"note: {note}")
     return 0
 
 

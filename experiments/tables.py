@@ -45,12 +45,15 @@ def cost_table(ev: Evaluation) -> str:
 
 
 def summary_line(ev: Evaluation) -> str:
-    return (
+    line = (
         f"expected energy {ev.expected_energy_kwh:.3f} kWh, energy cost "
         f"{ev.energy_cost:.4f}, tardiness cost ({ev.tardiness_mode}) "
         f"{ev.tardiness_cost:.4f}, total {ev.total_cost:.4f}, "
         f"missed due dates {ev.missed}/{len(ev.jobs)}"
     )
+    if ev.overhead_kwh > 0:  # only where the instance charges relaunches
+        line += f"; relaunch overhead {ev.overhead_kwh:.3f} kWh over {ev.relaunches} relaunches"
+    return line
 
 
 def evaluated_rollout(

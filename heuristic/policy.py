@@ -20,6 +20,9 @@ class JobStatus:
     job: Job
     progress: float  # epochs done so far
     allocation: Allocation | None  # what it runs on now; None while it waits
+    # hours of relaunch overhead its current allocation still has to run (docs/model.md,
+    # E1); any new allocation pays the job's full overhead, ``instance.relaunch(job)``
+    overhead_left: float = 0.0
 
     @property
     def remaining(self) -> float:

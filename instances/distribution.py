@@ -10,7 +10,7 @@ A job may stop only at validation checkpoints ``e_1 < e_2 < ... < e_B = E`` (epo
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -121,11 +121,21 @@ class EpochDistribution:
         return self._phi_at_stop[-1]
 
     def survival(self, w: float) -> float:
-        """``S(w) = P(N > w)``."""
+        """``S(w) = P(N >= w)`` for ``w > 0`` (1 at 0): the probability that epoch ``w``
+        is reached. Left-continuous, the density of ``Phi``; at a stopping point it still
+        counts the jobs that stop there (:meth:`beyond` does not)."""
         if w < 0:
             return 1.0
         b = bisect_left(self.stops, w)
         # w in (e_{b-1}, e_b]  ->  q_b; w beyond E -> 0. w == 0 -> block 0 -> q_0 = 1.
+        return self._q[b] if b < len(self.stops) else 0.0
+
+    def beyond(self, w: float) -> float:
+        """``P(N > w)``: the probability that the job runs past ``w`` epochs (a job that
+        stops at exactly ``w`` does not)."""
+        if w < 0:
+            return 1.0
+        b = bisect_right(self.stops, w)
         return self._q[b] if b < len(self.stops) else 0.0
 
     def phi(self, w: float) -> float:

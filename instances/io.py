@@ -211,6 +211,7 @@ def _job(i: int, d: dict[str, Any]) -> Job:
         priority=d.get("priority", 1.0),
         job_type=d.get("job_type"),
         requested=_requested(where, d.get("requested")),
+        relaunch_hours=d.get("relaunch_hours"),
     )
     return job
 
@@ -242,6 +243,7 @@ def instance_from_dict(doc: Any) -> Instance:
         slot=doc.get("slot"),
         max_share=doc.get("max_share", 2),
         name=doc.get("name", "instance"),
+        relaunch_hours=doc.get("relaunch_hours", 0.0),
     )
     return inst
 
@@ -272,9 +274,11 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         )
         if j.requested is not None:
             d["requested"] = {"gpus": j.requested.gpus, "gpu_type": j.requested.gpu_type}
+        if j.relaunch_hours is not None:
+            d["relaunch_hours"] = j.relaunch_hours
         return d
 
-    return {
+    doc = {
         "format": INSTANCE_FORMAT,
         "name": inst.name,
         "energy_price": inst.energy_price,
@@ -287,6 +291,9 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         "nodes": [node(n) for n in inst.nodes],
         "jobs": [job(j) for j in inst.jobs],
     }
+    if inst.relaunch_hours > 0:  # absent means 0: files without the feature stay as they were
+        doc["relaunch_hours"] = inst.relaunch_hours
+    return doc
 
 
 def config_to_dict(c: Config) -> dict[str, Any]:

@@ -18,6 +18,7 @@ MIN_BLOCK_EPOCHS = 1e-3  # between two stopping points (and before the first)
 MAX_STOPS = 1000  # stopping points per job
 MIN_SLOT_HOURS = 1e-3  # 3.6 s
 MAX_SLOT_HOURS = 1e3
+MAX_RELAUNCH_HOURS = 1e3  # a restart's overhead (real ones take seconds to minutes)
 MAX_POWER_W = 1e5  # per GPU (real ones draw under 1.5 kW)
 MAX_MEMORY_GB = 1e6
 MAX_PRICE = 1e6  # currency per kWh

@@ -27,6 +27,7 @@ from instances.limits import (
     MAX_POWER_W,
     MAX_PRICE,
     MAX_PRIORITY,
+    MAX_RELAUNCH_HOURS,
     MAX_RUN_HOURS,
     MAX_SHARE,
     MAX_SLOT_HOURS,
@@ -245,6 +246,7 @@ class Job:
     priority: float = 1.0
     job_type: str | None = None
     requested: Requested | None = None
+    relaunch_hours: float | None = None  # None: the instance's default
 
     def __post_init__(self) -> None:
         _ident("id", self.id)
@@ -265,6 +267,11 @@ class Job:
         if self.weight is not None:
             weight = _positive("weight", self.weight, allow_zero=True, upper=MAX_WEIGHT)
             object.__setattr__(self, "weight", weight)
+        if self.relaunch_hours is not None:
+            delta = _positive(
+                "relaunch_hours", self.relaunch_hours, allow_zero=True, upper=MAX_RELAUNCH_HOURS
+            )
+            object.__setattr__(self, "relaunch_hours", delta)
         if not isinstance(self.distribution, EpochDistribution):
             raise InstanceError("distribution", self.distribution, "must be an EpochDistribution")
         if not self.epoch_times:
@@ -307,6 +314,8 @@ class Instance:
     slot: float | None = None
     max_share: int = 2
     name: str = "instance"
+    # E1: hours a (re)started segment runs before it makes progress (docs/model.md)
+    relaunch_hours: float = 0.0
     # Derived lookups, built once.
     _gpu: dict[str, GpuType] = field(init=False, repr=False, compare=False)
     _node: dict[str, Node] = field(init=False, repr=False, compare=False)
@@ -333,6 +342,10 @@ class Instance:
                 )
             object.__setattr__(self, "slot", slot)
         _count("max_share", self.max_share, MAX_SHARE)
+        delta = _positive(
+            "relaunch_hours", self.relaunch_hours, allow_zero=True, upper=MAX_RELAUNCH_HOURS
+        )
+        object.__setattr__(self, "relaunch_hours", delta)
         if not self.nodes:
             raise InstanceError("nodes", [], "the cluster needs at least one node")
         if not self.jobs:
@@ -424,6 +437,17 @@ class Instance:
 
     def has_node(self, node_id: str) -> bool:
         return node_id in self._node
+
+    def relaunch(self, job: Job | str) -> float:
+        """``δ_j``: hours a segment that does not continue the job's previous one runs
+        before it makes progress (the job's own value, else the instance's)."""
+        j = self._job[job] if isinstance(job, str) else job
+        return self.relaunch_hours if j.relaunch_hours is None else j.relaunch_hours
+
+    @cached_property
+    def has_relaunch(self) -> bool:
+        """Whether any job pays a relaunch overhead (``δ_j > 0``)."""
+        return any(self.relaunch(j) > 0 for j in self.jobs)
 
     def tardiness_weight(self, job_id: str) -> float:
         """``ω_j`` (currency per hour late), the default resolved and priority applied."""

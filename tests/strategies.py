@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from heuristic.occupancy import Occupancy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
+from validation.timeline import continues
 
 GPU_NAMES = ("k80", "p100", "v100")
 
@@ -25,8 +26,14 @@ def distributions(draw: st.DrawFn, max_epochs: int | None = None) -> EpochDistri
 
 @st.composite
 def instances(
-    draw: st.DrawFn, max_jobs: int = 5, slot: bool | None = None, sharing: bool = True
+    draw: st.DrawFn,
+    max_jobs: int = 5,
+    slot: bool | None = None,
+    sharing: bool = True,
+    relaunch: bool = False,
 ) -> Instance:
+    """A valid instance; with ``relaunch``, an overhead for the instance (0 included) and
+    for some jobs their own."""
     names = draw(st.lists(st.sampled_from(GPU_NAMES), min_size=1, max_size=3, unique=True))
     types = [
         GpuType(n, float(draw(st.sampled_from([12, 16, 32]))), float(draw(st.integers(100, 400))))
@@ -61,7 +68,10 @@ def instances(
         release = draw(st.floats(0.0, 5.0))
         due = release + draw(st.floats(0.2, 30.0))
         weight = draw(st.one_of(st.none(), st.floats(0.0, 5.0)))
-        jobs.append(Job(f"j{j}", release, due, dist, times, memory, weight=weight))
+        own = draw(st.one_of(st.none(), st.sampled_from([0.0, 0.1, 0.6]))) if relaunch else None
+        jobs.append(
+            Job(f"j{j}", release, due, dist, times, memory, weight=weight, relaunch_hours=own)
+        )
     use_slot = draw(st.booleans()) if slot is None else slot
     return Instance(
         tuple(types),
@@ -71,35 +81,46 @@ def instances(
         tardiness=draw(st.sampled_from(["worst_case", "expected"])),
         slot=draw(st.sampled_from([0.25, 0.5])) if use_slot else None,
         max_share=draw(st.integers(1, 3)),
+        relaunch_hours=draw(st.sampled_from([0.0, 0.05, 0.3, 0.8])) if relaunch else 0.0,
     )
 
 
 @st.composite
 def serial_plans(draw: st.DrawFn, instance: Instance) -> Plan:
     """A feasible plan that runs the jobs one after another, each in random pieces on
-    random allowed configurations (so plans with configuration changes are covered)."""
+    random allowed configurations (so plans with configuration changes are covered).
+    Where jobs pay a relaunch overhead, a piece that relaunches is longer by it, and
+    pieces may be separated by pauses (each resume a relaunch)."""
     slot = instance.slot
     t = 0.0
-    segs = []
+    segs: list[Segment] = []
+    pauses = instance.has_relaunch
     for job in instance.jobs:
         t = max(t, job.release)
         if slot is not None:
             t = -(-t // slot) * slot
         left = job.max_epochs
         pieces = draw(st.integers(1, 3))
+        previous: Segment | None = None
         for k in range(pieces):
+            if pauses and k > 0 and draw(st.booleans()):
+                t += slot if slot is not None else draw(st.floats(0.01, 1.0))
             cfg = draw(st.sampled_from(instance.allowed_configs(job)))
             tau = instance.epoch_time(job, cfg)
             last = k == pieces - 1
             epochs = left if last else left * draw(st.floats(0.1, 0.9))
-            dur = epochs * tau
-            if slot is not None:
-                dur = max(slot, -(-dur // slot) * slot)
             alloc = Occupancy(instance).find(job, cfg)
             assert alloc is not None
-            segs.append(Segment(t, t + dur, job.id, cfg, alloc.gpus))
+            lost = 0.0
+            if not continues(previous, Segment(t, t, job.id, cfg, alloc.gpus)):
+                lost = instance.relaunch(job)
+            dur = epochs * tau + lost
+            if slot is not None:
+                dur = max(slot, -(-dur // slot) * slot)
+            previous = Segment(t, t + dur, job.id, cfg, alloc.gpus)
+            segs.append(previous)
             t += dur
-            left -= min(left, dur / tau)
+            left -= min(left, (dur - lost) / tau)
             if left <= 1e-9 * job.max_epochs:
                 break
     return Plan(tuple(segs))

@@ -168,6 +168,30 @@ def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
     return v
 
 
+def relaunch_notes(instance: Instance, plan: Plan) -> list[Violation]:
+    """Segments too short to get past their relaunch overhead (docs/model.md, E1): they
+    hold GPUs and draw power but make no progress. Not infeasible, only wasteful, so
+    they are notes beside :func:`check_plan`'s violations, not among them."""
+    out: list[Violation] = []
+    for job in instance.jobs:
+        if instance.relaunch(job) <= 0:
+            continue
+        tl = Timeline.of(instance, job.id, plan.for_job(job.id))
+        for p in tl.pieces:
+            s = p.segment
+            if p.lost > 0 and p.w1 <= p.w0 and p.w0 < job.max_epochs and s.end > s.start:
+                out.append(
+                    Violation(
+                        "overhead-only",
+                        job.id,
+                        s.start,
+                        f"segment [{s.start:g}, {s.end:g}) on {s.config.label} ends within "
+                        f"its relaunch overhead of {instance.relaunch(job):g} h: no progress",
+                    )
+                )
+    return out
+
+
 def _capacity(instance: Instance, segs: list[tuple[Segment, float]]) -> list[Violation]:
     """GPU-by-GPU sweep: exclusive use, or shared within slot count and memory."""
     # A multi-node segment reserves every GPU of its nodes.

@@ -33,6 +33,10 @@ class JobCost:
     expected_tardiness_cost: float
     completion: float  # worst-case completion time (hours), slot-rounded when slotted
     due: float
+    # relaunch overhead (E1): its expected energy (in ``expected_energy_kwh`` too) and
+    # the segments that relaunch the job (the first start included)
+    overhead_kwh: float = 0.0
+    relaunches: int = 0
 
     @property
     def total_cost(self) -> float:
@@ -75,6 +79,16 @@ class Evaluation:
     def missed(self) -> int:
         return sum(j.missed for j in self.jobs)
 
+    @property
+    def overhead_kwh(self) -> float:
+        """Expected energy spent in relaunch overhead (included in the energy)."""
+        return math.fsum(j.overhead_kwh for j in self.jobs)
+
+    @property
+    def relaunches(self) -> int:
+        """Segments that relaunch a job, first starts included."""
+        return sum(j.relaunches for j in self.jobs)
+
     def by_job(self) -> pd.DataFrame:
         """One row per job, indexed by job id."""
         rows = [
@@ -108,11 +122,17 @@ def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) 
     job = instance.job(job_id)
     tl = Timeline.of(instance, job_id, plan.for_job(job_id))
     dist = job.distribution
-    exp_kwh = worst_kwh = 0.0
+    exp_kwh = worst_kwh = overhead_kwh = 0.0
     for p in tl.pieces:
         e = instance.epoch_energy(job, p.segment.config)
         exp_kwh += e * (dist.phi(p.w1) - dist.phi(p.w0))
         worst_kwh += e * (p.w1 - p.w0)
+        if p.lost > 0:
+            # overhead after w0 epochs is paid only if the job is still running then
+            kwh = instance.power_w(p.segment.config) * p.lost / 1000.0
+            overhead_kwh += kwh * dist.beyond(p.w0)
+            worst_kwh += kwh
+    exp_kwh += overhead_kwh
     omega = instance.tardiness_weight(job_id)
     slot = instance.slot
     completion = tl.completion(slot)
@@ -132,6 +152,8 @@ def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) 
         expected_tardiness_cost=exp_tard,
         completion=completion,
         due=job.due,
+        overhead_kwh=overhead_kwh,
+        relaunches=sum(p.relaunch for p in tl.pieces),
     )
 
 
@@ -177,6 +199,9 @@ def evaluate_scenario(
         for p in tl.pieces:
             done = max(0.0, min(p.w1, n) - p.w0)
             energy += instance.epoch_cost(job, p.segment.config) * done
+            if p.lost > 0 and n > p.w0:  # the job is still running when it relaunches
+                power = instance.power_w(p.segment.config)
+                energy += instance.energy_price * power * p.lost / 1000.0
         w = job.max_epochs if mode == "worst_case" else n
         late = slot_ceil(tl.time_at(w), instance.slot) - job.due
         tard += instance.tardiness_weight(job.id) * max(0.0, late)

@@ -2,7 +2,9 @@
 
 Events: a job's arrival, a job's end (at its sampled epochs, or at its maximum in a
 worst-case rollout), a wake-up a policy asked for. At each event the policy sees the
-state (never the sampled epochs) and returns changes; progress accrues in between.
+state (never the sampled epochs) and returns changes; progress accrues in between,
+after the relaunch overhead of a new placement (docs/model.md, E1), read by the same
+rule as the evaluator (:func:`validation.timeline.continues`).
 
 - ``mode="rollout"``: every job runs to its maximum epochs; the segments form a static
   plan for the evaluator (and, slotted, a MILP warm start).
@@ -26,7 +28,7 @@ from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import JobStatus, Policy, SchedulerState
 from instances import Instance, Plan, Segment
 from validation.scenario import scenario_epochs
-from validation.timeline import slot_ceil
+from validation.timeline import continues, slot_ceil
 
 Mode = Literal["rollout", "sampled"]
 EPS = 1e-9
@@ -45,6 +47,9 @@ class _Run:
     alloc: Allocation | None = None
     since: float = 0.0
     done_at: float | None = None
+    busy_until: float = 0.0  # end of the current allocation's relaunch overhead
+    last: Segment | None = None  # the job's last recorded segment
+    last_left: float = 0.0  # overhead still to run when that segment ended
 
 
 @dataclass(frozen=True)
@@ -89,18 +94,33 @@ class _Engine:
         run = self.runs[job_id]
         if run.alloc is not None:
             if self.t > run.since + EPS:
-                self.segments.append(
-                    Segment(run.since, self.t, job_id, run.alloc.config, run.alloc.gpus)
-                )
+                run.last = Segment(run.since, self.t, job_id, run.alloc.config, run.alloc.gpus)
+                run.last_left = max(0.0, run.busy_until - self.t)
+                self.segments.append(run.last)
             self.occ.release(job_id)
             run.alloc = None
+
+    def start(self, job_id: str, alloc: Allocation) -> None:
+        """The job runs ``alloc`` from now: a relaunch pays the overhead afresh, a
+        continuation of its last segment (same GPUs, ending now) carries what is left."""
+        run = self.runs[job_id]
+        now = Segment(self.t, self.t, job_id, alloc.config, alloc.gpus)
+        left = run.last_left if continues(run.last, now) else self.instance.relaunch(job_id)
+        run.alloc = alloc
+        run.since = self.t
+        run.busy_until = self.t + left
+
+    def overhead_left(self, job_id: str) -> float:
+        run = self.runs[job_id]
+        return max(0.0, run.busy_until - self.t) if run.alloc is not None else 0.0
 
     def finish_time(self, job_id: str) -> float:
         """When a running job reaches its target (slot end when slotted)."""
         run = self.runs[job_id]
         assert run.alloc is not None
         tau = self.instance.epoch_time(job_id, run.alloc.config)
-        return slot_ceil(self.t + (run.target - run.progress) * tau, self.slot)
+        begin = run.busy_until if run.busy_until > self.t else self.t
+        return slot_ceil(begin + (run.target - run.progress) * tau, self.slot)
 
     def decide(self) -> None:
         inst = self.instance
@@ -108,7 +128,9 @@ class _Engine:
             self.t,
             inst,
             tuple(
-                JobStatus(inst.job(j), self.runs[j].progress, self.runs[j].alloc)
+                JobStatus(
+                    inst.job(j), self.runs[j].progress, self.runs[j].alloc, self.overhead_left(j)
+                )
                 for j in self.present
             ),
             self.occ.copy(),
@@ -148,8 +170,7 @@ class _Engine:
                     f"{list(alloc.gpus)} at t={self.t:g}: {why}"
                 )
             self.occ.place(job, alloc)
-            self.runs[job_id].alloc = alloc
-            self.runs[job_id].since = self.t
+            self.start(job_id, alloc)
 
     def admit(self) -> None:
         """Jobs whose (slot-rounded) release time has come join the present jobs."""
@@ -178,7 +199,7 @@ class _Engine:
             return False
         t_next = max(min(candidates), self.t)
         dt = t_next - self.t
-        self.t = t_next
+        t_prev, self.t = self.t, t_next
         for j in running:
             run = self.runs[j]
             if finish[j] <= t_next + EPS:
@@ -188,7 +209,11 @@ class _Engine:
                 self.present.remove(j)
             else:
                 assert run.alloc is not None
-                run.progress += dt / self.instance.epoch_time(j, run.alloc.config)
+                tau = self.instance.epoch_time(j, run.alloc.config)
+                if run.busy_until > t_prev:  # part of the interval is overhead
+                    run.progress += max(0.0, t_next - run.busy_until) / tau
+                else:
+                    run.progress += dt / tau
         self.admit()
         while self.wakes and self.wakes[0] <= self.t + EPS:
             heapq.heappop(self.wakes)

@@ -1,6 +1,10 @@
 """How far a job has got along its segments: epochs done at each boundary, and the time
-at which a given epoch count is reached. Shared by the checker and the evaluator so that
-both read a plan the same way.
+at which a given epoch count is reached. Shared by the checker, the evaluator and the
+Monte Carlo replay so that all read a plan the same way.
+
+The relaunch overhead (docs/model.md, E1) is read here and nowhere else: a segment that
+does not continue the job's previous one (:func:`continues`) spends its first ``δ_j``
+hours making no progress; a continuation carries whatever overhead is left.
 """
 
 from __future__ import annotations
@@ -21,18 +25,37 @@ def slot_ceil(t: float, slot: float | None) -> float:
     return k * slot
 
 
+def continues(previous: Segment | None, segment: Segment) -> bool:
+    """Whether ``segment`` continues ``previous`` (the job's segment before it): it
+    starts when that one ends, on the same configuration and the same GPUs. Anything
+    else (the first start, a resume after a pause, a new configuration, other GPUs) is a
+    relaunch."""
+    return (
+        previous is not None
+        and abs(segment.start - previous.end) <= TIME_TOL
+        and segment.config == previous.config
+        and sorted(segment.gpus) == sorted(previous.gpus)
+    )
+
+
 @dataclass(frozen=True)
 class Piece:
-    """One segment of a job with the epochs it processes: ``[w0, w1)`` (capped at E)."""
+    """One segment of a job with the epochs it processes: ``[w0, w1)`` (capped at E).
+
+    ``lost``: hours at the segment's start spent in relaunch overhead (no progress);
+    ``relaunch``: the segment starts a relaunch (it does not continue the previous one).
+    """
 
     segment: Segment
     epoch_time: float  # hours per epoch on this segment's configuration
     w0: float
     w1: float
+    lost: float = 0.0
+    relaunch: bool = False
 
     def time_at(self, w: float) -> float:
         """Instant at which the job's progress reaches ``w`` (``w0 <= w <= w1``)."""
-        return self.segment.start + (w - self.w0) * self.epoch_time
+        return self.segment.start + self.lost + (w - self.w0) * self.epoch_time
 
 
 @dataclass(frozen=True)
@@ -47,18 +70,27 @@ class Timeline:
     def of(cls, instance: Instance, job_id: str, segments: tuple[Segment, ...]) -> Timeline:
         job = instance.job(job_id)
         E = job.max_epochs
+        delta = instance.relaunch(job)
         pieces = []
         w = 0.0
+        left = 0.0  # overhead still to run, carried by a continuation
+        previous: Segment | None = None
         for s in sorted(segments, key=lambda s: s.start):
+            relaunch = not continues(previous, s)
+            previous = s
+            if relaunch:
+                left = delta
+            lost = min(left, max(0.0, s.end - s.start))
+            left -= lost
             tau = job.epoch_times.get(s.config)
             if tau is None:  # the checker reports it; count no progress here
-                pieces.append(Piece(s, math.inf, w, w))
+                pieces.append(Piece(s, math.inf, w, w, lost, relaunch))
                 continue
-            w1 = min(E, w + max(0.0, s.end - s.start) / tau)
+            w1 = min(E, w + max(0.0, s.end - s.start - lost) / tau)
             # absorb float noise so that a plan built to reach E is seen to reach it
             if E - w1 <= 1e-9 * max(1.0, E):
                 w1 = E
-            pieces.append(Piece(s, tau, w, w1))
+            pieces.append(Piece(s, tau, w, w1, lost, relaunch))
             w = w1
         return cls(job_id, E, tuple(pieces))
 

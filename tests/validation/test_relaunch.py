@@ -1,0 +1,156 @@
+"""The relaunch overhead (docs/model.md, E1) in the evaluator, the Monte Carlo replay,
+the checker and the engine; and that without it every figure is what it was."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from heuristic.registry import make_policy, policy_names
+from instances import (
+    Config,
+    EpochDistribution,
+    GpuType,
+    Instance,
+    InstanceError,
+    Job,
+    Node,
+    Plan,
+    Segment,
+)
+from instances.io import instance_from_dict, instance_to_dict
+from tests.delta0_golden import figures
+from tests.strategies import instances, serial_plans
+from validation.check import check_plan, relaunch_notes
+from validation.evaluate import evaluate, evaluate_scenario
+from validation.montecarlo import replay
+from validation.simulator import simulate
+
+GOLDEN = Path(__file__).parent.parent / "delta0_golden.json"
+V100 = GpuType("v100", 32.0, 300.0)
+C1, C2 = Config("v100", 1), Config("v100", 2)
+
+
+def one_job(delta: float, *, job_delta: float | None = None, slot: float | None = None) -> Instance:
+    dist = EpochDistribution((4.0, 10.0), (0.5, 0.5))
+    job = Job("a", 0.0, 20.0, dist, {C1: 1.0, C2: 0.6}, 8.0, relaunch_hours=job_delta)
+    return Instance(
+        (V100,), (Node("n0", "v100", 2),), (job,), slot=slot, relaunch_hours=delta, name="one"
+    )
+
+
+def test_without_overhead_every_figure_is_unchanged():
+    """Every registered policy on the bundled instances and the MILP suite, rollout and
+    a sampled run, and the MILP's optimum on the small suite instances: the figures the
+    code gave before the overhead existed (tests/delta0_golden.py), to the last digit."""
+    assert figures() == json.loads(GOLDEN.read_text())
+
+
+def test_explicit_zero_overhead_is_no_overhead():
+    inst = one_job(0.0, job_delta=0.0)
+    plan = Plan.of(
+        [
+            Segment(0.0, 4.0, "a", C1, (("n0", 0),)),
+            Segment(5.0, 8.6, "a", C2, (("n0", 0), ("n0", 1))),
+        ]
+    )
+    assert evaluate(inst, plan) == evaluate(one_job(0.0), plan)
+    assert not relaunch_notes(inst, plan)
+
+
+def test_pause_and_resize_pay_the_overhead_once_each():
+    """4 epochs on one GPU, a pause, then 6 on two: the first start and the resume each
+    spend 0.5 h without progress; the overhead after 4 epochs is paid only by the half
+    of the runs that go on."""
+    inst = one_job(0.5)
+    g0, g01 = (("n0", 0),), (("n0", 0), ("n0", 1))
+    plan = Plan.of([Segment(0.0, 4.5, "a", C1, g0), Segment(6.0, 10.1, "a", C2, g01)])
+    assert not check_plan(inst, plan)
+    ev = evaluate(inst, plan).jobs[0]
+    assert ev.relaunches == 2
+    assert ev.completion == pytest.approx(10.1)
+    # overhead: 300 W x 0.5 h (P(N>0) = 1) + 600 W x 0.5 h x P(N > 4) = 0.5
+    assert ev.overhead_kwh == pytest.approx(0.15 + 0.3 * 0.5)
+    epochs_kwh = 4 * 0.3 * 1.0 + 6 * 0.36 * 0.5
+    assert ev.expected_energy_kwh == pytest.approx(epochs_kwh + 0.3)
+    assert ev.worst_case_energy_kwh == pytest.approx(4 * 0.3 + 6 * 0.36 + 0.15 + 0.3)
+
+
+def test_a_job_of_its_own_overrides_the_instance():
+    inst = one_job(0.5, job_delta=0.0)
+    assert inst.relaunch("a") == 0.0
+    assert one_job(0.0, job_delta=0.25).relaunch("a") == 0.25
+
+
+def test_a_continuation_carries_what_is_left_of_the_overhead():
+    """The same configuration and GPUs, split in two adjacent segments within the
+    overhead, is one launch; other GPUs at the same instant are a relaunch."""
+    inst = one_job(0.5)
+    g0 = (("n0", 0),)
+    split = Plan.of([Segment(0.0, 0.2, "a", C1, g0), Segment(0.2, 10.5, "a", C1, g0)])
+    whole = Plan.of([Segment(0.0, 10.5, "a", C1, g0)])
+    assert evaluate(inst, split).total_cost == pytest.approx(evaluate(inst, whole).total_cost)
+    assert evaluate(inst, split).jobs[0].relaunches == 1
+    moved = Plan.of([Segment(0.0, 0.2, "a", C1, g0), Segment(0.2, 10.7, "a", C1, (("n0", 1),))])
+    assert not check_plan(inst, moved)
+    ev = evaluate(inst, moved).jobs[0]
+    assert ev.relaunches == 2 and ev.completion == pytest.approx(10.7)
+    [note] = relaunch_notes(inst, moved)
+    assert note.kind == "overhead-only" and note.time == 0.0
+
+
+def test_a_plan_that_ignores_the_overhead_is_incomplete():
+    inst = one_job(0.5)
+    plan = Plan.of([Segment(0.0, 10.0, "a", C1, (("n0", 0),))])
+    [v] = check_plan(inst, plan)
+    assert v.kind == "incomplete"
+
+
+@pytest.mark.parametrize("bad", [-0.1, math.inf, "x", 1e9])
+def test_bad_overheads_are_refused_naming_the_field(bad):
+    doc = instance_to_dict(one_job(0.5))
+    doc["relaunch_hours"] = bad
+    with pytest.raises(InstanceError, match="relaunch_hours"):
+        instance_from_dict(doc)
+    doc = instance_to_dict(one_job(0.0))
+    doc["jobs"][0]["relaunch_hours"] = bad
+    with pytest.raises(InstanceError, match=r"jobs\[0\].*relaunch_hours"):
+        instance_from_dict(doc)
+
+
+def test_overheads_round_trip_and_zero_is_not_written():
+    inst = one_job(0.5, job_delta=0.25)
+    assert instance_from_dict(instance_to_dict(inst)) == inst
+    plain = instance_to_dict(one_job(0.0))
+    assert "relaunch_hours" not in plain and "relaunch_hours" not in plain["jobs"][0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_exact_cost_inside_monte_carlo_interval_with_overheads(data):
+    inst = data.draw(instances(max_jobs=3, relaunch=True))
+    plan = data.draw(serial_plans(inst))
+    assert not check_plan(inst, plan)
+    exact = evaluate(inst, plan)
+    mc = replay(inst, plan, samples=1500, seed=data.draw(st.integers(0, 5)))
+    assert mc.contains(exact.total_cost, rel_tol=1e-5), (mc.interval, exact.total_cost)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_engine_and_evaluator_read_overheads_alike(data):
+    """Every policy's rollout is a complete plan whose completions, read by the
+    evaluator, are the engine's; a sampled run's realised cost is finite."""
+    inst = data.draw(instances(max_jobs=4, relaunch=True))
+    name = data.draw(st.sampled_from(policy_names()))
+    run = simulate(inst, make_policy(name, seed=0), mode="rollout")
+    assert not check_plan(inst, run.plan)
+    ev = evaluate(inst, run.plan)
+    for j in ev.jobs:
+        assert j.completion == pytest.approx(run.completions[j.job], abs=1e-7)
+    sampled = simulate(inst, make_policy(name, seed=0), mode="sampled", seed=1)
+    energy, tard = evaluate_scenario(inst, sampled.plan, sampled.epochs, tardiness="expected")
+    assert math.isfinite(energy + tard)
