@@ -147,12 +147,16 @@ def throughput(m: pyo.ConcreteModel, d: MilpData) -> None:
 
 def full_speed(m: pyo.ConcreteModel, d: MilpData) -> None:
     """A running job works at full speed in every slot but the one in which it completes
-    (as the evaluator reads a segment: it runs at its speed from start to end)."""
+    (as the evaluator reads a segment: it runs at its speed from start to end), less the
+    share of the slot lost to relaunch overhead (:mod:`milp.relaunch`)."""
     rows: list[tuple[Any, Any]] = []
     for j, k, t in m.run_index:
         jd = d.jobs[j]
         work = _work(m, j, k, t, jd.blocks)
-        rows.append(((j, k, t), work >= jd.speed[k] * (m.run[j, k, t] - m.done[j, jd.last, t])))
+        idle = m.done[j, jd.last, t]
+        if jd.relaunch > 0:
+            idle = idle + m.lost[j, t]
+        rows.append(((j, k, t), work >= jd.speed[k] * (m.run[j, k, t] - idle)))
     _add(m, "full_speed", rows)
 
 

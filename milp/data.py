@@ -43,6 +43,10 @@ class JobData:
     stop_probability: tuple[float, ...]  # P(N = e_b)
     omega: float
     last_slot: int  # the last slot in which the job may run (see ``milp_data``'s cutoff)
+    # relaunch overhead (docs/model.md, E1) in slots (0: none), and the energy cost of a
+    # whole slot at each configuration's power (what a slot of overhead costs)
+    relaunch: float = 0.0
+    slot_power_cost: tuple[float, ...] = ()
 
     @property
     def blocks(self) -> range:
@@ -61,19 +65,27 @@ class JobData:
         return math.fsum(self.lengths[: b + 1])
 
     def earliest_finish_slot(self, b: int) -> int:
-        """First slot at whose end block ``b`` can be complete."""
-        return self.first_slot + max(0, math.ceil(self.cumulative(b) / self.top_speed - EPS) - 1)
+        """First slot at whose end block ``b`` can be complete (the first start's
+        overhead, if any, comes first)."""
+        need = self.cumulative(b) / self.top_speed + self.relaunch
+        return self.first_slot + max(0, math.ceil(need - EPS) - 1)
 
     def least_energy(self) -> float:
         """A lower bound on the job's expected energy cost: every block's epochs, each
-        run with its survival probability, at the cheapest cost per epoch."""
+        run with its survival probability, at the cheapest cost per epoch; and the
+        overhead of its first start at the cheapest power (every plan starts it once)."""
         cheapest = min(self.cost)
-        return cheapest * math.fsum(q * n for q, n in zip(self.survival, self.lengths, strict=True))
+        energy = cheapest * math.fsum(
+            q * n for q, n in zip(self.survival, self.lengths, strict=True)
+        )
+        if self.relaunch > 0:
+            energy += self.relaunch * min(self.slot_power_cost)
+        return energy
 
     def earliest_work_slot(self, b: int) -> int:
         """First slot in which block ``b`` can progress."""
         before = self.cumulative(b - 1) if b > 0 else 0.0
-        return self.first_slot + max(0, math.floor(before / self.top_speed + EPS))
+        return self.first_slot + max(0, math.floor(before / self.top_speed + self.relaunch + EPS))
 
 
 @dataclass(frozen=True)
@@ -258,6 +270,10 @@ def milp_data(
             stop_probability=tuple(probs.get(e, 0.0) for e in dist.stops),
             omega=instance.tardiness_weight(job.id),
             last_slot=slots - 1,
+            relaunch=instance.relaunch(job) / slot,
+            slot_power_cost=tuple(
+                instance.energy_price * instance.power_w(c) * slot / 1000.0 for c in configs
+            ),
         )
         done = data.earliest_finish_slot(data.last)
         if done >= slots:

@@ -10,6 +10,7 @@ from instances import Instance, TardinessMode
 from milp.constraints import CONSTRAINT_FAMILIES
 from milp.data import MilpData, milp_data
 from milp.objective import add_objective
+from milp.relaunch import add_relaunch
 from milp.variables import add_variables
 
 
@@ -37,6 +38,7 @@ def model_of_data(d: MilpData, step: Callable[[str], None] | None = None) -> pyo
     """The Pyomo model of already computed index sets (see :func:`build_model`)."""
     stages: list[tuple[str, Callable[[pyo.ConcreteModel, MilpData], None]]] = [
         ("variables", add_variables),
+        ("relaunch", add_relaunch),
         *((f.__name__, f) for f in CONSTRAINT_FAMILIES),
         ("objective", add_objective),
     ]

@@ -8,15 +8,17 @@ from typing import Any
 import pyomo.environ as pyo
 
 from milp.data import MilpData
+from milp.relaunch import overhead_cost
 
 
 def expected_energy_cost(m: pyo.ConcreteModel, d: MilpData) -> Any:
     """``sum q_b * pi * e_c * work``: an epoch of block b runs only if the job survives to
-    it, with probability q_b."""
-    return sum(
+    it, with probability q_b; plus the relaunch overhead's (:mod:`milp.relaunch`)."""
+    epochs = sum(
         d.jobs[j].survival[b] * d.jobs[j].cost[k] * m.work[j, b, k, t]
         for j, b, k, t in m.work_index
     )
+    return epochs + overhead_cost(m) if hasattr(m, "overhead_cost") else epochs
 
 
 def tardiness_cost(m: pyo.ConcreteModel, d: MilpData) -> Any:

@@ -10,6 +10,7 @@ import pyomo.environ as pyo
 
 from instances import Config, GpuRef, Plan, PlanError, Segment
 from milp.data import MilpData
+from milp.relaunch import lost_values, overhead_values
 
 ON = 0.5  # binaries read from a solution: above this is 1
 
@@ -58,11 +59,13 @@ def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
                 for n in dict.fromkeys(node for node, _ in seg.gpus):
                     m.place[seg.job, k, n, t].set_value(1)
     for j in d.jobs:
-        _progress_values(m, d, j)
+        _progress_values(m, d, j, lost_values(m, d, j))
+        overhead_values(m, d, j)
 
 
-def _progress_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> None:
-    """work, progress, done and late of job ``j`` from the slots in which it runs."""
+def _progress_values(m: pyo.ConcreteModel, d: MilpData, j: str, lost: dict[int, float]) -> None:
+    """work, progress, done and late of job ``j`` from the slots in which it runs (less
+    the share of each slot ``lost`` to relaunch overhead)."""
     jd = d.jobs[j]
     tol = 1e-9 * max(1.0, jd.job.max_epochs)
     remaining = list(jd.lengths)
@@ -72,7 +75,7 @@ def _progress_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> None:
         running = [k for k in range(len(jd.configs)) if (m.run[j, k, t].value or 0) > ON]
         if running and b <= jd.last:
             (k,) = running
-            capacity = jd.speed[k]
+            capacity = jd.speed[k] * (1 - lost[t]) if t in lost else jd.speed[k]
             while b <= jd.last and capacity > 0:
                 w = remaining[b] if remaining[b] <= capacity + tol else capacity
                 m.work[j, b, k, t].set_value(w)

@@ -17,25 +17,35 @@ Schedule = tuple[Config | None, ...]  # configuration per slot, from slot 0
 
 def job_schedules(inst: Instance, job_id: str, slots: int) -> Iterator[Schedule]:
     """Every slot-by-slot choice (idle or a configuration) that completes the job by the
-    horizon and runs nothing after completion."""
+    horizon and runs nothing after completion. A slot on another configuration than the
+    slot before (or after idling) relaunches the job: its overhead comes first."""
     assert inst.slot is not None
+    slot = inst.slot
     job = inst.job(job_id)
-    first = math.ceil(job.release / inst.slot - 1e-9)
+    first = math.ceil(job.release / slot - 1e-9)
     configs = inst.allowed_configs(job)
-    speed = {c: inst.slot / inst.epoch_time(job, c) for c in configs}
-    top = max(speed.values())
+    tau = {c: inst.epoch_time(job, c) for c in configs}
+    top = max(slot / t for t in tau.values())
     E = job.max_epochs
+    delta = inst.relaunch(job)
 
-    def rec(t: int, done: float, prefix: tuple[Config | None, ...]) -> Iterator[Schedule]:
+    def rec(
+        t: int, done: float, prefix: tuple[Config | None, ...], left: float
+    ) -> Iterator[Schedule]:
         if done >= E - 1e-9 * E:
             yield prefix + (None,) * (slots - t)
             return
         if t == slots or done + (slots - t) * top < E - 1e-9 * E:
             return
         for c in (None, *configs):
-            yield from rec(t + 1, done + (speed[c] if c else 0.0), (*prefix, c))
+            if c is None:
+                yield from rec(t + 1, done, (*prefix, c), 0.0)
+                continue
+            ov = left if prefix and prefix[-1] == c else delta
+            lost = min(ov, slot)
+            yield from rec(t + 1, done + (slot - lost) / tau[c], (*prefix, c), ov - lost)
 
-    yield from rec(first, 0.0, (None,) * first)
+    yield from rec(first, 0.0, (None,) * first, 0.0)
 
 
 def _segments(inst: Instance, job_id: str, sched: Schedule, gpus_of) -> list[Segment]:
@@ -120,14 +130,38 @@ def _joint_plan(inst: Instance, chosen: dict[str, Schedule], slots: int) -> Plan
     mem = inst.gpu(node.gpu_type).memory_gb
     segs = []
     assert inst.slot is not None
+    held: dict[str, tuple] = {}  # each job's GPUs in the slot before
     for t in range(slots):
         free = list(range(node.num_gpus))
         shared: list[tuple[int, float, int]] = []  # (gpu, memory used, tenants)
+        # a job on the configuration it ran in the slot before keeps its GPUs (as the
+        # per-job costs assume: no relaunch); the others fit around them
+        keep = {
+            j: held[j]
+            for j, s in chosen.items()
+            if t > 0 and s[t] is not None and s[t] == s[t - 1] and j in held
+        }
+        for j, gpus in keep.items():
+            c = chosen[j][t]
+            assert c is not None
+            if c.shared:
+                (g,) = (i for _, i in gpus)
+                hit = next((k for k, x in enumerate(shared) if x[0] == g), None)
+                m = inst.job(j).memory_gb
+                if hit is None:
+                    free.remove(g)
+                    shared.append((g, m, 1))
+                else:
+                    shared[hit] = (g, shared[hit][1] + m, shared[hit][2] + 1)
+            else:
+                for _, i in gpus:
+                    free.remove(i)
+        now: dict[str, tuple] = dict(keep)
         for j, s in sorted(
             chosen.items(), key=lambda kv: (kv[1][t] is None or kv[1][t].shared, kv[0])
         ):
             c = s[t]
-            if c is None:
+            if c is None or j in keep:
                 continue
             if c.shared:
                 m = inst.job(j).memory_gb
@@ -142,5 +176,9 @@ def _joint_plan(inst: Instance, chosen: dict[str, Schedule], slots: int) -> Plan
                     gpus = ((node.id, g),)
             else:
                 gpus = tuple((node.id, free.pop(0)) for _ in range(c.gpus))
+            now[j] = gpus
+        for j, gpus in now.items():
+            c = chosen[j][t]
             segs.append(Segment(t * inst.slot, (t + 1) * inst.slot, j, c, gpus))
+        held = now
     return Plan.of(segs)

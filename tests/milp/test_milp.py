@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +13,7 @@ from heuristic.sts import StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.generators.suite import milp_suite
 from milp import MilpError, SolutionStatus, Termination, build_model, solve
+from milp.solve import default_slots
 from tests.milp.brute_force import brute_force
 from validation.evaluate import evaluate
 from validation.simulator import rollout
@@ -73,6 +75,41 @@ def test_milp_optimum_equals_brute_force(seed, mode):
     from milp.data import milp_data
 
     assert milp_data(inst, slots).separable_bound() <= best + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("delta", [0.2, 0.7])
+@pytest.mark.parametrize("mode", ["worst_case", "expected"])
+def test_milp_with_relaunch_overhead_equals_brute_force(seed, delta, mode):
+    """Start indicators (milp.relaunch): with an overhead shorter and longer than a
+    slot, the optimum is the brute force's, the evaluator's cost of the extracted plan
+    is HiGHS's objective, and an STS warm start is feasible and never beaten upwards."""
+    inst = _tiny(seed, shared=seed % 2 == 0, tardiness=mode).replace(relaunch_hours=delta)
+    slots = 8
+    best, plan = brute_force(inst, slots)
+    assert evaluate(inst, plan).total_cost == pytest.approx(best, rel=1e-9)
+    res = solve(inst, slots=slots, time_limit=60)
+    assert res.status is SolutionStatus.OPTIMAL
+    assert res.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
+    assert res.objective == pytest.approx(res.solver_objective, rel=1e-6, abs=1e-9)
+    from milp.data import milp_data
+
+    assert milp_data(inst, slots).separable_bound() <= best + 1e-12
+    start = rollout(inst, StsPolicy())
+    horizon = max(slots, default_slots(inst, start))
+    warm = solve(inst, initial_plan=start, slots=horizon, time_limit=60)
+    assert warm.optimal and warm.warm_start_cost is not None
+    assert warm.objective <= best * (1 + 1e-6) + 1e-9  # more slots can only help
+    if horizon == slots:
+        assert warm.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
+    # HiGHS takes the STS plan as it is (it checks the start before presolve, which
+    # may solve the model outright) and values it as the evaluator does
+    if "MIP start solution is feasible" in warm.log:
+        logged = warm.log.split("MIP start solution is feasible, objective value is")[1]
+        assert float(logged.split()[0]) == pytest.approx(warm.warm_start_cost, rel=1e-6)
+    else:
+        for kind in ("Col", "Integer", "Row"):
+            assert re.search(rf"{kind}\s+infeasibilities\s+0\s+0\s+0", warm.log), warm.log
 
 
 @pytest.mark.parametrize("seed", range(6))

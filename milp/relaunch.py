@@ -1,0 +1,170 @@
+"""The relaunch overhead in the MILP (docs/model.md, E1; docs/milp.md states the
+formulation and why it is exact).
+
+For a job with overhead ``δ`` (``r = δ / Δ`` slots), a slot in which it takes a
+placement it did not hold in the slot before (a first start, a resume, another
+configuration, another node or shared GPU) *relaunches* it. The ``i``-th slot after a
+relaunch loses the fraction ``λ_i = min(1, max(0, r - i))`` of its time while the job
+still runs; a later relaunch starts over. Only jobs with ``δ > 0`` get these variables,
+so a model without overhead is the model it was.
+
+- ``begin_place[j,k,n,t]``, ``begin_share[j,n,u,t]`` in [0, 1]: the placement is new in
+  slot ``t``; with place/share binary they are exactly ``max(0, x_t - x_{t-1})``;
+- ``relaunched[j,t]`` in [0, 1]: some placement is new (exactly their maximum);
+- ``lost[j,t]`` in [0, 1]: the fraction of slot ``t`` spent in overhead, the
+  ``λ_i`` of the latest relaunch while the job runs. ``λ_i < 1`` only for the last
+  index, so the maximum of the ``λ_i`` of the relaunches within reach equals their sum
+  capped at 1: the bounds below pin it;
+- ``overhead_cost[j,t] >= 0``: its energy cost, ``lost`` times a slot at the running
+  configuration's power times ``P(N > w)`` at the relaunch; the progress ``w`` does not
+  move during the overhead, so ``P(N > w)`` is read from the ``done`` flags of the slot
+  before.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+import pyomo.environ as pyo
+
+from milp.constraints import _add
+from milp.data import JobData, MilpData
+
+ON = 0.5  # a binary's value read as 1 above this
+
+
+def lost_fractions(jd: JobData) -> tuple[float, ...]:
+    """``λ_i``: the share of the ``i``-th slot after a relaunch lost to overhead."""
+    r = jd.relaunch
+    return tuple(min(1.0, r - i) for i in range(math.ceil(r - 1e-12)))
+
+
+def relaunch_jobs(d: MilpData) -> list[str]:
+    return [j for j, jd in d.jobs.items() if jd.relaunch > 0]
+
+
+def add_relaunch(m: pyo.ConcreteModel, d: MilpData) -> None:
+    """The variables and constraints above, for the jobs that pay an overhead."""
+    jobs = set(relaunch_jobs(d))
+    if not jobs:
+        return
+    place = [i for i in m.place_index if i[0] in jobs]
+    share = [i for i in m.share_index if i[0] in jobs]
+    slots = [(j, t) for j in sorted(jobs) for t in d.slot_range(j)]
+    m.begin_place_index = pyo.Set(initialize=place, dimen=4, ordered=True)
+    m.begin_share_index = pyo.Set(initialize=share, dimen=4, ordered=True)
+    m.relaunch_index = pyo.Set(initialize=slots, dimen=2, ordered=True)
+    m.begin_place = pyo.Var(m.begin_place_index, bounds=(0, 1))
+    m.begin_share = pyo.Var(m.begin_share_index, bounds=(0, 1))
+    m.relaunched = pyo.Var(m.relaunch_index, bounds=(0, 1))
+    m.lost = pyo.Var(m.relaunch_index, bounds=(0, 1))
+    m.overhead_cost = pyo.Var(m.relaunch_index, domain=pyo.NonNegativeReals)
+
+    begins: dict[tuple[str, int], list[Any]] = defaultdict(list)
+    rows: list[tuple[Any, Any]] = []
+    for name, var, x in (("p", m.begin_place, m.place), ("s", m.begin_share, m.share)):
+        for idx in var:
+            j, t = idx[0], idx[-1]
+            before = (*idx[:-1], t - 1)
+            prev = x[before] if before in x.index_set() else 0
+            rows += [
+                ((name, *idx, "new"), var[idx] >= x[idx] - prev),
+                ((name, *idx, "on"), var[idx] <= x[idx]),
+            ]
+            if not isinstance(prev, int):
+                rows.append(((name, *idx, "was"), var[idx] <= 1 - prev))
+            begins[j, t].append(var[idx])
+    for j, t in slots:
+        for n, b in enumerate(begins.get((j, t), ())):
+            rows.append(((j, t, "any", n), m.relaunched[j, t] >= b))
+        rows.append(((j, t, "only"), m.relaunched[j, t] <= sum(begins.get((j, t), ()))))
+    _add(m, "relaunch_begin", rows)
+
+    rows = []
+    for j, t in slots:
+        jd = d.jobs[j]
+        lam = lost_fractions(jd)
+        running = sum(m.run[j, k, t] for k in range(len(jd.configs)))
+        within = [(i, m.relaunched[j, t - i]) for i in range(len(lam)) if t - i >= jd.first_slot]
+        for i, r in within:
+            rows.append(((j, t, "at_least", i), m.lost[j, t] >= lam[i] * (r + running - 1)))
+        rows.append(((j, t, "running"), m.lost[j, t] <= running))
+        rows.append(((j, t, "relaunched"), m.lost[j, t] <= sum(lam[i] * r for i, r in within)))
+        for k in range(len(jd.configs)):
+            work = sum(m.work[j, b, k, t] for b in jd.blocks if (j, b, k, t) in m.work_index)
+            if not isinstance(work, int):
+                rows.append(((j, t, "work", k), work <= jd.speed[k] * (1 - m.lost[j, t])))
+        survival = _survival_before(m, jd, j, t)
+        for k in range(len(jd.configs)):
+            for i, r in within:
+                charge = jd.slot_power_cost[k] * lam[i]
+                rows.append(
+                    (
+                        (j, t, "energy", k, i),
+                        m.overhead_cost[j, t] >= charge * (r + m.run[j, k, t] + survival - 2),
+                    )
+                )
+    _add(m, "relaunch_overhead", rows)
+
+
+def _survival_before(m: pyo.ConcreteModel, jd: JobData, j: str, t: int) -> Any:
+    """``P(N > w)`` for the progress ``w`` at the start of slot ``t``: ``q_b`` of the
+    first block not complete by the end of slot ``t - 1`` (0 once all are)."""
+    if t <= jd.first_slot:
+        return 1.0
+    q = (*jd.survival, 0.0)
+    return q[0] - sum((q[b] - q[b + 1]) * m.done[j, b, t - 1] for b in jd.blocks)
+
+
+def overhead_cost(m: pyo.ConcreteModel) -> Any:
+    """The overhead's expected energy cost (0 in a model without overhead)."""
+    if not hasattr(m, "overhead_cost"):
+        return 0
+    return sum(m.overhead_cost[i] for i in m.overhead_cost)
+
+
+def lost_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> dict[int, float]:
+    """For a MIP start: set ``begin_*``, ``relaunched`` and ``lost`` of job ``j`` from
+    its ``run``/``place``/``share`` values; returns the lost fraction per slot."""
+    jd = d.jobs[j]
+    if jd.relaunch <= 0:
+        return {}
+    lam = lost_fractions(jd)
+    relaunched: dict[int, float] = {}
+    for var, x in ((m.begin_place, m.place), (m.begin_share, m.share)):
+        for idx in var:
+            if idx[0] != j:
+                continue
+            before = (*idx[:-1], idx[-1] - 1)
+            prev = (x[before].value or 0) > ON if before in x.index_set() else False
+            new = 1.0 if (x[idx].value or 0) > ON and not prev else 0.0
+            var[idx].set_value(new)
+            relaunched[idx[-1]] = max(relaunched.get(idx[-1], 0.0), new)
+    lost: dict[int, float] = {}
+    for t in d.slot_range(j):
+        m.relaunched[j, t].set_value(relaunched.get(t, 0.0))
+        runs = any((m.run[j, k, t].value or 0) > ON for k in range(len(jd.configs)))
+        hits = [lam[i] for i in range(len(lam)) if relaunched.get(t - i, 0.0) > ON]
+        lost[t] = max(hits) if runs and hits else 0.0
+        m.lost[j, t].set_value(lost[t])
+    return lost
+
+
+def overhead_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> None:
+    """For a MIP start, once ``done`` is set: ``overhead_cost`` of job ``j``."""
+    jd = d.jobs[j]
+    if jd.relaunch <= 0:
+        return
+    lam = lost_fractions(jd)
+    for t in d.slot_range(j):
+        s = pyo.value(_survival_before(m, jd, j, t))
+        best = 0.0
+        for k in range(len(jd.configs)):
+            run = m.run[j, k, t].value or 0
+            for i in range(len(lam)):
+                if t - i >= jd.first_slot:
+                    r = m.relaunched[j, t - i].value or 0
+                    best = max(best, jd.slot_power_cost[k] * lam[i] * (r + run + s - 2))
+        m.overhead_cost[j, t].set_value(best)
