@@ -13,12 +13,24 @@ from instances import Config, Instance, Job
 
 
 def worst_case_cost(
-    instance: Instance, job: Job, cfg: Config, remaining: float, now: float
+    instance: Instance,
+    job: Job,
+    cfg: Config,
+    remaining: float,
+    now: float,
+    *,
+    overhead: float | None = None,
 ) -> float:
-    """Energy of all remaining epochs on ``cfg`` plus tardiness if started ``now``."""
+    """Energy of all remaining epochs on ``cfg`` plus tardiness if started ``now``, after
+    ``overhead`` hours without progress at ``cfg``'s power (default: the job's relaunch
+    overhead, paid by any new placement; 0 to stay where it runs)."""
+    lost = instance.relaunch(job) if overhead is None else overhead
     tau = instance.epoch_time(job, cfg)
-    late = max(0.0, now + remaining * tau - job.due)
-    return instance.epoch_cost(job, cfg) * remaining + instance.tardiness_weight(job.id) * late
+    late = max(0.0, now + lost + remaining * tau - job.due)
+    energy = instance.epoch_cost(job, cfg) * remaining
+    if lost > 0:
+        energy += instance.energy_price * instance.power_w(cfg) * lost / 1000.0
+    return energy + instance.tardiness_weight(job.id) * late
 
 
 def ranked_configs(instance: Instance, job: Job, remaining: float, now: float) -> list[Config]:

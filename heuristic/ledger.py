@@ -77,7 +77,7 @@ class Ledger:
         out = []
         t = 0.0
         for s in profile.steps:
-            end = t + s.epochs * self.instance.epoch_time(job, s.config)
+            end = t + s.lost + s.epochs * self.instance.epoch_time(job, s.config)
             lo, hi = int(t / self.step), min(self.bins, math.ceil(end / self.step - 1e-9))
             if lo < hi:
                 # the chance the epochs just after ``start`` run: P(N > start)

@@ -23,7 +23,8 @@ The LP's shares are realised on whole GPUs: in order of urgency (the share of it
 speed a job needs), each job takes the configuration with its largest share that fits
 now, best fit, keeping its GPUs if that is what it runs; then its other configurations
 with a share, then the rest, cheapest in the worst case first; a job that fits nowhere
-waits. Moves and pauses are free in this model.
+waits. Where the job pays a relaunch overhead, a running job moves only to a
+configuration cheaper in the worst case with the overhead paid than staying (docs/model.md).
 
 Where we differ from Gavel: Gavel's shares are realised over rounds by priorities and
 its throughputs are measured; here the shares only pick each job's configuration, the
@@ -37,7 +38,7 @@ import math
 import highspy
 import numpy as np
 
-from heuristic.choice import ranked_configs
+from heuristic.choice import ranked_configs, worst_case_cost
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
 from instances import Config, Instance
@@ -96,6 +97,21 @@ def _place(
     chosen = [configs[k] for k in range(len(configs)) if share[k] > _SHARE_TOL]
     chosen.sort(key=lambda c: _preference(inst, s, need, c))
     rest = [c for c in ranked_configs(inst, s.job, s.remaining, now) if c not in chosen]
+    current = s.allocation
+    if current is not None and inst.relaunch(s.job) > 0 and occ.why_not(s.job, current) is None:
+        # a move relaunches the job: it stays unless the LP's choice, overhead paid, is
+        # cheaper in the worst case than running on where it is
+        stay = worst_case_cost(
+            inst, s.job, current.config, s.remaining, now, overhead=s.overhead_left
+        )
+        for cfg in (*chosen, *rest):
+            if cfg == current.config:
+                return current
+            if worst_case_cost(inst, s.job, cfg, s.remaining, now) < stay:
+                alloc = occ.find(s.job, cfg)
+                if alloc is not None:
+                    return alloc
+        return current
     for cfg in (*chosen, *rest):
         keep = s.allocation is not None and s.allocation.config == cfg
         if keep and occ.why_not(s.job, s.allocation) is None:  # type: ignore[arg-type]

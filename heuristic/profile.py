@@ -31,11 +31,13 @@ class Option:
 
 @dataclass(frozen=True)
 class Step:
-    """Run ``config`` from epoch ``start`` to ``end`` (relative to the job's progress)."""
+    """Run ``config`` from epoch ``start`` to ``end`` (relative to the job's progress),
+    after ``lost`` hours of relaunch overhead (:mod:`heuristic.relaunch`)."""
 
     config: Config
     start: float
     end: float
+    lost: float = 0.0
 
     @property
     def epochs(self) -> float:
@@ -65,12 +67,8 @@ class Profile:
         return self.steps[0]
 
 
-def lower_hull(options: Sequence[Option]) -> list[Option]:
-    """Options on the lower convex hull of (time, cost), slowest (cheapest) first.
-
-    Dominated options (slower and not cheaper) and options above the segment joining
-    their neighbours (a mix of the neighbours is at least as good) are dropped.
-    """
+def pareto_front(options: Sequence[Option]) -> list[Option]:
+    """Options no other is both as fast and as cheap as, slowest (cheapest) first."""
     pts = sorted(options, key=lambda o: (o.time, o.cost, o.config))
     pareto: list[Option] = []
     for o in pts:  # fastest first: keep only strictly cheaper as time grows
@@ -79,8 +77,17 @@ def lower_hull(options: Sequence[Option]) -> list[Option]:
                 pareto[-1] = o  # as fast, up to rounding, and cheaper: it replaces the other
                 continue
             pareto.append(o)
+    return pareto[::-1]
+
+
+def lower_hull(options: Sequence[Option]) -> list[Option]:
+    """Options on the lower convex hull of (time, cost), slowest (cheapest) first.
+
+    Dominated options (slower and not cheaper) and options above the segment joining
+    their neighbours (a mix of the neighbours is at least as good) are dropped.
+    """
     hull: list[Option] = []
-    for o in pareto:
+    for o in pareto_front(options)[::-1]:
         while len(hull) >= 2:
             a, b = hull[-2], hull[-1]
             # b is kept only if it lies strictly below the chord a-o

@@ -44,6 +44,7 @@ from heuristic.ledger import Ledger
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
 from heuristic.profile import Option, Profile, Step, exact_profile, lower_hull
+from heuristic.relaunch import Relaunch, chains, relaunch_profile
 from instances import Config, EpochDistribution, Instance, Job
 
 # with the ledger: how much of the time left a profile whose later steps collide with
@@ -92,11 +93,13 @@ def options(instance: Instance, job: Job, gpu_type: str) -> list[Option]:
 class HullTable:
     """Each job's options per GPU type, reduced to their lower convex hull, computed
     once per instance (and each job's fastest epoch time): they never change, and STS
-    asks for them at every decision."""
+    asks for them at every decision. Where the job pays a relaunch overhead, also the
+    configuration chains its profiles may use (:func:`heuristic.relaunch.chains`)."""
 
     def __init__(self, instance: Instance) -> None:
         self.instance = instance
         self._hulls: dict[tuple[str, str], list[Option]] = {}
+        self._chains: dict[tuple[str, str], tuple[list[Option], list[list[Option]]]] = {}
         self._fastest: dict[str, float] = {}
 
     def hull(self, job: Job, gpu_type: str) -> list[Option]:
@@ -104,6 +107,14 @@ class HullTable:
         if key not in self._hulls:
             self._hulls[key] = lower_hull(options(self.instance, job, gpu_type))
         return self._hulls[key]
+
+    def chains(self, job: Job, gpu_type: str) -> tuple[list[Option], list[list[Option]]]:
+        """The job's options on ``gpu_type`` and the chains its profiles may use."""
+        key = (job.id, gpu_type)
+        if key not in self._chains:
+            opts = options(self.instance, job, gpu_type)
+            self._chains[key] = (opts, chains(opts))
+        return self._chains[key]
 
     def fastest(self, job: Job) -> float:
         """Hours per epoch on the job's fastest allowed configuration."""
@@ -135,6 +146,18 @@ class JobProfiles:
         self.dist = job.distribution.conditional(status.progress)
         self.budget = slot_budget(instance, job.due - earlier, now)
         self.omega = instance.tardiness_weight(job.id)
+        self.relaunch: Relaunch | None = None
+        if instance.relaunch(job) > 0 or status.overhead_left > 0:
+            current = status.allocation
+            self.relaunch = Relaunch(
+                instance.relaunch(job),
+                {
+                    c: instance.energy_price * instance.power_w(c) / 1000.0
+                    for c in instance.allowed_configs(job)
+                },
+                current.config if current is not None else None,
+                status.overhead_left,
+            )
         mean = self.dist.mean()
         self.bounds = sorted(
             (hull[0].cost * mean, t) for t in types if (hull := self.table.hull(job, t))
@@ -142,6 +165,12 @@ class JobProfiles:
 
     def solve(self, gpu_type: str) -> TypeProfile:
         hull = self.table.hull(self.job, gpu_type)
+        if self.relaunch is not None:
+            opts, chained = self.table.chains(self.job, gpu_type)
+            return TypeProfile(
+                gpu_type,
+                relaunch_profile(opts, self.dist, self.budget, self.omega, self.relaunch, chained),
+            )
         return TypeProfile(
             gpu_type, exact_profile(hull, self.dist, self.budget, self.omega, on_hull=True)
         )
@@ -328,13 +357,14 @@ class StsPolicy:
         it planned, and a job with none pauses; a slower one may still be on time."""
         job = status.job
         budget = slot_budget(inst, job.due, now)
-        ok = cheapest_first(
-            inst,
-            job,
-            lambda c: (
-                c.gpu_type in types and status.remaining * inst.epoch_time(job, c) <= budget + 1e-9
-            ),
-        )
+        current = status.allocation
+
+        def on_time(c: Config) -> bool:
+            # a configuration other than the current one relaunches the job first
+            lost = status.overhead_left if current and c == current.config else inst.relaunch(job)
+            return status.remaining * inst.epoch_time(job, c) + lost <= budget + 1e-9
+
+        ok = cheapest_first(inst, job, lambda c: c.gpu_type in types and on_time(c))
         alloc = first_placement(occ, job, ok)
         if alloc is not None:
             occ.place(status.job, alloc)
@@ -380,7 +410,7 @@ class StsPolicy:
         behind it)."""
         t = now
         for k, step in enumerate(profile.steps):
-            t += step.epochs * inst.epoch_time(job, step.config)
+            t += step.lost + step.epochs * inst.epoch_time(job, step.config)
             last = k == len(profile.steps) - 1
             if last or inst.slot is None or t >= now + inst.slot - 1e-9:
                 return step, t, last

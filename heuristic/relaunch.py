@@ -1,0 +1,130 @@
+"""Single-job profiles that pay for their switches (docs/model.md, E1).
+
+With a relaunch overhead ``δ`` every step of a profile that is not the continuation of
+what the job runs now costs ``δ`` hours without progress, at its configuration's power,
+paid only if the job is still running when the step begins (``P(N > a)`` at its start
+``a``). The LP of :mod:`heuristic.profile` then gains fixed charges and is no longer a
+knapsack. :func:`relaunch_profile` searches the *chains* of configurations a profile
+may use: every subset of the lower hull, and every one or two configurations of the
+Pareto front (off the hull, a single configuration can beat a mix that needs a switch).
+For each chain it solves the exact profile with the budget shortened by the chain's
+overheads, then prices the result with the overheads it really pays (fewer, if the
+profile leaves a configuration out) and keeps the cheapest. A step that saves less
+than its overhead costs is thus never taken. Not exact, since the overhead energy
+depends on where a switch falls; ``tests/heuristic/test_relaunch_profile.py`` measures
+the gap against a reference that enumerates those positions block by block.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from heuristic.profile import Option, Profile, Step, exact_profile, lower_hull, pareto_front
+from instances import Config, EpochDistribution
+
+# beyond this many hull configurations, the hull's subsets are not all tried: only the
+# hull itself less one configuration at a time (real hulls have 1-5)
+MAX_HULL_SUBSETS = 6
+
+
+@dataclass(frozen=True)
+class Relaunch:
+    """What a job's switches cost: ``hours`` of overhead (``δ``), the energy cost per
+    hour of overhead on each configuration, and the configuration it runs now with the
+    overhead it has still to run there (continuing it is no relaunch)."""
+
+    hours: float
+    hourly_cost: Mapping[Config, float]
+    current: Config | None = None
+    left: float = 0.0
+
+
+def chains(options: Sequence[Option]) -> list[list[Option]]:
+    """The configuration sets a profile may use, each slowest first and convex (a set
+    whose lower hull is smaller is covered by that hull)."""
+    hull = lower_hull(options)
+    front = pareto_front(options)
+    found: dict[tuple[Config, ...], list[Option]] = {}
+
+    def add(c: Sequence[Option]) -> None:
+        if c and lower_hull(c) == list(c):
+            found.setdefault(tuple(o.config for o in c), list(c))
+
+    if len(hull) <= MAX_HULL_SUBSETS:
+        for r in range(1, len(hull) + 1):
+            for sub in itertools.combinations(hull, r):
+                add(sub)
+    else:
+        add(hull)
+        for i in range(len(hull)):
+            add(hull[:i] + hull[i + 1 :])
+    for r in (1, 2):
+        for sub in itertools.combinations(front, r):
+            add(sub)
+    return list(found.values())
+
+
+def continuing(
+    options: Sequence[Option], current: Config | None, tried: Sequence[Sequence[Option]]
+) -> list[list[Option]]:
+    """Chains that start on the configuration the job runs now, if no chain has it:
+    continuing it is free, so even an option off the Pareto front may pay (alone, or
+    before a faster and dearer one)."""
+    if current is None or any(o.config == current for c in tried for o in c):
+        return []
+    now = next((o for o in options if o.config == current), None)
+    if now is None:
+        return []
+    out = [[now]]
+    for o in options:
+        if o.time < now.time and o.cost > now.cost:
+            out.append([now, o])
+    return out
+
+
+def priced(
+    profile: Profile,
+    times: Mapping[Config, float],
+    dist: EpochDistribution,
+    omega: float,
+    relaunch: Relaunch,
+) -> Profile:
+    """``profile`` with the overhead each of its steps pays (time and expected energy)."""
+    steps = []
+    overhead = 0.0
+    for k, s in enumerate(profile.steps):
+        lost = relaunch.left if k == 0 and s.config == relaunch.current else relaunch.hours
+        steps.append(Step(s.config, s.start, s.end, lost))
+        overhead += relaunch.hourly_cost[s.config] * lost * dist.beyond(s.start)
+    worst = sum(s.epochs * times[s.config] + s.lost for s in steps)
+    late = omega * max(0.0, worst - profile.budget)
+    return Profile(tuple(steps), worst, profile.energy_cost + overhead, late, profile.budget)
+
+
+def relaunch_profile(
+    options: Sequence[Option],
+    dist: EpochDistribution,
+    budget: float,
+    omega: float,
+    relaunch: Relaunch,
+    candidates: Sequence[Sequence[Option]] | None = None,
+) -> Profile:
+    """The cheapest profile found over :func:`chains` (or ``candidates``, when the
+    caller has them) with the overhead paid; see the module docstring."""
+    tried = list(candidates if candidates is not None else chains(options))
+    tried += continuing(options, relaunch.current, tried)
+    times = {o.config: o.time for chain in tried for o in chain}
+    best: Profile | None = None
+    for chain in tried:
+        first = relaunch.left if chain[0].config == relaunch.current else relaunch.hours
+        ahead = first + relaunch.hours * (len(chain) - 1)
+        p = exact_profile(chain, dist, budget - ahead, omega, on_hull=True)
+        p = Profile(p.steps, p.worst_time, p.energy_cost, 0.0, budget)
+        p = priced(p, times, dist, omega, relaunch)
+        key = (p.objective, len(p.steps))
+        if best is None or key < (best.objective, len(best.steps)):
+            best = p
+    assert best is not None, "a job has at least one option"
+    return best
