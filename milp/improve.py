@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from heuristic.sts import StsPolicy, StsTuning
 from heuristic.sts_search import SearchResult, search
-from instances import Instance, Plan
+from instances import Instance, Plan, PlanError
 from milp.data import MilpError, milp_data, require_slot
 from milp.lagrange import lagrangian_bound
 from milp.neighbourhood import Chooser, Neighbourhood, occupancy
@@ -262,6 +262,11 @@ def _sub_solve(
             tenants=tenants,
         )
     except MilpError:
+        return None, False, time_limit, -math.inf
+    except PlanError:
+        # with a relaunch overhead: the sub-MILP counts GPUs per node, so it may keep a
+        # job on its node across a slot in which a fixed job takes the very GPUs it had;
+        # the evaluator then sees a move, and the plan falls short (docs/milp.md)
         return None, False, time_limit, -math.inf
     bound = res.bound if res.bound is not None else -math.inf
     if res.solver_objective is None or res.plan is None:

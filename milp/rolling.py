@@ -5,6 +5,12 @@ their conditional stopping distribution, due dates relative to now, the original
 tardiness weights), solves its MILP warm-started by STS under a time limit, and applies
 the first slot of the optimal plan. It wakes up again at the plan's next change, so
 between events it follows the plan it solved. It never sees a job's sampled stop.
+
+With a relaunch overhead the static instance charges every present job a start, so to
+the MILP continuing a running job is priced like moving it (the evaluator knows no plan
+that starts from a running state); a job the plan keeps on its configuration and nodes
+keeps its very GPUs (:func:`keep_gpus`), so the engine charges it nothing. A reference
+for small instances, not exact online (docs/milp.md).
 """
 
 from __future__ import annotations
@@ -37,6 +43,43 @@ def remaining_instance(state: SchedulerState) -> Instance:
     return inst.replace(jobs=tuple(rest(js) for js in state.jobs), name=f"{inst.name}@{now:g}h")
 
 
+def keep_gpus(state: SchedulerState, first: dict[str, Allocation]) -> dict[str, Allocation]:
+    """The plan's first slot with each job that keeps its configuration and nodes on the
+    very GPUs it holds (else the engine would see a move and relaunch it). The plan's
+    GPU ids are one assignment of the counts the MILP chose per node: the other jobs'
+    ids are renamed, node by node, around the kept ones."""
+    held = {js.job.id: js.allocation for js in state.jobs if js.allocation is not None}
+    kept: dict[str, Allocation] = {}
+    for j, alloc in first.items():
+        cur = held.get(j)
+        if (
+            cur is not None
+            and cur.config == alloc.config
+            and not cur.config.shared
+            and {n for n, _ in cur.gpus} == {n for n, _ in alloc.gpus}
+        ):
+            kept[j] = cur
+    used: dict[str, set[int]] = {}
+    for alloc in kept.values():
+        for n, g in alloc.gpus:
+            used.setdefault(n, set()).add(g)
+    rename: dict[tuple[str, int], int] = {}
+    others = sorted({ref for j, a in first.items() if j not in kept for ref in a.gpus})
+    for n, g in others:  # an id no kept job holds stays as it is
+        if g not in used.setdefault(n, set()):
+            rename[n, g] = g
+            used[n].add(g)
+    for n, g in others:
+        if (n, g) not in rename:
+            rename[n, g] = min(set(range(state.instance.node(n).num_gpus)) - used[n])
+            used[n].add(rename[n, g])
+    out = dict(kept)
+    for j, a in first.items():
+        if j not in kept:
+            out[j] = Allocation(a.config, tuple((n, rename[n, g]) for n, g in a.gpus))
+    return out
+
+
 class RollingMilpPolicy:
     """Re-solves the MILP of the present jobs at every event (``time_limit`` s each)."""
 
@@ -63,6 +106,8 @@ class RollingMilpPolicy:
         self.proved += res.optimal
         plan: Plan = res.plan if res.plan is not None else start
         first = {s.job: Allocation(s.config, s.gpus) for s in plan if s.start < 1e-9}
+        if sub.has_relaunch:
+            first = keep_gpus(state, first)
         assign = {js.job.id: first.get(js.job.id) for js in state.jobs}
         later = [t for s in plan for t in (s.start, s.end) if t > 1e-9]
         wake = state.time + min(later) if later else state.time + slot
