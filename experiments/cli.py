@@ -123,6 +123,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         tardiness=args.tardiness,
         slot=args.slot,
         sharing=not args.no_sharing,
+        relaunch=args.relaunch,
     )
     if args.kind == "synthetic":
         inst = synthetic(
@@ -357,6 +358,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--tardiness", choices=("worst_case", "expected"), default="worst_case")
     g.add_argument("--slot", type=float, default=None)
     g.add_argument("--no-sharing", action="store_true")
+    g.add_argument(
+        "--relaunch",
+        choices=("measured", "none"),
+        default="measured",
+        help="per-job relaunch overheads from published measurements (docs/model.md), or none",
+    )
     g.set_defaults(func=cmd_generate)
 
     gp = sub.add_parser("gap", help="STS against the warm-started exact MILP: gaps + report")

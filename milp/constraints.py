@@ -123,7 +123,13 @@ def shared_slots(m: pyo.ConcreteModel, d: MilpData) -> None:
 
 
 def shared_label_order(m: pyo.ConcreteModel, d: MilpData) -> None:
-    """Symmetry breaking: shared labels of a node are used in order (label u+1 only if u)."""
+    """Symmetry breaking: shared labels of a node are used in order (label u+1 only if u).
+
+    Not with relaunch overheads: a label is a GPU, and a tenant that stays on its GPU
+    while a lower label empties would have to change label, which the model counts as
+    a relaunch the plan does not make."""
+    if any(jd.relaunch > 0 for jd in d.jobs.values()):
+        return
     rows = [
         ((n, u, t), m.shared_gpu[n, u + 1, t] <= m.shared_gpu[n, u, t])
         for n, u, t in m.label_index

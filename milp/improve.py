@@ -272,4 +272,17 @@ def _sub_solve(
     if res.solver_objective is None or res.plan is None:
         return None, res.optimal, res.seconds, bound
     merged = Plan.of([*(s for s in plan if s.job in fixed), *res.plan])
+    if not _cheaper(instance, merged, plan, freed):
+        # with relaunch overheads the sub-MILP may value its start above the evaluator
+        # (a tenant staying on a GPU whose fixed co-tenants come or go changes label, a
+        # relaunch to the model), and so return a plan cheaper to it, dearer in truth
+        return None, res.optimal, res.seconds, bound
     return merged, res.optimal, res.seconds, bound
+
+
+def _cheaper(instance: Instance, merged: Plan, plan: Plan, freed: set[str]) -> bool:
+    """Whether the freed jobs cost no more in ``merged`` than in ``plan`` (costs are
+    separable by job, so this is the whole plan's comparison)."""
+    new = {c.job: c.total_cost for c in evaluate(instance, merged, check=False).jobs}
+    old = {c.job: c.total_cost for c in evaluate(instance, plan, check=False).jobs}
+    return sum(new[j] for j in freed) <= sum(old[j] for j in freed) + 1e-12

@@ -25,7 +25,7 @@ def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
     for var in m.component_data_objects(pyo.Var, descend_into=True):
         if not var.fixed:
             var.set_value(0)
-    labels: dict[tuple[str, int], dict[GpuRef, int]] = defaultdict(dict)  # (node, t) -> label
+    labels = _shared_labels(d, plan)
     for seg in sorted(plan, key=lambda s: (s.start, s.job)):
         jd = d.jobs[seg.job]
         k = jd.configs.index(seg.config)
@@ -51,8 +51,7 @@ def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
                     u = d.outside_label_of(n, g)
                     m.share[seg.job, n, u, t].set_value(1)
                     continue
-                used = labels[n, t]
-                u = used.setdefault(ref, len(used))
+                u = labels[n, t][ref]
                 m.share[seg.job, n, u, t].set_value(1)
                 m.shared_gpu[n, u, t].set_value(1)
             else:
@@ -61,6 +60,37 @@ def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
     for j in d.jobs:
         _progress_values(m, d, j, lost_values(m, d, j))
         overhead_values(m, d, j)
+
+
+def _shared_labels(d: MilpData, plan: Plan) -> dict[tuple[str, int], dict[GpuRef, int]]:
+    """Per (node, slot), the label of each GPU the plan uses in shared mode. Without
+    relaunch overheads, labels are numbered from 0 in each slot (the model's label
+    order); with them, a GPU keeps its label while it stays shared, so that a tenant
+    that stays on its GPU is no relaunch to the model either."""
+    uses: dict[tuple[str, int], list[GpuRef]] = defaultdict(list)
+    for seg in sorted(plan, key=lambda s: (s.start, s.job)):
+        if not seg.config.shared:
+            continue
+        (ref,) = seg.gpus
+        n, g = ref
+        for t in range(_slot_of(d, seg.start), _slot_of(d, seg.end)):
+            if g not in d.tenants.get((n, t), {}) and ref not in uses[n, t]:
+                uses[n, t].append(ref)
+    persistent = any(jd.relaunch > 0 for jd in d.jobs.values())
+    out: dict[tuple[str, int], dict[GpuRef, int]] = {}
+    for n in sorted({n for n, _ in uses}):
+        before: dict[GpuRef, int] = {}
+        for t in range(d.slots):
+            now: dict[GpuRef, int] = {}
+            refs = uses.get((n, t), [])
+            if persistent:
+                now = {r: before[r] for r in refs if r in before}
+            for r in refs:
+                if r not in now:
+                    now[r] = min(set(range(len(refs) + len(now) + 1)) - set(now.values()))
+            out[n, t] = now
+            before = now
+    return out
 
 
 def _progress_values(m: pyo.ConcreteModel, d: MilpData, j: str, lost: dict[int, float]) -> None:

@@ -3,27 +3,55 @@ instances and the MILP suite, computed by the code *before* the relaunch overhea
 existed (commit deee007). ``tests/validation/test_relaunch.py`` checks that today's code
 gives the same figures to the last digit when no job pays an overhead.
 
-Run from a checkout of that commit: ``PYTHONPATH=. python tests/delta0_golden.py OUT``.
+Run from a checkout of that commit: ``PYTHONPATH=. python tests/delta0_golden.py OUT``
+(there, the instances are the bundled files and ``milp_suite()``, which the generators
+without overheads reproduce).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
+from dataclasses import replace
 
 from heuristic.registry import make_policy, policy_names
 from instances import Instance, Plan
-from instances.bundled import bundled, bundled_names
-from instances.generators.suite import milp_suite
+from instances.generators.realdata import RealDataSpec, cluster_mix, real_data
+from instances.generators.suite import suite_specs
+from instances.generators.synthetic import SyntheticSpec, synthetic
 from milp.solve import solve
 from validation.evaluate import evaluate, evaluate_scenario
 from validation.simulator import simulate
 
 
+def without_relaunch(inst: Instance) -> Instance:
+    """The instance with no relaunch overhead anywhere (due dates as they are)."""
+    jobs = tuple(dataclasses.replace(j, relaunch_hours=None) for j in inst.jobs)
+    return inst.replace(relaunch_hours=0.0, jobs=jobs)
+
+
+def plain_instances() -> list[Instance]:
+    """The bundled instances and the MILP suite as their generators give them without
+    relaunch overheads (instances/data/README.md has the bundled files' commands): what
+    every instance was before E1."""
+    tiny = SyntheticSpec(nodes=2, jobs=3, slot=0.25, relaunch="none")
+    small = SyntheticSpec(nodes=3, jobs=8, slot=0.25, relaunch="none")
+    medium = RealDataSpec(jobs=60, nodes=cluster_mix(12), early_stopping="helios", relaunch="none")
+    out = [
+        real_data(medium, 3, "medium"),
+        synthetic(small, 11, "small"),
+        synthetic(tiny, 7, "tiny"),
+    ]
+    out += [
+        synthetic(replace(spec, relaunch="none"), seed, name) for name, spec, seed in suite_specs()
+    ]
+    return out
+
+
 def figures() -> dict[str, dict[str, list[float]]]:
     out: dict[str, dict[str, list[float]]] = {}
-    instances = [bundled(n) for n in bundled_names()] + milp_suite()
-    for inst in instances:
+    for inst in plain_instances():
         row = {}
         for name in policy_names():
             plan = simulate(inst, make_policy(name, seed=0), mode="rollout").plan

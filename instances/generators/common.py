@@ -11,6 +11,7 @@ from typing import Any, Protocol, Union, get_args, get_origin, get_type_hints
 import numpy as np
 
 from instances.errors import InstanceError
+from instances.generators.relaunch import RELAUNCH_MODES
 from instances.model import GpuType, Instance, Job, Node
 
 
@@ -34,17 +35,22 @@ def draw_tightness(rng: np.random.Generator, spec: CostOptions) -> float:
     return float(rng.uniform(*spec.tightness))
 
 
-def due_date(release: float, factor: float, fastest: float, slot: float | None = None) -> float:
+def due_date(
+    release: float, factor: float, fastest: float, slot: float | None = None, overhead: float = 0.0
+) -> float:
     """Release + tightness factor x the job's fastest worst-case time (4 decimals).
 
-    Slotted, a job starts at the first slot boundary after its release and ends at a slot
-    end, so the due date is at least that start + the fastest time rounded up to whole
-    slots: otherwise no plan could meet it and the instance would only measure tardiness.
+    Never before the job could finish alone: its first start's relaunch ``overhead``
+    and its fastest time after the release (slotted, from the first slot boundary after
+    the release, rounded up to whole slots); otherwise no plan could meet it and the
+    instance would only measure tardiness.
     """
     due = release + factor * fastest
     if slot is not None:
         start = math.ceil(release / slot - 1e-9) * slot
-        due = max(due, start + math.ceil(fastest / slot - 1e-9) * slot)
+        due = max(due, start + math.ceil((fastest + overhead) / slot - 1e-9) * slot)
+    elif overhead > 0:
+        due = max(due, release + fastest + overhead)
     return round(due, 4)
 
 
@@ -65,6 +71,12 @@ def assemble(
         max_share=spec.max_share,
         name=name,
     )
+
+
+def check_relaunch(mode: str) -> None:
+    """The ``relaunch`` option of a generator: measured overheads, or none."""
+    if mode not in RELAUNCH_MODES:
+        raise InstanceError("relaunch", mode, f"must be one of {RELAUNCH_MODES}")
 
 
 def check_spec(spec: object, counts: dict[str, int]) -> None:

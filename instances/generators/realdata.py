@@ -28,8 +28,15 @@ from importlib import resources
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.generators.common import assemble, check_spec, draw_tightness, due_date
+from instances.generators.common import (
+    assemble,
+    check_relaunch,
+    check_spec,
+    draw_tightness,
+    due_date,
+)
 from instances.generators.early_stopping import make_distribution
+from instances.generators.relaunch import family_relaunch_hours
 from instances.generators.synthetic import gpu_specs
 from instances.limits import MAX_JOBS, MAX_NODES, MAX_STOPS
 from instances.model import Config, Instance, Job, Node, Requested
@@ -136,9 +143,11 @@ class RealDataSpec:
     tardiness: str = "worst_case"
     slot: float | None = None
     max_share: int = 2
+    relaunch: str = "measured"  # each job's family's measured overhead, or "none"
 
     def __post_init__(self) -> None:
         check_spec(self, {"jobs": MAX_JOBS, "blocks": MAX_STOPS})
+        check_relaunch(self.relaunch)
 
 
 def cluster_mix(count: int) -> tuple[tuple[str, int], ...]:
@@ -189,7 +198,8 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
         times = job_configs(job_type, iterations / E, nodes, spec.sharing)
         release = round((submit - t_first) * spec.time_scale, 4)
         fastest = E * min(times.values())
-        due = due_date(release, draw_tightness(rng, spec), fastest, spec.slot)
+        delta = family_relaunch_hours(family(job_type)) if spec.relaunch == "measured" else None
+        due = due_date(release, draw_tightness(rng, spec), fastest, spec.slot, delta or 0.0)
         jobs.append(
             Job(
                 f"p{spec.start + k}",
@@ -199,6 +209,7 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
                 times,
                 MEMORY_GB[family(job_type)],
                 job_type=job_type,
+                relaunch_hours=delta,
             )
         )
         asked[jobs[-1].id] = gpus

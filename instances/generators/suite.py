@@ -1,5 +1,7 @@
 """The small MILP suite: 24 seeded synthetic instances within the exact MILP's reach
-(2-4 nodes, 4-10 jobs, at most 48 slots of 0.25 h), half with GPU sharing, half without.
+(2-4 nodes, 4-10 jobs, at most 48 slots of 0.25 h), half with GPU sharing, half without;
+the seed-2 half pays measured relaunch overheads (15-250 s a relaunch), the seed-1 half
+none.
 
 They are generated from this code (seeded, byte-reproducible): ``gpusched gap suite``
 runs them, ``gpusched generate suite --out DIR`` writes them as JSON files.
@@ -30,6 +32,7 @@ def suite_specs() -> list[tuple[str, SyntheticSpec, int]]:
                     blocks=3,
                     sharing=sharing,
                     slot=SLOT,
+                    relaunch="measured" if seed == 2 else "none",
                 )
                 tag = "share" if sharing else "excl"
                 out.append((f"suite-{tag}-{nodes}n{jobs}j-s{seed}", spec, seed))

@@ -18,8 +18,15 @@ import numpy as np
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
-from instances.generators.common import assemble, check_spec, draw_tightness, due_date
+from instances.generators.common import (
+    assemble,
+    check_relaunch,
+    check_spec,
+    draw_tightness,
+    due_date,
+)
 from instances.generators.early_stopping import make_distribution
+from instances.generators.relaunch import drawn_relaunch_hours
 from instances.limits import MAX_JOBS, MAX_NODES, MAX_STOPS
 from instances.model import Config, GpuType, Instance, Job, Node
 
@@ -64,9 +71,11 @@ class SyntheticSpec:
     tardiness: str = "worst_case"
     slot: float | None = None
     max_share: int = 2
+    relaunch: str = "measured"  # per-job relaunch overheads (generators/relaunch.py)
 
     def __post_init__(self) -> None:
         check_spec(self, {"nodes": MAX_NODES, "jobs": MAX_JOBS, "blocks": MAX_STOPS})
+        check_relaunch(self.relaunch)
         if self.rate not in ARRIVAL_LOAD:
             raise InstanceError("rate", self.rate, f"must be one of {tuple(ARRIVAL_LOAD)}")
         unknown = [g for g in self.gpu_types if g not in RELATIVE_SPEED]
@@ -155,11 +164,13 @@ def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> In
         arrivals = np.repeat(arrivals[::5], 5)[: spec.jobs]
 
     jobs = []
+    overheads = drawn_relaunch_hours(seed, spec.jobs) if spec.relaunch == "measured" else None
     for j, ((E, times, memory, factor), r) in enumerate(zip(drafts, arrivals, strict=True)):
         dist: EpochDistribution = make_distribution(spec.early_stopping, E, spec.blocks)
         release = round(float(r), 4)
-        due = due_date(release, factor, E * _one_gpu_time(times), spec.slot)
-        jobs.append(Job(f"j{j}", release, due, dist, times, memory))
+        delta = overheads[j] if overheads is not None else None
+        due = due_date(release, factor, E * _one_gpu_time(times), spec.slot, delta or 0.0)
+        jobs.append(Job(f"j{j}", release, due, dist, times, memory, relaunch_hours=delta))
     return assemble(
         types, nodes, jobs, spec, name or f"synthetic-{spec.rate}-{spec.nodes}n{spec.jobs}j-s{seed}"
     )

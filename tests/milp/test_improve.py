@@ -81,7 +81,7 @@ def test_merged_plans_pass_the_checker_and_never_cost_more(seed, size):
     slots = default_slots(small, plan)
     weights = {c.job: c.total_cost for c in base.jobs}
     hood = Chooser(small, seed).draw(plan, weights, weights, size)
-    merged, _, _, _ = _sub_solve(small, plan, hood, slots, 60.0, 1e-2, 1)
+    merged, _, _, _ = _sub_solve(small, plan, hood, slots, 5.0, 1e-2, 1)
     if merged is None:
         return
     assert check_plan(small, merged) == []
