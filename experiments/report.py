@@ -53,6 +53,7 @@ def policy_table(runs: pd.DataFrame) -> pd.DataFrame:
         energy=("energy_cost", "mean"),
         tardiness=("tardiness_cost", "mean"),
         missed=("missed", "mean"),
+        relaunches=("relaunches", "mean"),
         utilisation=("utilisation", "mean"),
         mean_jct_h=("mean_jct_h", "mean"),
         decision_ms=("decision_mean_ms", "mean"),
@@ -134,8 +135,8 @@ def markdown_summary(store_path: str | Path, campaign: str) -> str:
     with Store(store_path, readonly=True) as store:
         runs = store.runs(campaign)
     runs = runs[runs["status"] == "ok"]
-    cols = ["runs", "total", "total_ci95", "energy", "tardiness", "missed", "utilisation"]
-    cols += ["decision_ms"]
+    cols = ["runs", "total", "total_ci95", "energy", "tardiness", "missed", "relaunches"]
+    cols += ["utilisation", "decision_ms"]
     parts = [
         f"Campaign `{campaign}`: {len(runs)} runs.",
         "",

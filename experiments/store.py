@@ -28,6 +28,8 @@ METRICS = (
     "total_cost",
     "energy_kwh",
     "missed",
+    "relaunches",
+    "overhead_kwh",
     "jobs",
     "utilisation",
     "makespan_h",

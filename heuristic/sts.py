@@ -261,6 +261,7 @@ class StsPolicy:
         wake = math.inf
         # Every present job is placed afresh in urgency order: a running job holds its
         # GPUs only if nothing more urgent needs them (else it pauses, progress kept).
+        holds = Holds(occ, state.jobs) if inst.has_relaunch else None
         for status in state.jobs:
             if status.allocation is not None:
                 occ.release(status.job.id)
@@ -276,6 +277,8 @@ class StsPolicy:
             key=lambda s: (slack(inst, s, now, table) + tune.urgency.get(s.job.id, 0.0), s.job.id),
         ):
             alloc = None
+            if holds is not None:
+                holds.drop(status.job.id)
             held = tune.hold.get(status.job.id, 0.0)
             if status.allocation is None and now < held - 1e-9:
                 wake = min(wake, held)
@@ -290,7 +293,7 @@ class StsPolicy:
                 cands = self._booked_first(inst, status, now, cands, ledger, earlier, dist, table)
             for plan in cands:
                 step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
-                alloc = self._place(occ, status, step.config, types)
+                alloc = self._place(occ, status, step.config, types, holds)
                 if alloc is None:
                     continue
                 if not last or alloc.config != step.config:
@@ -307,6 +310,8 @@ class StsPolicy:
                     wake = min(wake, self._grid(inst, now, now + (inst.slot or 0.25)))
             if alloc is None and status.allocation is not None:
                 alloc = self._keep(occ, status)
+            if holds is not None and alloc is not None:
+                holds.take(status.job, alloc)
             if alloc != status.allocation:
                 assign[status.job.id] = alloc
         return Decision(assign, wake_at=None if math.isinf(wake) else wake)
@@ -427,7 +432,11 @@ class StsPolicy:
 
     @staticmethod
     def _place(
-        occ: Occupancy, status: JobStatus, cfg: Config, types: tuple[str, ...]
+        occ: Occupancy,
+        status: JobStatus,
+        cfg: Config,
+        types: tuple[str, ...],
+        holds: Holds | None = None,
     ) -> Allocation | None:
         """Where ``cfg`` goes now (``occ`` holds neither this job nor the less urgent
         ones). A running job keeps its GPUs if the config is the same and they are free.
@@ -443,7 +452,9 @@ class StsPolicy:
         ):
             occ.place(status.job, current)
             return current
-        alloc = occ.find(status.job, cfg)
+        alloc = holds.find(occ, status.job, cfg) if holds is not None else None
+        if alloc is None:
+            alloc = occ.find(status.job, cfg)
         if alloc is None and current is not None and cfg.gpu_type == current.config.gpu_type:
             inst = occ.instance
             tau = inst.epoch_time(status.job, cfg)
@@ -456,6 +467,38 @@ class StsPolicy:
         if alloc is not None:
             occ.place(status.job, alloc)
         return alloc
+
+
+class Holds:
+    """With relaunch overheads: the GPUs running jobs not yet re-placed at this decision
+    still hold. A placement avoids them where it can, so that a more urgent job does not
+    take a running job's GPUs when others are free (the displaced job would pay a
+    relaunch for nothing); it takes them only if nothing else fits."""
+
+    def __init__(self, occ: Occupancy, jobs: Iterable[JobStatus]) -> None:
+        self.soft = occ.copy()  # everything placed now, and every running job's GPUs
+        self.pending = {s.job.id: s.allocation for s in jobs if s.allocation is not None}
+
+    def drop(self, job_id: str) -> None:
+        """The job is being re-placed: its old GPUs hold no more."""
+        if self.pending.pop(job_id, None) is not None:
+            self.soft.release(job_id)
+
+    def find(self, occ: Occupancy, job: Job, cfg: Config) -> Allocation | None:
+        alloc = self.soft.find(job, cfg)
+        return alloc if alloc is not None and occ.why_not(job, alloc) is None else None
+
+    def take(self, job: Job, alloc: Allocation) -> None:
+        """Record a placement; running jobs whose GPUs it takes lose their hold."""
+        nodes = {n for n, _ in alloc.gpus}
+        for other, old in list(self.pending.items()):
+            if self.soft.why_not(job, alloc) is None:
+                break
+            assert old is not None
+            if nodes & {n for n, _ in old.gpus}:
+                self.drop(other)
+        if self.soft.why_not(job, alloc) is None:
+            self.soft.place(job, alloc)
 
 
 class GreedyStsPolicy(StsPolicy):

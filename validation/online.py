@@ -113,6 +113,8 @@ class OnlineRun:
             "total_cost": ev.total_cost,
             "energy_kwh": ev.expected_energy_kwh,
             "missed": float(ev.missed),
+            "relaunches": float(ev.relaunches),
+            "overhead_kwh": ev.overhead_kwh,
             "jobs": float(len(self.instance.jobs)),
             "utilisation": self.utilisation,
             "makespan_h": self.makespan,
