@@ -49,6 +49,8 @@ def _with_requests(doc: dict) -> dict:
 
 BASES = {name: base_document(name) for name in ("tiny", "small")}
 BASES["tiny-requested"] = _with_requests(BASES["tiny"])
+# the bundled files carry each job's overhead; this base has the instance's default too
+BASES["tiny-relaunch"] = {**BASES["tiny"], "relaunch_hours": 0.05}
 PATHS = {name: list(paths(doc)) for name, doc in BASES.items()}
 # fields that refer to another object: a bad value shows where it is looked up
 REFERENCES = {"gpu_type", "name", "id"}
@@ -112,6 +114,25 @@ def test_every_mutant_of_a_request_is_refused_naming_it_or_sound():
                     inst = instance_from_dict(doc)
                 except InstanceError as exc:
                     assert "requested" in str(exc), f"mutated {path}, refused as: {exc}"
+                    continue
+                _accepted_is_sound(inst)
+
+
+RELAUNCH_PATHS = [p for p in PATHS["tiny-relaunch"] if "relaunch_hours" in p]
+
+
+def test_every_mutant_of_a_relaunch_overhead_is_refused_naming_it_or_sound():
+    """The instance's and each job's `relaunch_hours`, mutated every way the fuzzer
+    knows: a refusal names the field, an accepted overhead gives finite figures."""
+    assert len(RELAUNCH_PATHS) == 4  # the instance's and three jobs'
+    for path in RELAUNCH_PATHS:
+        for op in OPS:
+            for value in NASTY:
+                doc = json.loads(json.dumps(mutate(BASES["tiny-relaunch"], path, op, value)))
+                try:
+                    inst = instance_from_dict(doc)
+                except InstanceError as exc:
+                    assert "relaunch_hours" in str(exc), f"mutated {path}, refused as: {exc}"
                     continue
                 _accepted_is_sound(inst)
 
