@@ -24,7 +24,9 @@ speed a job needs), each job takes the configuration with its largest share that
 now, best fit, keeping its GPUs if that is what it runs; then its other configurations
 with a share, then the rest, cheapest in the worst case first; a job that fits nowhere
 waits. Where the job pays a relaunch overhead, a running job moves only to a
-configuration cheaper in the worst case with the overhead paid than staying (docs/model.md).
+configuration cheaper in the worst case with the overhead paid than staying, and a
+placement avoids the GPUs of running jobs not yet re-placed (``Holds``, as STS does;
+docs/model.md).
 
 Where we differ from Gavel: Gavel's shares are realised over rounds by priorities and
 its throughputs are measured; here the shares only pick each job's configuration, the
@@ -39,6 +41,7 @@ import highspy
 import numpy as np
 
 from heuristic.choice import ranked_configs, worst_case_cost
+from heuristic.holds import Holds
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
 from instances import Config, Instance
@@ -60,15 +63,20 @@ class LpPolicy:
         configs = [inst.allowed_configs(s.job) for s in jobs]
         shares, needs, urgency = _solve(inst, now, jobs, configs)
         occ: Occupancy = state.occupancy
+        holds = Holds(occ, jobs) if inst.has_relaunch else None
         for s in jobs:
             if s.allocation is not None:
                 occ.release(s.job.id)
         assign: dict[str, Allocation | None] = {}
         for i in sorted(range(len(jobs)), key=lambda i: (-urgency[i], jobs[i].job.id)):
             s = jobs[i]
-            alloc = _place(inst, occ, s, now, needs[i], configs[i], shares[i])
+            if holds is not None:
+                holds.drop(s.job.id)
+            alloc = _place(inst, occ, s, now, needs[i], configs[i], shares[i], holds)
             if alloc is not None:
                 occ.place(s.job, alloc)
+                if holds is not None:
+                    holds.take(s.job, alloc)
             if alloc != s.allocation:
                 assign[s.job.id] = alloc
         return Decision(assign)
@@ -92,8 +100,15 @@ def _place(
     need: float,
     configs: tuple[Config, ...],
     share: np.ndarray,
+    holds: Holds | None = None,
 ) -> Allocation | None:
-    """Best fit of the job's configurations in the LP's order of preference."""
+    """Best fit of the job's configurations in the LP's order of preference, on GPUs no
+    running job holds where it can (``holds``)."""
+
+    def find(cfg: Config) -> Allocation | None:
+        alloc = holds.find(occ, s.job, cfg) if holds is not None else None
+        return alloc if alloc is not None else occ.find(s.job, cfg)
+
     chosen = [configs[k] for k in range(len(configs)) if share[k] > _SHARE_TOL]
     chosen.sort(key=lambda c: _preference(inst, s, need, c))
     rest = [c for c in ranked_configs(inst, s.job, s.remaining, now) if c not in chosen]
@@ -108,7 +123,7 @@ def _place(
             if cfg == current.config:
                 return current
             if worst_case_cost(inst, s.job, cfg, s.remaining, now) < stay:
-                alloc = occ.find(s.job, cfg)
+                alloc = find(cfg)
                 if alloc is not None:
                     return alloc
         return current
@@ -116,7 +131,7 @@ def _place(
         keep = s.allocation is not None and s.allocation.config == cfg
         if keep and occ.why_not(s.job, s.allocation) is None:  # type: ignore[arg-type]
             return s.allocation  # stays where it runs
-        alloc = occ.find(s.job, cfg)
+        alloc = find(cfg)
         if alloc is not None:
             return alloc
     return None

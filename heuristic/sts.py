@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from heuristic.choice import first_placement
+from heuristic.holds import Holds
 from heuristic.ledger import Ledger
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
@@ -467,38 +468,6 @@ class StsPolicy:
         if alloc is not None:
             occ.place(status.job, alloc)
         return alloc
-
-
-class Holds:
-    """With relaunch overheads: the GPUs running jobs not yet re-placed at this decision
-    still hold. A placement avoids them where it can, so that a more urgent job does not
-    take a running job's GPUs when others are free (the displaced job would pay a
-    relaunch for nothing); it takes them only if nothing else fits."""
-
-    def __init__(self, occ: Occupancy, jobs: Iterable[JobStatus]) -> None:
-        self.soft = occ.copy()  # everything placed now, and every running job's GPUs
-        self.pending = {s.job.id: s.allocation for s in jobs if s.allocation is not None}
-
-    def drop(self, job_id: str) -> None:
-        """The job is being re-placed: its old GPUs hold no more."""
-        if self.pending.pop(job_id, None) is not None:
-            self.soft.release(job_id)
-
-    def find(self, occ: Occupancy, job: Job, cfg: Config) -> Allocation | None:
-        alloc = self.soft.find(job, cfg)
-        return alloc if alloc is not None and occ.why_not(job, alloc) is None else None
-
-    def take(self, job: Job, alloc: Allocation) -> None:
-        """Record a placement; running jobs whose GPUs it takes lose their hold."""
-        nodes = {n for n, _ in alloc.gpus}
-        for other, old in list(self.pending.items()):
-            if self.soft.why_not(job, alloc) is None:
-                break
-            assert old is not None
-            if nodes & {n for n, _ in old.gpus}:
-                self.drop(other)
-        if self.soft.why_not(job, alloc) is None:
-            self.soft.place(job, alloc)
 
 
 class GreedyStsPolicy(StsPolicy):
