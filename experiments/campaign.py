@@ -18,7 +18,8 @@ rate = ["high", "exponential", "low"]
 A seed fixes the generated instance (synthetic, realdata) and the sampled stops of the
 online run, so every policy of a scenario and seed meets the same jobs and the same
 stops. ``file`` reads ``path`` (relative to the campaign file); ``suite`` takes the
-bundled MILP suite instances named in ``instances`` (or ``"all"``).
+bundled MILP suite instances named in ``instances`` (or ``"all"``), with their own
+relaunch overheads unless ``relaunch`` ("measured" or "none") says otherwise.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from experiments.paths import plain_name
 from heuristic.registry import policy_names
 from instances import Instance, InstanceError, read_instance
 from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthetic
+from instances.generators.common import check_relaunch
 from instances.generators.realdata import cluster_mix
 from instances.generators.suite import suite_specs
 
@@ -52,7 +54,7 @@ MAX_SCENARIOS = 10_000
 _TOP_KEYS = {"name", "description", "policies", "seeds", "time_limit", "scenarios"}
 _SPECS: dict[str, type] = {"synthetic": SyntheticSpec, "realdata": RealDataSpec}
 _OWN_KEYS = {"name", "generator", "grid"}
-_EXTRA_KEYS = {"file": {"path", "slot"}, "suite": {"instances", "slot"}}
+_EXTRA_KEYS = {"file": {"path", "slot"}, "suite": {"instances", "slot", "relaunch"}}
 
 
 class CampaignError(ValueError):
@@ -81,15 +83,20 @@ class Scenario:
             return _GENERATE[self.generator](
                 _spec(self.generator, p), seed, f"{self.label}-s{seed}"
             )
-        inst = read_instance(p["path"]) if self.generator == "file" else _suite(p["instance"])
+        if self.generator == "file":
+            inst = read_instance(p["path"])
+        else:
+            inst = _suite(p["instance"], p.get("relaunch"))
         return inst.replace(slot=p["slot"]) if p.get("slot") is not None else inst
 
 
 _GENERATE: dict[str, Any] = {"synthetic": synthetic, "realdata": real_data}
 
 
-def _suite(name: str) -> Instance:
+def _suite(name: str, relaunch: str | None = None) -> Instance:
+    """A suite instance by name; ``relaunch`` overrides the overheads its half carries."""
     spec, seed = next((sp, sd) for n, sp, sd in suite_specs() if n == name)
+    spec = spec if relaunch is None else dataclasses.replace(spec, relaunch=relaunch)
     return synthetic(spec, seed, name)
 
 
@@ -301,11 +308,14 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
         if chosen:
             label += "[" + ",".join(f"{k}={_short(k, v)}" for k, v in chosen.items()) + "]"
         sc = Scenario(label, gen, tuple(sorted(params.items())))
-        if gen in _SPECS:  # refuse bad values now, not in a worker an hour later
-            try:
+        # refuse bad values now, not in a worker an hour later
+        try:
+            if gen in _SPECS:
                 _spec(gen, params)
-            except (InstanceError, TypeError, ValueError) as exc:
-                raise CampaignError(where, params, str(exc)) from None
+            elif "relaunch" in params:
+                check_relaunch(params["relaunch"])
+        except (InstanceError, TypeError, ValueError) as exc:
+            raise CampaignError(where, params, str(exc)) from None
         out.append(sc)
     return out
 

@@ -56,6 +56,7 @@ def test_the_grid_expands_scenarios_x_seeds_x_policies():
         ('policies=["sts"]\n[[scenarios]]\ngenerator="synthetic"\nrate="medium"', "rate"),
         ('policies=["sts"]\nseeds=0\n[[scenarios]]\ngenerator="synthetic"', "seeds = 0"),
         ('policies=["sts"]\n[[scenarios]]\ngenerator="suite"\ninstances=["x"]', "instances"),
+        ('policies=["sts"]\n[[scenarios]]\ngenerator="suite"\nrelaunch="some"', "relaunch"),
         ('policies=["sts"]\n[[scenarios]]\ngenerator="file"', "scenarios[0].path"),
         ('policies=["sts"', "not valid TOML"),
         ('policies=["sts"]\ntime_limit=nan\n[[scenarios]]\ngenerator="synthetic"', "time_limit"),
@@ -68,6 +69,21 @@ def test_the_grid_expands_scenarios_x_seeds_x_policies():
 def test_bad_campaign_files_name_the_field(text, field):
     with pytest.raises(CampaignError, match=field.replace("[", r"\[").replace("]", r"\]")):
         _parse(text)
+
+
+def test_a_suite_scenario_may_set_the_relaunch_overheads():
+    """The suite's seed-1 half has no overheads; ``relaunch`` gives them, or takes the
+    seed-2 half's away, without changing anything else of the instance."""
+    text = 'policies=["sts"]\n[[scenarios]]\ngenerator="suite"\ninstances=["%s"]\n'
+    grid = '[scenarios.grid]\nrelaunch=["measured", "none"]'
+    for name in ("suite-excl-2n4j-s1", "suite-excl-2n4j-s2"):
+        plain = _parse(text % name).scenarios[0].instance(0)
+        measured, none = (sc.instance(0) for sc in _parse(text % name + grid).scenarios)
+        assert all(j.relaunch_hours is None for j in none.jobs)
+        assert all(j.relaunch_hours and j.relaunch_hours > 0 for j in measured.jobs)
+        assert plain in (measured, none)
+        for a, b in zip(measured.jobs, none.jobs, strict=True):
+            assert (a.id, a.release, a.epoch_times) == (b.id, b.release, b.epoch_times)
 
 
 def test_a_file_name_that_is_no_plain_name_gives_a_plain_campaign_name(tmp_path):
