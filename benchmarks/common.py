@@ -44,3 +44,12 @@ def markdown(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(cell(x) for x in r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+RELAUNCH_CHOICES = ("both", "measured", "none")
+
+
+def relaunch_modes(choice: str) -> tuple[str, ...]:
+    """The generators' ``relaunch`` modes a benchmark runs side by side: measured
+    overheads (the default since issue 13) and none (the figures before it)."""
+    return ("measured", "none") if choice == "both" else (choice,)

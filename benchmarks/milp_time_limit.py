@@ -4,7 +4,9 @@ On a 60-job, 6-node synthetic instance (rate exponential, 0.25 h slots, seed 0),
 large to prove: ``milp.solve`` with time limits of 1, 5 and 30 s, with and without the
 STS warm start. Printed side by side: wall time, wall / limit, where the call stopped,
 what it returned. Goal: ``time_limit=1`` returns within 5 s wall.
+The instance carries measured relaunch overheads (issue 13) unless ``--relaunch none``.
 Run: python -m benchmarks.milp_time_limit [--limits 1 5 30] [--jobs 60 --nodes 6]
+     [--relaunch none]
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ def main() -> None:
     ap.add_argument("--limits", type=float, nargs="+", default=[1.0, 5.0, 30.0])
     ap.add_argument("--jobs", type=int, default=60)
     ap.add_argument("--nodes", type=int, default=6)
+    ap.add_argument("--relaunch", choices=("measured", "none"), default="measured")
     args = ap.parse_args()
-    spec = SyntheticSpec(nodes=args.nodes, jobs=args.jobs, rate="exponential", slot=0.25)
+    spec = SyntheticSpec(
+        nodes=args.nodes, jobs=args.jobs, rate="exponential", slot=0.25, relaunch=args.relaunch
+    )
     inst = synthetic(spec, seed=0)
     start = rollout(inst, StsPolicy())
     rows = []

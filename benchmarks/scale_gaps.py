@@ -9,7 +9,9 @@ the model would not fit in memory), and the lower bounds: the capacity relaxatio
 job alone), the Lagrangian bound (:mod:`milp.lagrange`) and the best of those and the
 MILP's. Certified gaps are ``(cost - bound) / bound``; a large one may be the bound's
 fault as much as the plan's.
-Run: python -m benchmarks.scale_gaps [--sizes 10 20 ...] [--time-limit 60]
+The instances carry measured relaunch overheads (issue 13); ``--relaunch none`` gives
+the figures without them.
+Run: python -m benchmarks.scale_gaps [--sizes 10 20 ...] [--time-limit 60] [--relaunch none]
 """
 
 from __future__ import annotations
@@ -31,13 +33,15 @@ from validation.evaluate import evaluate
 from validation.simulator import rollout
 
 
-def instances(jobs: int) -> list[Instance]:
+def instances(jobs: int, relaunch: str = "measured") -> list[Instance]:
     """The synthetic instance of this size, and the real-data one where the bundled
     Philly day has that many jobs fitting the filters (78)."""
     nodes = max(2, jobs // 3)
-    out = [synthetic(SyntheticSpec(nodes=nodes, jobs=jobs, rate="exponential", slot=0.25))]
+    spec = SyntheticSpec(nodes=nodes, jobs=jobs, rate="exponential", slot=0.25, relaunch=relaunch)
+    out = [synthetic(spec)]
     with contextlib.suppress(InstanceError):
-        out.append(real_data(RealDataSpec(jobs=jobs, nodes=cluster_mix(nodes), slot=0.25)))
+        real = RealDataSpec(jobs=jobs, nodes=cluster_mix(nodes), slot=0.25, relaunch=relaunch)
+        out.append(real_data(real))
     return out
 
 
@@ -94,8 +98,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 30, 50, 100, 200])
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--relaunch", choices=("measured", "none"), default="measured")
     args = ap.parse_args()
-    rows = [row(inst, args.time_limit) for jobs in args.sizes for inst in instances(jobs)]
+    rows = [
+        row(inst, args.time_limit) for jobs in args.sizes for inst in instances(jobs, args.relaunch)
+    ]
     headers = ["instance", "jobs", "nodes", "STS", "tuned", "improved", "MILP", "capacity"]
     headers += ["Lagrange", "best bound", "STS gap", "tuned gap", "improved gap", "best gap"]
     headers += ["search s", "Lagrange s", "improve s", "MILP s"]

@@ -5,7 +5,9 @@ arrived; jobs in order of release are placed by EDF's rule (running, with random
 progress) until half the GPUs or half the jobs are taken; the rest wait, so the decision
 must place up to half of the jobs. Goals (issue 3): STS decision
 at most 0.5 s at 100 nodes x 400 jobs and at most 5 s at 16,000 nodes x 4,000 jobs.
-Run: python -m benchmarks.sts_decision [--sizes 100x400,16000x4000]
+Each size is measured with the jobs' measured relaunch overheads and without (issue 13):
+with overheads STS's profile searches configuration chains.
+Run: python -m benchmarks.sts_decision [--sizes 100x400,16000x4000] [--relaunch both]
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import argparse
 
 import numpy as np
 
-from benchmarks.common import markdown, max_rss_mib, measure
+from benchmarks.common import RELAUNCH_CHOICES, markdown, max_rss_mib, measure, relaunch_modes
 from heuristic.choice import cheapest_placement
 from heuristic.edf import EdfPolicy
 from heuristic.occupancy import Occupancy
@@ -25,8 +27,9 @@ from instances.generators import SyntheticSpec, synthetic
 GOALS = {(100, 400): 0.5, (16000, 4000): 5.0}
 
 
-def snapshot(nodes: int, jobs: int, seed: int = 0) -> SchedulerState:
-    inst = synthetic(SyntheticSpec(nodes=nodes, jobs=jobs, rate="high"), seed=seed)
+def snapshot(nodes: int, jobs: int, seed: int = 0, relaunch: str = "measured") -> SchedulerState:
+    spec = SyntheticSpec(nodes=nodes, jobs=jobs, rate="high", relaunch=relaunch)
+    inst = synthetic(spec, seed=seed)
     now = max(j.release for j in inst.jobs)
     rng = np.random.default_rng(seed)
     occ = Occupancy(inst)
@@ -51,11 +54,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", default="100x400,16000x4000")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--relaunch", choices=RELAUNCH_CHOICES, default="both")
     args = ap.parse_args()
     rows = []
-    for size in args.sizes.split(","):
-        n, j = (int(x) for x in size.split("x"))
-        state = snapshot(n, j, args.seed)
+    sizes = [tuple(int(x) for x in size.split("x")) for size in args.sizes.split(",")]
+    for (n, j), relaunch in ((s, r) for s in sizes for r in relaunch_modes(args.relaunch)):
+        state = snapshot(n, j, args.seed, relaunch)
         waiting = sum(s.allocation is None for s in state.jobs)
 
         def fresh(st: SchedulerState = state) -> SchedulerState:
@@ -67,6 +71,7 @@ def main() -> None:
         rows.append(
             [
                 f"{n} x {j}",
+                relaunch,
                 f"{j - waiting} running, {waiting} waiting",
                 sts.seconds,
                 edf.seconds,
@@ -80,6 +85,7 @@ def main() -> None:
         markdown(
             [
                 "nodes x jobs",
+                "relaunch",
                 "snapshot",
                 "STS decision (s)",
                 "EDF decision (s)",
