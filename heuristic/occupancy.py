@@ -21,6 +21,13 @@ class Allocation:
     gpus: tuple[GpuRef, ...]
 
 
+def _nodes_of(alloc: Allocation) -> tuple[str, ...]:
+    """The allocation's nodes in its own order. Not a set: the order in which nodes are
+    taken and given back orders the best-fit buckets, and a set of strings iterates in
+    an order that changes with each process's hash seed (same seed, same plan)."""
+    return tuple(dict.fromkeys(n for n, _ in alloc.gpus))
+
+
 class Occupancy:
     """Mutable GPU usage: free GPUs per node, shared GPUs and their tenants, owners."""
 
@@ -77,7 +84,7 @@ class Occupancy:
             if idx not in self.free.get(node_id, ()):
                 return f"GPU {idx} of node {node_id!r} is not free"
         if cfg.nodes > 1:
-            for node_id in {n for n, _ in alloc.gpus}:
+            for node_id in _nodes_of(alloc):
                 if len(self.free[node_id]) != inst.node(node_id).num_gpus:
                     return f"node {node_id!r} is not wholly free for a multi-node job"
         return None
@@ -91,7 +98,7 @@ class Occupancy:
                 self.shared[ref] = {}
             self.shared[ref][job.id] = job.memory_gb
         elif cfg.nodes > 1:
-            for node_id in {n for n, _ in alloc.gpus}:
+            for node_id in _nodes_of(alloc):
                 self._take(node_id, set(self.free[node_id]))
         else:
             self._take(alloc.gpus[0][0], {i for _, i in alloc.gpus})
@@ -107,7 +114,7 @@ class Occupancy:
                 del self.shared[ref]
                 self._give(ref[0], {ref[1]})
         elif cfg.nodes > 1:
-            for node_id in {n for n, _ in alloc.gpus}:
+            for node_id in _nodes_of(alloc):
                 self._give(node_id, set(range(self.instance.node(node_id).num_gpus)))
         else:
             self._give(alloc.gpus[0][0], {i for _, i in alloc.gpus})

@@ -151,7 +151,9 @@ def test_milp_never_exceeds_its_warm_start(seed):
 
 def test_highs_accepts_the_warm_start_and_logs_its_objective(small):
     start = rollout(small, StsPolicy())
-    res = solve(small, initial_plan=start, time_limit=3)
+    # the limit must leave room to build and compile the model (about 2 s alone, more on a
+    # loaded machine) so that HiGHS runs and reads the start
+    res = solve(small, initial_plan=start, time_limit=10)
     assert "MIP start solution is feasible" in res.log
     logged = float(
         res.log.split("MIP start solution is feasible, objective value is")[1].split()[0]
@@ -161,7 +163,7 @@ def test_highs_accepts_the_warm_start_and_logs_its_objective(small):
     # that keeps them (cheaper, never dearer); without overheads, exactly as the evaluator
     assert logged <= res.warm_start_cost * (1 + 1e-6)
     plain = without_relaunch(small)
-    res = solve(plain, initial_plan=rollout(plain, StsPolicy()), time_limit=3)
+    res = solve(plain, initial_plan=rollout(plain, StsPolicy()), time_limit=10)
     logged = float(
         res.log.split("MIP start solution is feasible, objective value is")[1].split()[0]
     )
