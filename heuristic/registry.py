@@ -19,6 +19,7 @@ _POLICIES: dict[str, str] = {
     "pr": "heuristic.pr:PrPolicy",
     "lp": "heuristic.lp:LpPolicy",
     "static": "heuristic.static:StaticPolicy",
+    "optimus": "heuristic.optimus:OptimusPolicy",
 }
 
 

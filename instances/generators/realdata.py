@@ -144,10 +144,16 @@ class RealDataSpec:
     slot: float | None = None
     max_share: int = 2
     relaunch: str = "measured"  # each job's family's measured overhead, or "none"
+    # model families a job's Gavel type is drawn from (None: every family); e.g. the
+    # elastic ones measured at 1-8 GPUs for Optimus' setting
+    families: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         check_spec(self, {"jobs": MAX_JOBS, "blocks": MAX_STOPS})
         check_relaunch(self.relaunch)
+        for name in self.families or ():
+            if name not in MEMORY_GB:
+                raise InstanceError("families", name, f"must be among {sorted(MEMORY_GB)}")
 
 
 def cluster_mix(count: int) -> tuple[tuple[str, int], ...]:
@@ -191,7 +197,16 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
     asked: dict[str, int] = {}  # each job's Philly GPU count
     t_first = trace[0][0] if trace else 0.0
     for k, (submit, hours, gpus) in enumerate(trace[: spec.jobs]):
-        types = sorted(t for t, m in tput.items() if m.get(("p100", gpus), 0.0) > 0)
+        types = sorted(
+            t
+            for t, m in tput.items()
+            if m.get(("p100", gpus), 0.0) > 0
+            and (spec.families is None or family(t) in spec.families)
+        )
+        if not types:
+            raise InstanceError(
+                "families", spec.families, f"no job type of these has a {gpus}-GPU P100 throughput"
+            )
         job_type = str(rng.choice(types))
         iterations = hours * 3600.0 * tput[job_type][("p100", gpus)]
         E = int(rng.integers(spec.epochs[0], spec.epochs[1] + 1))

@@ -81,3 +81,15 @@ def test_synthetic_load_is_measured_on_configurations_that_meet_the_due_date():
 
     inst = synthetic(SyntheticSpec(nodes=6, jobs=40, rate="low"), seed=3)
     assert evaluate(inst, rollout(inst, EdfPolicy())).missed == 0
+
+
+def test_realdata_families_restrict_the_job_types_and_change_nothing_when_absent():
+    elastic = ("ResNet-18", "ResNet-50", "Transformer", "LM")
+    inst = real_data(RealDataSpec(jobs=20, families=elastic), seed=2)
+    assert {j.job_type.split(" (")[0] for j in inst.jobs if j.job_type} <= set(elastic)
+    # None draws from every family, as before the option existed
+    assert real_data(RealDataSpec(jobs=20, families=None), 2) == real_data(RealDataSpec(jobs=20), 2)
+    with pytest.raises(InstanceError, match="families"):
+        RealDataSpec(families=("VGG",))
+    with pytest.raises(InstanceError, match="families"):
+        RealDataSpec(families=())
