@@ -62,6 +62,25 @@ def policy_table(runs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def jct_table(runs: pd.DataFrame, base: str = "static") -> pd.DataFrame:
+    """The JCT-oriented view (issue 14): per scenario and policy, mean JCT, makespan and
+    utilisation, and the mean JCT and makespan as fractions of ``base``'s (a plain
+    cluster manager). Empty where ``base`` did not run."""
+    if base not in set(runs["policy"]):
+        return pd.DataFrame()
+    g = runs.groupby(["scenario", "policy"], sort=False)
+    out = g.agg(
+        mean_jct_h=("mean_jct_h", "mean"),
+        makespan_h=("makespan_h", "mean"),
+        utilisation=("utilisation", "mean"),
+        energy=("energy_cost", "mean"),
+    ).reset_index()
+    ref = out[out["policy"] == base].set_index("scenario")
+    out["jct_vs_" + base] = out["mean_jct_h"] / out["scenario"].map(ref["mean_jct_h"])
+    out["makespan_vs_" + base] = out["makespan_h"] / out["scenario"].map(ref["makespan_h"])
+    return out
+
+
 def relative_table(runs: pd.DataFrame, base: str = "sts") -> pd.DataFrame:
     """How much lower ``base``'s mean energy and total cost are than each other
     policy's, per scenario (1 - base/other, as %; positive: ``base`` is cheaper)."""
@@ -145,6 +164,9 @@ def markdown_summary(store_path: str | Path, campaign: str) -> str:
     rel = relative_table(runs)
     if not rel.empty:
         parts += ["", rel.to_markdown(index=False, floatfmt=".1f")]
+    jct = jct_table(runs)
+    if not jct.empty:
+        parts += ["", jct.to_markdown(index=False, floatfmt=".4g")]
     share = sharing_table(runs)
     if not share.empty:
         parts += ["", share.to_markdown(index=False, floatfmt=".4g")]

@@ -94,7 +94,7 @@ def test_a_file_name_that_is_no_plain_name_gives_a_plain_campaign_name(tmp_path)
 
 def test_bundled_campaigns_load():
     names = bundled_campaigns()
-    assert {"thesis-rates", "thesis-realdata", "sharing", "bound"} <= set(names)
+    assert {"thesis-rates", "thesis-realdata", "sharing", "bound", "seed-systems"} <= set(names)
     for name in names:
         assert load_campaign(name).runs()
 

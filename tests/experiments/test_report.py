@@ -117,6 +117,21 @@ def test_sharing_table_pairs_scenarios_that_differ_only_in_sharing():
     assert row["energy_cut_%"] == pytest.approx(30.0)
 
 
+def test_jct_table_compares_each_policy_with_the_plain_manager():
+    from experiments.report import jct_table
+
+    rows = [
+        {"scenario": "a", "policy": p, "mean_jct_h": jct, "makespan_h": span}
+        | {"utilisation": 0.5, "energy_cost": 1.0}
+        for p, jct, span in (("static", 10.0, 40.0), ("optimus", 6.0, 30.0), ("static", 8.0, 40.0))
+    ]
+    table = jct_table(pd.DataFrame(rows)).set_index("policy")
+    assert table.loc["optimus", "jct_vs_static"] == pytest.approx(6.0 / 9.0)
+    assert table.loc["optimus", "makespan_vs_static"] == pytest.approx(0.75)
+    assert table.loc["static", "jct_vs_static"] == pytest.approx(1.0)
+    assert jct_table(pd.DataFrame(rows[1:2])).empty  # no plain manager, no table
+
+
 def test_markdown_summary_lists_every_policy_and_the_bound_gaps(store, capsys):
     assert main(["report", str(store), "--markdown"]) == 0
     out = capsys.readouterr().out
