@@ -212,6 +212,7 @@ def _job(i: int, d: dict[str, Any]) -> Job:
         job_type=d.get("job_type"),
         requested=_requested(where, d.get("requested")),
         relaunch_hours=d.get("relaunch_hours"),
+        suspend_hours=d.get("suspend_hours"),
     )
     return job
 
@@ -244,6 +245,7 @@ def instance_from_dict(doc: Any) -> Instance:
         max_share=doc.get("max_share", 2),
         name=doc.get("name", "instance"),
         relaunch_hours=doc.get("relaunch_hours", 0.0),
+        suspend_hours=doc.get("suspend_hours"),
     )
     return inst
 
@@ -276,6 +278,8 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
             d["requested"] = {"gpus": j.requested.gpus, "gpu_type": j.requested.gpu_type}
         if j.relaunch_hours is not None:
             d["relaunch_hours"] = j.relaunch_hours
+        if j.suspend_hours is not None:
+            d["suspend_hours"] = j.suspend_hours
         return d
 
     doc = {
@@ -293,6 +297,8 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
     }
     if inst.relaunch_hours > 0:  # absent means 0: files without the feature stay as they were
         doc["relaunch_hours"] = inst.relaunch_hours
+    if inst.suspend_hours is not None:
+        doc["suspend_hours"] = inst.suspend_hours
     return doc
 
 

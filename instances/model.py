@@ -247,6 +247,7 @@ class Job:
     job_type: str | None = None
     requested: Requested | None = None
     relaunch_hours: float | None = None  # None: the instance's default
+    suspend_hours: float | None = None  # a resume on the same GPUs; None: the instance's
 
     def __post_init__(self) -> None:
         _ident("id", self.id)
@@ -272,6 +273,11 @@ class Job:
                 "relaunch_hours", self.relaunch_hours, allow_zero=True, upper=MAX_RELAUNCH_HOURS
             )
             object.__setattr__(self, "relaunch_hours", delta)
+        if self.suspend_hours is not None:
+            resume = _positive(
+                "suspend_hours", self.suspend_hours, allow_zero=True, upper=MAX_RELAUNCH_HOURS
+            )
+            object.__setattr__(self, "suspend_hours", resume)
         if not isinstance(self.distribution, EpochDistribution):
             raise InstanceError("distribution", self.distribution, "must be an EpochDistribution")
         if not self.epoch_times:
@@ -316,6 +322,9 @@ class Instance:
     name: str = "instance"
     # E1: hours a (re)started segment runs before it makes progress (docs/model.md)
     relaunch_hours: float = 0.0
+    # hours a job resumed on the very GPUs it was suspended from runs before it makes
+    # progress (Gandiva's suspend/resume); None: a resume pays the relaunch overhead
+    suspend_hours: float | None = None
     # Derived lookups, built once.
     _gpu: dict[str, GpuType] = field(init=False, repr=False, compare=False)
     _node: dict[str, Node] = field(init=False, repr=False, compare=False)
@@ -346,6 +355,11 @@ class Instance:
             "relaunch_hours", self.relaunch_hours, allow_zero=True, upper=MAX_RELAUNCH_HOURS
         )
         object.__setattr__(self, "relaunch_hours", delta)
+        if self.suspend_hours is not None:
+            resume = _positive(
+                "suspend_hours", self.suspend_hours, allow_zero=True, upper=MAX_RELAUNCH_HOURS
+            )
+            object.__setattr__(self, "suspend_hours", resume)
         if not self.nodes:
             raise InstanceError("nodes", [], "the cluster needs at least one node")
         if not self.jobs:
@@ -400,6 +414,14 @@ class Instance:
                 )
             if self.hosts(cfg):
                 hostable += 1
+        if self.resume(job) > self.relaunch(job):
+            own = job.suspend_hours is not None
+            raise InstanceError(
+                f"jobs[{i}].suspend_hours" if own else "suspend_hours",
+                self.resume(job),
+                f"job {job.id!r}: a resume cannot take longer than a relaunch "
+                f"({self.relaunch(job):g} h), which it could do instead",
+            )
         req = job.requested
         if req is not None and not any(req.matches(c) and self.hosts(c) for c in job.epoch_times):
             raise InstanceError(
@@ -443,6 +465,15 @@ class Instance:
         before it makes progress (the job's own value, else the instance's)."""
         j = self._job[job] if isinstance(job, str) else job
         return self.relaunch_hours if j.relaunch_hours is None else j.relaunch_hours
+
+    def resume(self, job: Job | str) -> float:
+        """Hours a segment that resumes the job on the configuration and GPUs of its
+        previous segment, after a pause, runs before it makes progress: the job's own
+        suspend overhead, else the instance's, else its relaunch overhead."""
+        j = self._job[job] if isinstance(job, str) else job
+        if j.suspend_hours is not None:
+            return j.suspend_hours
+        return self.relaunch(j) if self.suspend_hours is None else self.suspend_hours
 
     @cached_property
     def has_relaunch(self) -> bool:

@@ -228,6 +228,20 @@ def require_slot(instance: Instance) -> float:
     return instance.slot
 
 
+def require_no_suspend(instance: Instance) -> None:
+    """The MILP's start indicators price every new placement as a relaunch; a cheaper
+    resume on the very GPUs a job was suspended from (``suspend_hours``) would need
+    per-GPU placement variables. Refused with :class:`MilpError` rather than mispriced."""
+    for job in instance.jobs:
+        if instance.resume(job) < instance.relaunch(job):
+            raise MilpError(
+                f"job {job.id!r} resumes in {instance.resume(job):g} h but relaunches in "
+                f"{instance.relaunch(job):g} h (suspend_hours): the MILP prices every start "
+                "as a relaunch and cannot tell a resume on the same GPUs; drop suspend_hours "
+                "to solve it"
+            )
+
+
 def milp_data(
     instance: Instance,
     slots: int,
@@ -252,6 +266,7 @@ def milp_data(
     ``tenants`` (per (node id, slot): GPU index -> tenants and their memory) while
     memory and ``K_max`` allow."""
     slot = require_slot(instance)
+    require_no_suspend(instance)
     mode = tardiness or instance.tardiness
     jobs = {}
     for job in instance.jobs:

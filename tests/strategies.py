@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from heuristic.occupancy import Occupancy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
-from validation.timeline import continues
+from validation.timeline import continues, start_overhead
 
 GPU_NAMES = ("k80", "p100", "v100")
 
@@ -73,6 +73,10 @@ def instances(
             Job(f"j{j}", release, due, dist, times, memory, weight=weight, relaunch_hours=own)
         )
     use_slot = draw(st.booleans()) if slot is None else slot
+    default = draw(st.sampled_from([0.0, 0.05, 0.3, 0.8])) if relaunch else 0.0
+    # a suspend overhead (a resume on the same GPUs) is at most every job's relaunch one
+    least = min(default if j.relaunch_hours is None else j.relaunch_hours for j in jobs)
+    suspend = draw(st.sampled_from([None, 0.0, 0.5 * least])) if relaunch else None
     return Instance(
         tuple(types),
         tuple(nodes),
@@ -81,7 +85,8 @@ def instances(
         tardiness=draw(st.sampled_from(["worst_case", "expected"])),
         slot=draw(st.sampled_from([0.25, 0.5])) if use_slot else None,
         max_share=draw(st.integers(1, 3)),
-        relaunch_hours=draw(st.sampled_from([0.0, 0.05, 0.3, 0.8])) if relaunch else 0.0,
+        relaunch_hours=default,
+        suspend_hours=suspend,
     )
 
 
@@ -90,7 +95,8 @@ def serial_plans(draw: st.DrawFn, instance: Instance) -> Plan:
     """A feasible plan that runs the jobs one after another, each in random pieces on
     random allowed configurations (so plans with configuration changes are covered).
     Where jobs pay a relaunch overhead, a piece that relaunches is longer by it, and
-    pieces may be separated by pauses (each resume a relaunch)."""
+    pieces may be separated by pauses (each resume a relaunch, or a cheaper resume where
+    it is on the same GPUs and the instance has a suspend overhead)."""
     slot = instance.slot
     t = 0.0
     segs: list[Segment] = []
@@ -112,8 +118,9 @@ def serial_plans(draw: st.DrawFn, instance: Instance) -> Plan:
             alloc = Occupancy(instance).find(job, cfg)
             assert alloc is not None
             lost = 0.0
-            if not continues(previous, Segment(t, t, job.id, cfg, alloc.gpus)):
-                lost = instance.relaunch(job)
+            here = Segment(t, t, job.id, cfg, alloc.gpus)
+            if not continues(previous, here):
+                lost = start_overhead(instance, previous, here)
             dur = epochs * tau + lost
             if slot is not None:
                 dur = max(slot, -(-dur // slot) * slot)

@@ -50,7 +50,7 @@ def _with_requests(doc: dict) -> dict:
 BASES = {name: base_document(name) for name in ("tiny", "small")}
 BASES["tiny-requested"] = _with_requests(BASES["tiny"])
 # the bundled files carry each job's overhead; this base has the instance's default too
-BASES["tiny-relaunch"] = {**BASES["tiny"], "relaunch_hours": 0.05}
+BASES["tiny-relaunch"] = {**BASES["tiny"], "relaunch_hours": 0.05, "suspend_hours": 0.001}
 PATHS = {name: list(paths(doc)) for name, doc in BASES.items()}
 # fields that refer to another object: a bad value shows where it is looked up
 REFERENCES = {"gpu_type", "name", "id"}
@@ -118,13 +118,16 @@ def test_every_mutant_of_a_request_is_refused_naming_it_or_sound():
                 _accepted_is_sound(inst)
 
 
-RELAUNCH_PATHS = [p for p in PATHS["tiny-relaunch"] if "relaunch_hours" in p]
+OVERHEADS = ("relaunch_hours", "suspend_hours")
+RELAUNCH_PATHS = [p for p in PATHS["tiny-relaunch"] if any(f in p for f in OVERHEADS)]
 
 
 def test_every_mutant_of_a_relaunch_overhead_is_refused_naming_it_or_sound():
-    """The instance's and each job's `relaunch_hours`, mutated every way the fuzzer
-    knows: a refusal names the field, an accepted overhead gives finite figures."""
-    assert len(RELAUNCH_PATHS) == 4  # the instance's and three jobs'
+    """The instance's and each job's `relaunch_hours`, and the instance's
+    `suspend_hours`, mutated every way the fuzzer knows: a refusal names one of them
+    (a suspend longer than a relaunch names the suspend), an accepted overhead gives
+    finite figures."""
+    assert len(RELAUNCH_PATHS) == 5  # the instance's two and three jobs' relaunch
     for path in RELAUNCH_PATHS:
         for op in OPS:
             for value in NASTY:
@@ -132,7 +135,8 @@ def test_every_mutant_of_a_relaunch_overhead_is_refused_naming_it_or_sound():
                 try:
                     inst = instance_from_dict(doc)
                 except InstanceError as exc:
-                    assert "relaunch_hours" in str(exc), f"mutated {path}, refused as: {exc}"
+                    named = any(f in str(exc) for f in OVERHEADS)
+                    assert named, f"mutated {path}, refused as: {exc}"
                     continue
                 _accepted_is_sound(inst)
 

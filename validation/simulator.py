@@ -28,7 +28,7 @@ from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import JobStatus, Policy, SchedulerState
 from instances import Instance, Plan, Segment
 from validation.scenario import scenario_epochs
-from validation.timeline import continues, slot_ceil
+from validation.timeline import continues, slot_ceil, start_overhead
 
 Mode = Literal["rollout", "sampled"]
 EPS = 1e-9
@@ -105,7 +105,10 @@ class _Engine:
         continuation of its last segment (same GPUs, ending now) carries what is left."""
         run = self.runs[job_id]
         now = Segment(self.t, self.t, job_id, alloc.config, alloc.gpus)
-        left = run.last_left if continues(run.last, now) else self.instance.relaunch(job_id)
+        if continues(run.last, now):
+            left = run.last_left
+        else:
+            left = start_overhead(self.instance, run.last, now)
         run.alloc = alloc
         run.since = self.t
         run.busy_until = self.t + left

@@ -4,7 +4,9 @@ Monte Carlo replay so that all read a plan the same way.
 
 The relaunch overhead (docs/model.md, E1) is read here and nowhere else: a segment that
 does not continue the job's previous one (:func:`continues`) spends its first ``δ_j``
-hours making no progress; a continuation carries whatever overhead is left.
+hours making no progress (:func:`start_overhead`: less where it resumes the job on the
+very GPUs it was suspended from and the instance gives a suspend overhead); a
+continuation carries whatever overhead is left.
 """
 
 from __future__ import annotations
@@ -36,6 +38,25 @@ def continues(previous: Segment | None, segment: Segment) -> bool:
         and segment.config == previous.config
         and sorted(segment.gpus) == sorted(previous.gpus)
     )
+
+
+def resumes(previous: Segment | None, segment: Segment) -> bool:
+    """Whether ``segment`` resumes the job after a pause on the configuration and GPUs of
+    ``previous`` (Gandiva's suspend/resume: the job's state waited in host memory)."""
+    return (
+        previous is not None
+        and segment.start > previous.end + TIME_TOL
+        and segment.config == previous.config
+        and sorted(segment.gpus) == sorted(previous.gpus)
+    )
+
+
+def start_overhead(instance: Instance, previous: Segment | None, segment: Segment) -> float:
+    """Hours without progress that ``segment`` starts with when it does not continue
+    ``previous``: the suspend overhead for a resume, else the relaunch overhead."""
+    if resumes(previous, segment):
+        return instance.resume(segment.job)
+    return instance.relaunch(segment.job)
 
 
 @dataclass(frozen=True)
@@ -70,16 +91,15 @@ class Timeline:
     def of(cls, instance: Instance, job_id: str, segments: tuple[Segment, ...]) -> Timeline:
         job = instance.job(job_id)
         E = job.max_epochs
-        delta = instance.relaunch(job)
         pieces = []
         w = 0.0
         left = 0.0  # overhead still to run, carried by a continuation
         previous: Segment | None = None
         for s in sorted(segments, key=lambda s: s.start):
             relaunch = not continues(previous, s)
-            previous = s
             if relaunch:
-                left = delta
+                left = start_overhead(instance, previous, s)
+            previous = s
             lost = min(left, max(0.0, s.end - s.start))
             left -= lost
             tau = job.epoch_times.get(s.config)

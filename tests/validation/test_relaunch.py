@@ -3,6 +3,7 @@ the checker and the engine; and that without it every figure is what it was."""
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,63 @@ def test_engine_and_evaluator_read_overheads_alike(data):
     sampled = simulate(inst, make_policy(name, seed=0), mode="sampled", seed=1)
     energy, tard = evaluate_scenario(inst, sampled.plan, sampled.epochs, tardiness="expected")
     assert math.isfinite(energy + tard)
+
+
+def suspendable(suspend: float | None, *, job_suspend: float | None = None) -> Instance:
+    """One job, relaunch overhead 0.5 h, and a suspend overhead (None: as a relaunch)."""
+    inst = one_job(0.5)
+    job = inst.jobs[0]
+    if job_suspend is not None:
+        inst = inst.replace(jobs=(replace(job, suspend_hours=job_suspend),))
+    return inst.replace(suspend_hours=suspend)
+
+
+def test_a_resume_on_the_same_gpus_pays_the_suspend_overhead_a_move_the_relaunch():
+    """4 epochs, a pause, 6 more on the same GPU: the resume spends 0.1 h without
+    progress instead of 0.5; on the other GPU it is a relaunch, 0.5 h."""
+    g0, g1 = (("n0", 0),), (("n0", 1),)
+    inst = suspendable(0.1)
+    same = Plan.of([Segment(0.0, 4.5, "a", C1, g0), Segment(6.0, 12.1, "a", C1, g0)])
+    moved = Plan.of([Segment(0.0, 4.5, "a", C1, g0), Segment(6.0, 12.5, "a", C1, g1)])
+    for plan, resume in ((same, 0.1), (moved, 0.5)):
+        assert not check_plan(inst, plan)
+        ev = evaluate(inst, plan).jobs[0]
+        assert ev.completion == pytest.approx(plan.segments[-1].end)
+        # first start 0.5 h at P(N>0) = 1, the resume at P(N > 4) = 0.5; 300 W
+        assert ev.overhead_kwh == pytest.approx(0.3 * 0.5 + 0.3 * resume * 0.5)
+    assert inst.resume("a") == 0.1 and inst.relaunch("a") == 0.5
+
+
+def test_without_a_suspend_overhead_a_resume_is_a_relaunch_and_figures_stay():
+    g0 = (("n0", 0),)
+    plan = Plan.of([Segment(0.0, 4.5, "a", C1, g0), Segment(6.0, 12.5, "a", C1, g0)])
+    assert evaluate(suspendable(None), plan) == evaluate(one_job(0.5), plan)
+    assert suspendable(0.5).resume("a") == suspendable(None).resume("a") == 0.5
+    doc = instance_to_dict(one_job(0.5))
+    assert "suspend_hours" not in doc and "suspend_hours" not in doc["jobs"][0]
+    inst = suspendable(0.1, job_suspend=0.05)
+    assert inst.resume("a") == 0.05
+    assert instance_from_dict(instance_to_dict(inst)) == inst
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "field"),
+    [
+        ("top", 0.6, "suspend_hours"),
+        ("job", 0.7, r"jobs\[0\]\.suspend_hours"),
+        ("top", -1, "suspend"),
+    ],
+)
+def test_a_suspend_longer_than_a_relaunch_or_malformed_is_refused(where, value, field):
+    doc = instance_to_dict(one_job(0.5))
+    (doc if where == "top" else doc["jobs"][0])["suspend_hours"] = value
+    with pytest.raises(InstanceError, match=field):
+        instance_from_dict(doc)
+
+
+def test_the_milp_refuses_a_cheaper_resume_rather_than_misprice_it():
+    from milp import MilpError, solve
+
+    inst = suspendable(0.1).replace(slot=0.5)
+    with pytest.raises(MilpError, match="suspend_hours"):
+        solve(inst, time_limit=5)
