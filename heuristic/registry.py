@@ -20,6 +20,7 @@ _POLICIES: dict[str, str] = {
     "lp": "heuristic.lp:LpPolicy",
     "static": "heuristic.static:StaticPolicy",
     "optimus": "heuristic.optimus:OptimusPolicy",
+    "gandiva": "heuristic.gandiva:GandivaPolicy",
 }
 
 

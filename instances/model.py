@@ -475,6 +475,12 @@ class Instance:
             return j.suspend_hours
         return self.relaunch(j) if self.suspend_hours is None else self.suspend_hours
 
+    def suspends(self, job: Job | str) -> bool:
+        """Whether a resume of the job on the same GPUs is a suspend/resume (it has a
+        suspend overhead of its own or the instance's) rather than a relaunch."""
+        j = self._job[job] if isinstance(job, str) else job
+        return j.suspend_hours is not None or self.suspend_hours is not None
+
     @cached_property
     def has_relaunch(self) -> bool:
         """Whether any job pays a relaunch overhead (``δ_j > 0``)."""

@@ -108,7 +108,7 @@ class _Engine:
         if continues(run.last, now):
             left = run.last_left
         else:
-            left = start_overhead(self.instance, run.last, now)
+            left = start_overhead(self.instance, run.last, now, run.last_left)
         run.alloc = alloc
         run.since = self.t
         run.busy_until = self.t + left

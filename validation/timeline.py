@@ -51,12 +51,17 @@ def resumes(previous: Segment | None, segment: Segment) -> bool:
     )
 
 
-def start_overhead(instance: Instance, previous: Segment | None, segment: Segment) -> float:
+def start_overhead(
+    instance: Instance, previous: Segment | None, segment: Segment, left: float = 0.0
+) -> float:
     """Hours without progress that ``segment`` starts with when it does not continue
-    ``previous``: the suspend overhead for a resume, else the relaunch overhead."""
-    if resumes(previous, segment):
-        return instance.resume(segment.job)
-    return instance.relaunch(segment.job)
+    ``previous`` (which ended with ``left`` hours of overhead still to run): for a resume
+    where the job has a suspend overhead, that overhead plus what was left (a launch cut
+    short by a suspend is not done yet), at most a relaunch; else the relaunch overhead."""
+    relaunch = instance.relaunch(segment.job)
+    if resumes(previous, segment) and instance.suspends(segment.job):
+        return min(left + instance.resume(segment.job), relaunch)
+    return relaunch
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ class Timeline:
         for s in sorted(segments, key=lambda s: s.start):
             relaunch = not continues(previous, s)
             if relaunch:
-                left = start_overhead(instance, previous, s)
+                left = start_overhead(instance, previous, s, left)
             previous = s
             lost = min(left, max(0.0, s.end - s.start))
             left -= lost

@@ -78,6 +78,20 @@ def gavel_interference() -> dict[tuple[str, str], float]:
     }
 
 
+@cache
+def gavel_pair_ratios() -> dict[tuple[str, str, str], tuple[float, float]]:
+    """``{(job_type, other_type, gpu_type): (ratio, other's ratio)}``: each job's
+    throughput when the two share one GPU over its throughput alone (Gavel's measured
+    pairs, 1 GPU), both orders of every pair. 0.0: the pair was not runnable."""
+    out: dict[tuple[str, str, str], tuple[float, float]] = {}
+    for r in _data("gavel_pairs.csv"):
+        a, b, gpu = r["job_type"], r["other_type"], r["gpu_type"]
+        ra, rb = float(r["ratio"]), float(r["other_ratio"])
+        out[(a, b, gpu)] = (ra, rb)
+        out[(b, a, gpu)] = (rb, ra)
+    return out
+
+
 def family(job_type: str) -> str:
     return job_type.split(" (")[0]
 
@@ -147,10 +161,17 @@ class RealDataSpec:
     # model families a job's Gavel type is drawn from (None: every family); e.g. the
     # elastic ones measured at 1-8 GPUs for Optimus' setting
     families: tuple[str, ...] | None = None
+    # Philly GPU counts to keep (None: 1-8), e.g. (1,) for a hyper-parameter search burst
+    philly_gpus: tuple[int, ...] | None = None
+    # the instance's suspend/resume overhead in hours (None: a resume is a relaunch)
+    suspend_hours: float | None = None
 
     def __post_init__(self) -> None:
         check_spec(self, {"jobs": MAX_JOBS, "blocks": MAX_STOPS})
         check_relaunch(self.relaunch)
+        for count in self.philly_gpus or ():
+            if not 1 <= count <= 8:
+                raise InstanceError("philly_gpus", count, "Philly GPU counts kept are 1 to 8")
         for name in self.families or ():
             if name not in MEMORY_GB:
                 raise InstanceError("families", name, f"must be among {sorted(MEMORY_GB)}")
@@ -187,7 +208,9 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
     trace = [
         j
         for j in philly_jobs()[spec.start :]
-        if spec.min_hours <= j[1] <= spec.max_hours and j[2] <= 8
+        if spec.min_hours <= j[1] <= spec.max_hours
+        and j[2] <= 8
+        and (spec.philly_gpus is None or j[2] in spec.philly_gpus)
     ]
     if len(trace) < spec.jobs:
         raise InstanceError(
@@ -239,5 +262,6 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
         jobs=tuple(
             replace(j, requested=_requested(asked[j.id], inst.allowed_configs(j)))
             for j in inst.jobs
-        )
+        ),
+        suspend_hours=spec.suspend_hours,
     )

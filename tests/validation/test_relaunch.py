@@ -215,3 +215,42 @@ def test_the_milp_refuses_a_cheaper_resume_rather_than_misprice_it():
     inst = suspendable(0.1).replace(slot=0.5)
     with pytest.raises(MilpError, match="suspend_hours"):
         solve(inst, time_limit=5)
+
+
+def test_a_launch_cut_short_by_a_suspend_goes_on_after_the_resume():
+    """Suspended 0.2 h into its 0.5 h launch, the job resumes on the same GPU with the
+    0.3 h left plus the 0.1 h suspend overhead; a relaunch would cost at most 0.5 h."""
+    g0 = (("n0", 0),)
+    inst = suspendable(0.1)
+    plan = Plan.of([Segment(0.0, 0.2, "a", C1, g0), Segment(1.0, 11.4, "a", C1, g0)])
+    assert not check_plan(inst, plan)
+    ev = evaluate(inst, plan).jobs[0]
+    assert ev.completion == pytest.approx(11.4)  # 1.0 + 0.4 + 10 epochs of 1 h
+    capped = suspendable(0.45)
+    late = Plan.of([Segment(0.0, 0.2, "a", C1, g0), Segment(1.0, 11.5, "a", C1, g0)])
+    assert evaluate(capped, late).jobs[0].completion == pytest.approx(11.5)  # 0.5, not 0.75
+
+
+class _PauseAndResume:
+    """Runs the job on GPU 0, pauses it at 0.2 h, resumes it there at 1 h."""
+
+    name = "pause-and-resume"
+
+    def decide(self, state):
+        from heuristic.occupancy import Allocation
+        from heuristic.policy import Decision
+
+        (status,) = state.jobs
+        on = Allocation(C1, (("n0", 0),))
+        if state.time < 0.1:
+            return Decision({"a": on}, wake_at=0.2)
+        if state.time < 0.5:
+            return Decision({"a": None}, wake_at=1.0)
+        return Decision({} if status.allocation else {"a": on})
+
+
+def test_the_engine_carries_a_launch_cut_short_as_the_evaluator_does():
+    inst = suspendable(0.1)
+    run = simulate(inst, _PauseAndResume(), mode="rollout")
+    assert run.completions["a"] == pytest.approx(11.4)
+    assert evaluate(inst, run.plan).jobs[0].completion == pytest.approx(11.4)
