@@ -46,6 +46,17 @@ from instances.generators.realdata import gavel_pair_ratios
 QUANTUM_HOURS = 1.0 / 60.0  # Gandiva's time slice: 60 s
 
 
+@dataclass(frozen=True)
+class _Now:
+    """What one decision works on: the instance, the scratch occupancy (kept in step
+    with the decision), the present jobs and the changes made so far."""
+
+    inst: Instance
+    occ: Occupancy
+    present: Mapping[str, JobStatus]
+    assign: dict[str, Allocation | None]
+
+
 @dataclass
 class _Group:
     """Jobs taking turns on one allocation; ``jobs[0]`` holds it now."""
@@ -135,17 +146,18 @@ class GandivaPolicy:
         present = {s.job.id: s for s in state.jobs}
         self._forget(present, occ)
         assign: dict[str, Allocation | None] = {}
-        self._unpack_lone(inst, occ, present, assign)
+        d = _Now(inst, occ, present, assign)
+        self._unpack_lone(d)
         waiting = [s for s in state.jobs if s.allocation is None and not self._in_group(s.job.id)]
         if waiting:
-            self._shrink(inst, occ, present, assign)
-        self._turn(now, occ, present, assign)
+            self._shrink(d)
+        self._turn(now, d)
         if self.migrate:
-            self._move_sliced_to_free(inst, occ, present, assign)
+            self._move_sliced_to_free(d)
         for s in waiting:
-            self._admit(inst, occ, s, present, assign)
+            self._admit(d, s)
         if self.grow and not waiting and not any(len(g.jobs) > 1 for g in self._groups):
-            self._grow_idle(inst, occ, present, assign)
+            self._grow_idle(d)
         self._groups = [g for g in self._groups if len(g.jobs) > 1]  # a lone holder just runs
         sliced = bool(self._groups)
         if sliced and not math.isfinite(self._next_turn):
@@ -155,14 +167,9 @@ class GandivaPolicy:
         wake = self._next_turn if math.isfinite(self._next_turn) else None
         return Decision(assign, wake_at=wake)
 
-    def _turn(
-        self,
-        now: float,
-        occ: Occupancy,
-        present: Mapping[str, JobStatus],
-        assign: dict[str, Allocation | None],
-    ) -> None:
+    def _turn(self, now: float, d: _Now) -> None:
         """Each group's holder runs; at the end of a quantum the next one takes over."""
+        occ, present, assign = d.occ, d.present, d.assign
         rotate = now >= self._next_turn - 1e-9
         if rotate:
             self._next_turn = now + self.quantum
@@ -181,22 +188,20 @@ class GandivaPolicy:
     # -- placing a job --------------------------------------------------------------------
     def _admit(
         self,
-        inst: Instance,
-        occ: Occupancy,
+        d: _Now,
         s: JobStatus,
-        present: Mapping[str, JobStatus],
-        assign: dict[str, Allocation | None],
     ) -> None:
         """Algorithm 1 for a waiting job; then packing, defragmentation, time-slicing."""
+        inst, occ, present, assign = d.inst, d.occ, d.present, d.assign
         cfgs = _own_configs(inst, s.job)
         alloc = self._free_placement(inst, occ, s.job, cfgs)
         if alloc is None and self.migrate:
-            alloc = self._defragment(inst, occ, s.job, cfgs, present, assign)
+            alloc = self._defragment(d, s.job, cfgs)
         if alloc is not None:
             self._take(occ, s.job, alloc)
             assign[s.job.id] = alloc
             return
-        if self.packing and self._pack(inst, occ, s, cfgs, present, assign):
+        if self.packing and self._pack(d, s, cfgs):
             return
         self._slice(s.job, cfgs, present)
 
@@ -239,16 +244,14 @@ class GandivaPolicy:
 
     def _pack(
         self,
-        inst: Instance,
-        occ: Occupancy,
+        d: _Now,
         s: JobStatus,
         cfgs: list[Config],
-        present: Mapping[str, JobStatus],
-        assign: dict[str, Allocation | None],
     ) -> bool:
         """Pack a one-GPU job with a running one-GPU job where their normalised
         throughputs add up to more than 1 (more than time-slicing gives), the best pair
         first; both then run on that GPU's shared slots."""
+        inst, occ, present, assign = d.inst, d.occ, d.present, d.assign
         if not any(c.gpus == 1 for c in cfgs):
             return False
         best: tuple[float, str, GpuRef, str] | None = None
@@ -304,15 +307,13 @@ class GandivaPolicy:
 
     def _defragment(
         self,
-        inst: Instance,
-        occ: Occupancy,
+        d: _Now,
         job: Job,
         cfgs: list[Config],
-        present: Mapping[str, JobStatus],
-        assign: dict[str, Allocation | None],
     ) -> Allocation | None:
         """Free a node for a job of several GPUs by moving the one-node jobs of the node
         closest to fitting it onto other nodes of its type, if they all fit there."""
+        inst, occ, present, assign = d.inst, d.occ, d.present, d.assign
         for cfg in (c for c in cfgs if c.nodes == 1 and c.gpus > 1):
             nodes = [n for n in inst.nodes_by_type.get(cfg.gpu_type, ()) if n.num_gpus >= cfg.gpus]
             total = sum(len(occ.free[n.id]) for n in inst.nodes_by_type.get(cfg.gpu_type, ()))
@@ -357,12 +358,10 @@ class GandivaPolicy:
     # -- migration, packs, grow-shrink ------------------------------------------------------
     def _move_sliced_to_free(
         self,
-        inst: Instance,
-        occ: Occupancy,
-        present: Mapping[str, JobStatus],
-        assign: dict[str, Allocation | None],
+        d: _Now,
     ) -> None:
         """A job waiting for its turn moves to GPUs that are free."""
+        inst, occ, present, assign = d.inst, d.occ, d.present, d.assign
         for g in self._groups:
             for job_id in list(g.jobs[1:]):
                 job = present[job_id].job
@@ -377,13 +376,11 @@ class GandivaPolicy:
 
     def _unpack_lone(
         self,
-        inst: Instance,
-        occ: Occupancy,
-        present: Mapping[str, JobStatus],
-        assign: dict[str, Allocation | None],
+        d: _Now,
     ) -> None:
         """A packed job whose partner has left runs alone on its GPU again (exclusive)
         when that saves more time than its relaunch costs."""
+        inst, occ, present, assign = d.inst, d.occ, d.present, d.assign
         for ref, pair in list(self._packs.items()):
             left = [j for j in pair if j in present]
             if len(left) == 2:
@@ -404,12 +401,10 @@ class GandivaPolicy:
 
     def _shrink(
         self,
-        inst: Instance,
-        occ: Occupancy,
-        present: Mapping[str, JobStatus],
-        assign: dict[str, Allocation | None],
+        d: _Now,
     ) -> None:
         """Grown jobs go back to their requested size, on the first of their GPUs."""
+        occ, present, assign = d.occ, d.present, d.assign
         for job_id, gpus in list(self._grown.items()):
             s = present[job_id]
             alloc = assign.get(job_id, s.allocation)
@@ -424,13 +419,11 @@ class GandivaPolicy:
 
     def _grow_idle(
         self,
-        inst: Instance,
-        occ: Occupancy,
-        present: Mapping[str, JobStatus],
-        assign: dict[str, Allocation | None],
+        d: _Now,
     ) -> None:
         """On an idle cluster, running one-node jobs take idle GPUs of their node: the
         largest configuration that fits and saves more time than its relaunch costs."""
+        inst, occ, present, assign = d.inst, d.occ, d.present, d.assign
         for job_id, s in present.items():
             alloc = assign.get(job_id, s.allocation)
             if (

@@ -99,46 +99,36 @@ def test_a_mutated_instance_is_refused_naming_the_field_or_sound(case):
     _accepted_is_sound(inst)
 
 
-REQUEST_PATHS = [p for p in PATHS["tiny-requested"] if "requested" in p]
-
-
-def test_every_mutant_of_a_request_is_refused_naming_it_or_sound():
-    """The `requested` field, mutated every way the fuzzer knows (sampling rarely lands
-    on it): a refusal names it, an accepted request gives finite figures."""
-    assert REQUEST_PATHS
-    for path in REQUEST_PATHS:
+def _every_mutant_refused_naming_or_sound(base: str, fields: tuple[str, ...]) -> int:
+    """Mutates every path of ``base`` that holds one of ``fields``, every way the fuzzer
+    knows: a refusal names one of the fields, an accepted mutant gives finite figures.
+    Returns how many paths it mutated."""
+    where = [p for p in PATHS[base] if any(f in p for f in fields)]
+    for path in where:
         for op in OPS:
             for value in NASTY:
-                doc = json.loads(json.dumps(mutate(BASES["tiny-requested"], path, op, value)))
+                doc = json.loads(json.dumps(mutate(BASES[base], path, op, value)))
                 try:
                     inst = instance_from_dict(doc)
                 except InstanceError as exc:
-                    assert "requested" in str(exc), f"mutated {path}, refused as: {exc}"
+                    named = any(f in str(exc) for f in fields)
+                    assert named, f"mutated {path}, refused as: {exc}"
                     continue
                 _accepted_is_sound(inst)
+    return len(where)
 
 
-OVERHEADS = ("relaunch_hours", "suspend_hours")
-RELAUNCH_PATHS = [p for p in PATHS["tiny-relaunch"] if any(f in p for f in OVERHEADS)]
+def test_every_mutant_of_a_request_is_refused_naming_it_or_sound():
+    """The `requested` field (sampling rarely lands on it)."""
+    assert _every_mutant_refused_naming_or_sound("tiny-requested", ("requested",))
 
 
 def test_every_mutant_of_a_relaunch_overhead_is_refused_naming_it_or_sound():
     """The instance's and each job's `relaunch_hours`, and the instance's
-    `suspend_hours`, mutated every way the fuzzer knows: a refusal names one of them
-    (a suspend longer than a relaunch names the suspend), an accepted overhead gives
-    finite figures."""
-    assert len(RELAUNCH_PATHS) == 5  # the instance's two and three jobs' relaunch
-    for path in RELAUNCH_PATHS:
-        for op in OPS:
-            for value in NASTY:
-                doc = json.loads(json.dumps(mutate(BASES["tiny-relaunch"], path, op, value)))
-                try:
-                    inst = instance_from_dict(doc)
-                except InstanceError as exc:
-                    named = any(f in str(exc) for f in OVERHEADS)
-                    assert named, f"mutated {path}, refused as: {exc}"
-                    continue
-                _accepted_is_sound(inst)
+    `suspend_hours` (a suspend longer than a relaunch is refused naming the suspend)."""
+    fields = ("relaunch_hours", "suspend_hours")
+    # the instance's two and three jobs' relaunch
+    assert _every_mutant_refused_naming_or_sound("tiny-relaunch", fields) == 5
 
 
 PLAN = plan_to_dict(rollout(instance_from_dict(BASES["tiny"]), make_policy("fifo")))
