@@ -179,13 +179,14 @@ def test_gandiva_beats_the_requested_sizes_on_jct_for_an_early_stopping_burst():
 
 
 def test_packing_raises_useful_throughput_on_the_burst():
-    """Epochs done per busy GPU-hour, with packing and with time-slicing only."""
+    """Epochs done per busy GPU-hour: Gandiva above `static`, and above itself with
+    time-slicing only (seeds 0 and 1, summed)."""
 
-    def useful(options: dict) -> float:
+    def useful(options: dict, name: str = "gandiva") -> float:
         total = 0.0
         for s in (0, 1):
             inst = _burst(30, s)
-            run = run_online(inst, "gandiva", seed=s, options=options)
+            run = run_online(inst, name, seed=s, options=options)
             steps = busy_gpus(run.result.plan)
             times, busy = steps["time"].to_numpy(), steps["busy"].to_numpy()
             gpu_hours = float(((times[1:] - times[:-1]) * busy[:-1]).sum())
@@ -193,3 +194,4 @@ def test_packing_raises_useful_throughput_on_the_burst():
         return total
 
     assert useful({}) > useful({"packing": False})
+    assert useful({}) > useful({}, "static")
