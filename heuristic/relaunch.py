@@ -110,21 +110,46 @@ def relaunch_profile(
     omega: float,
     relaunch: Relaunch,
     candidates: Sequence[Sequence[Option]] | None = None,
+    *,
+    prune: bool = True,
 ) -> Profile:
     """The cheapest profile found over :func:`chains` (or ``candidates``, when the
-    caller has them) with the overhead paid; see the module docstring."""
+    caller has them) with the overhead paid; see the module docstring. ``prune=False``
+    solves every chain (the same profile, more slowly: a test compares them)."""
     tried = list(candidates if candidates is not None else chains(options))
     tried += continuing(options, relaunch.current, tried)
     times = {o.config: o.time for chain in tried for o in chain}
+    mean, worst = dist.mean(), dist.max_epochs
+
+    def floor(chain: Sequence[Option]) -> float:
+        """No profile on ``chain`` costs less: every expected epoch at the chain's
+        cheapest cost, the first step's overhead (surely paid) at its cheapest hour, and
+        the lateness of every epoch at its fastest time after that overhead."""
+        lost = relaunch.hours
+        if any(o.config == relaunch.current for o in chain):
+            lost = min(lost, relaunch.left)
+        energy = mean * min(o.cost for o in chain)
+        energy += lost * min(relaunch.hourly_cost[o.config] for o in chain)
+        late = max(0.0, worst * min(o.time for o in chain) + lost - budget)
+        return energy + omega * late
+
+    # Chains in order of their floor, until a floor exceeds the best found: the ones
+    # left out cannot win. Ties go to the earlier chain in ``tried``, as if every chain
+    # were solved in that order (same profiles as without the floors).
+    floors = [floor(chain) for chain in tried]
     best: Profile | None = None
-    for chain in tried:
+    best_key: tuple[float, int, int] | None = None
+    for i in sorted(range(len(tried)), key=lambda i: (floors[i], i)):
+        if prune and best_key is not None and floors[i] > best_key[0] * (1 + 1e-9) + 1e-15:
+            break
+        chain = tried[i]
         first = relaunch.left if chain[0].config == relaunch.current else relaunch.hours
         ahead = first + relaunch.hours * (len(chain) - 1)
         p = exact_profile(chain, dist, budget - ahead, omega, on_hull=True)
         p = Profile(p.steps, p.worst_time, p.energy_cost, 0.0, budget)
         p = priced(p, times, dist, omega, relaunch)
-        key = (p.objective, len(p.steps))
-        if best is None or key < (best.objective, len(best.steps)):
-            best = p
+        key = (p.objective, len(p.steps), i)
+        if best_key is None or key < best_key:
+            best, best_key = p, key
     assert best is not None, "a job has at least one option"
     return best

@@ -117,6 +117,16 @@ def test_relaunch_profile_is_a_priced_monotone_profile_never_below_the_optimum(c
     assert p.tardiness_cost == pytest.approx(omega * max(0.0, worst - budget))
 
 
+@settings(max_examples=200, deadline=None)
+@given(cases())
+def test_the_floors_skip_only_chains_that_cannot_win(case):
+    """Pruning by each chain's floor gives the very profile of solving every chain."""
+    options, dist, budget, omega, rl = case
+    assert relaunch_profile(options, dist, budget, omega, rl) == relaunch_profile(
+        options, dist, budget, omega, rl, prune=False
+    )
+
+
 def test_relaunch_profile_gap_to_the_optimum_on_500_seeded_cases():
     """How often the chain search is exact, and its worst gap (docs/model.md: on 3,000
     cases of seed 7, 99.8% exact, mean 0.003%, max 5.7%; here 500 of seed 2026)."""
