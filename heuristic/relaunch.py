@@ -41,6 +41,26 @@ class Relaunch:
     left: float = 0.0
 
 
+@dataclass(frozen=True)
+class ChainStats:
+    """What a chain's floor needs (:func:`relaunch_profile`): its cheapest cost per
+    epoch, fastest hours per epoch, cheapest hour of overhead, and configurations."""
+
+    cost: float
+    time: float
+    hourly: float
+    configs: frozenset[Config]
+
+
+def chain_stats(chain: Sequence[Option], hourly_cost: Mapping[Config, float]) -> ChainStats:
+    return ChainStats(
+        min(o.cost for o in chain),
+        min(o.time for o in chain),
+        min(hourly_cost[o.config] for o in chain),
+        frozenset(o.config for o in chain),
+    )
+
+
 def chains(options: Sequence[Option]) -> list[list[Option]]:
     """The configuration sets a profile may use, each slowest first and convex (a set
     whose lower hull is smaller is covered by that hull)."""
@@ -110,33 +130,35 @@ def relaunch_profile(
     omega: float,
     relaunch: Relaunch,
     candidates: Sequence[Sequence[Option]] | None = None,
+    stats: Sequence[ChainStats] | None = None,
     *,
     prune: bool = True,
 ) -> Profile:
     """The cheapest profile found over :func:`chains` (or ``candidates``, when the
-    caller has them) with the overhead paid; see the module docstring. ``prune=False``
-    solves every chain (the same profile, more slowly: a test compares them)."""
+    caller has them, with their ``stats`` if it keeps those too) with the overhead paid;
+    see the module docstring. ``prune=False`` solves every chain (the same profile, more
+    slowly: a test compares them)."""
     tried = list(candidates if candidates is not None else chains(options))
+    known = list(stats) if stats is not None and candidates is not None else []
     tried += continuing(options, relaunch.current, tried)
+    known += [chain_stats(c, relaunch.hourly_cost) for c in tried[len(known) :]]
     times = {o.config: o.time for chain in tried for o in chain}
     mean, worst = dist.mean(), dist.max_epochs
 
-    def floor(chain: Sequence[Option]) -> float:
-        """No profile on ``chain`` costs less: every expected epoch at the chain's
+    def floor(st: ChainStats) -> float:
+        """No profile on the chain costs less: every expected epoch at the chain's
         cheapest cost, the first step's overhead (surely paid) at its cheapest hour, and
         the lateness of every epoch at its fastest time after that overhead."""
         lost = relaunch.hours
-        if any(o.config == relaunch.current for o in chain):
+        if relaunch.current in st.configs:
             lost = min(lost, relaunch.left)
-        energy = mean * min(o.cost for o in chain)
-        energy += lost * min(relaunch.hourly_cost[o.config] for o in chain)
-        late = max(0.0, worst * min(o.time for o in chain) + lost - budget)
-        return energy + omega * late
+        late = max(0.0, worst * st.time + lost - budget)
+        return mean * st.cost + lost * st.hourly + omega * late
 
     # Chains in order of their floor, until a floor exceeds the best found: the ones
     # left out cannot win. Ties go to the earlier chain in ``tried``, as if every chain
     # were solved in that order (same profiles as without the floors).
-    floors = [floor(chain) for chain in tried]
+    floors = [floor(st) for st in known]
     best: Profile | None = None
     best_key: tuple[float, int, int] | None = None
     for i in sorted(range(len(tried)), key=lambda i: (floors[i], i)):

@@ -45,7 +45,7 @@ from heuristic.ledger import Ledger
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
 from heuristic.profile import Option, Profile, Step, exact_profile, lower_hull
-from heuristic.relaunch import Relaunch, chains, relaunch_profile
+from heuristic.relaunch import ChainStats, Relaunch, chain_stats, chains, relaunch_profile
 from instances import Config, EpochDistribution, Instance, Job
 
 # with the ledger: how much of the time left a profile whose later steps collide with
@@ -100,7 +100,9 @@ class HullTable:
     def __init__(self, instance: Instance) -> None:
         self.instance = instance
         self._hulls: dict[tuple[str, str], list[Option]] = {}
-        self._chains: dict[tuple[str, str], tuple[list[Option], list[list[Option]]]] = {}
+        self._chains: dict[
+            tuple[str, str], tuple[list[Option], list[list[Option]], list[ChainStats]]
+        ] = {}
         self._fastest: dict[str, float] = {}
 
     def hull(self, job: Job, gpu_type: str) -> list[Option]:
@@ -109,12 +111,17 @@ class HullTable:
             self._hulls[key] = lower_hull(options(self.instance, job, gpu_type))
         return self._hulls[key]
 
-    def chains(self, job: Job, gpu_type: str) -> tuple[list[Option], list[list[Option]]]:
-        """The job's options on ``gpu_type`` and the chains its profiles may use."""
+    def chains(
+        self, job: Job, gpu_type: str
+    ) -> tuple[list[Option], list[list[Option]], list[ChainStats]]:
+        """The job's options on ``gpu_type``, the chains its profiles may use, and what
+        their floors need."""
         key = (job.id, gpu_type)
         if key not in self._chains:
             opts = options(self.instance, job, gpu_type)
-            self._chains[key] = (opts, chains(opts))
+            found = chains(opts)
+            hourly = hourly_costs(self.instance, job)
+            self._chains[key] = (opts, found, [chain_stats(c, hourly) for c in found])
         return self._chains[key]
 
     def fastest(self, job: Job) -> float:
@@ -123,6 +130,15 @@ class HullTable:
             inst = self.instance
             self._fastest[job.id] = min(inst.epoch_time(job, c) for c in inst.allowed_configs(job))
         return self._fastest[job.id]
+
+
+def hourly_costs(instance: Instance, job: Job) -> dict[Config, float]:
+    """The energy cost of an hour on each of the job's configurations (what an hour of
+    relaunch overhead costs there)."""
+    return {
+        c: instance.energy_price * instance.power_w(c) / 1000.0
+        for c in instance.allowed_configs(job)
+    }
 
 
 class JobProfiles:
@@ -152,10 +168,7 @@ class JobProfiles:
             current = status.allocation
             self.relaunch = Relaunch(
                 instance.relaunch(job),
-                {
-                    c: instance.energy_price * instance.power_w(c) / 1000.0
-                    for c in instance.allowed_configs(job)
-                },
+                hourly_costs(instance, job),
                 current.config if current is not None else None,
                 status.overhead_left,
             )
@@ -167,10 +180,12 @@ class JobProfiles:
     def solve(self, gpu_type: str) -> TypeProfile:
         hull = self.table.hull(self.job, gpu_type)
         if self.relaunch is not None:
-            opts, chained = self.table.chains(self.job, gpu_type)
+            opts, chained, stats = self.table.chains(self.job, gpu_type)
             return TypeProfile(
                 gpu_type,
-                relaunch_profile(opts, self.dist, self.budget, self.omega, self.relaunch, chained),
+                relaunch_profile(
+                    opts, self.dist, self.budget, self.omega, self.relaunch, chained, stats
+                ),
             )
         return TypeProfile(
             gpu_type, exact_profile(hull, self.dist, self.budget, self.omega, on_hull=True)
