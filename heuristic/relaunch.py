@@ -142,7 +142,7 @@ def relaunch_profile(
     known = list(stats) if stats is not None and candidates is not None else []
     tried += continuing(options, relaunch.current, tried)
     known += [chain_stats(c, relaunch.hourly_cost) for c in tried[len(known) :]]
-    times = {o.config: o.time for chain in tried for o in chain}
+    times = {o.config: o.time for o in options}  # every chain is made of these
     mean, worst = dist.mean(), dist.max_epochs
 
     def floor(st: ChainStats) -> float:

@@ -100,6 +100,7 @@ class HullTable:
     def __init__(self, instance: Instance) -> None:
         self.instance = instance
         self._hulls: dict[tuple[str, str], list[Option]] = {}
+        self._hourly: dict[str, dict[Config, float]] = {}
         self._chains: dict[
             tuple[str, str], tuple[list[Option], list[list[Option]], list[ChainStats]]
         ] = {}
@@ -120,9 +121,15 @@ class HullTable:
         if key not in self._chains:
             opts = options(self.instance, job, gpu_type)
             found = chains(opts)
-            hourly = hourly_costs(self.instance, job)
+            hourly = self.hourly(job)
             self._chains[key] = (opts, found, [chain_stats(c, hourly) for c in found])
         return self._chains[key]
+
+    def hourly(self, job: Job) -> dict[Config, float]:
+        """:func:`hourly_costs` of the job, computed once."""
+        if job.id not in self._hourly:
+            self._hourly[job.id] = hourly_costs(self.instance, job)
+        return self._hourly[job.id]
 
     def fastest(self, job: Job) -> float:
         """Hours per epoch on the job's fastest allowed configuration."""
@@ -168,7 +175,7 @@ class JobProfiles:
             current = status.allocation
             self.relaunch = Relaunch(
                 instance.relaunch(job),
-                hourly_costs(instance, job),
+                table.hourly(job),
                 current.config if current is not None else None,
                 status.overhead_left,
             )
