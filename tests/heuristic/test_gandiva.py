@@ -195,3 +195,20 @@ def test_packing_raises_useful_throughput_on_the_burst():
 
     assert useful({}) > useful({"packing": False})
     assert useful({}) > useful({}, "static")
+
+
+def test_a_multi_gpu_job_defragments_a_node_by_moving_one_gpu_jobs():
+    """Two 2-GPU nodes each run one 1-GPU job: a 2-GPU job finds no node with room
+    while two GPUs are free in all; one job moves so that a node is whole. Without
+    migration the job waits."""
+    nodes = (Node("a", "v100", 2), Node("b", "v100", 2))
+    jobs = (_job(0), _job(1), _job(2, gpus=2))
+    inst = Instance((V100,), nodes, jobs, max_share=1)
+    running = {"j0": _on("a", 0), "j1": _on("b", 0)}
+    decision = GandivaPolicy().decide(_state(inst, running))
+    big = decision.assign["j2"]
+    node = big.gpus[0][0]
+    assert big.config == TWO and {n for n, _ in big.gpus} == {node}
+    moved = "j0" if node == "a" else "j1"
+    assert decision.assign[moved].gpus[0][0] != node
+    assert "j2" not in GandivaPolicy(migrate=False).decide(_state(inst, running)).assign
