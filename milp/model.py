@@ -38,7 +38,7 @@ def model_of_data(d: MilpData, step: Callable[[str], None] | None = None) -> pyo
     """The Pyomo model of already computed index sets (see :func:`build_model`)."""
     stages: list[tuple[str, Callable[[pyo.ConcreteModel, MilpData], None]]] = [
         ("variables", add_variables),
-        ("relaunch", add_relaunch),
+        ("relaunch", lambda m, d: add_relaunch(m, d, step)),
         *((f.__name__, f) for f in CONSTRAINT_FAMILIES),
         ("objective", add_objective),
     ]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import pyomo.environ as pyo
@@ -45,8 +46,18 @@ def relaunch_jobs(d: MilpData) -> list[str]:
     return [j for j, jd in d.jobs.items() if jd.relaunch > 0]
 
 
-def add_relaunch(m: pyo.ConcreteModel, d: MilpData) -> None:
-    """The variables and constraints above, for the jobs that pay an overhead."""
+def add_relaunch(
+    m: pyo.ConcreteModel, d: MilpData, step: Callable[[str], None] | None = None
+) -> None:
+    """The variables and constraints above, for the jobs that pay an overhead.
+    ``step(stage)`` is called after each job's rows of each family, so that a time
+    limit can stop the build inside these two large families (see :func:`milp.solve`)."""
+
+    def check(family: str, j: str, done: set[str]) -> None:
+        if step is not None and j not in done:
+            done.add(j)
+            step(f"{family} (job {len(done)} of {len(jobs)})")
+
     jobs = set(relaunch_jobs(d))
     if not jobs:
         return
@@ -64,9 +75,12 @@ def add_relaunch(m: pyo.ConcreteModel, d: MilpData) -> None:
 
     begins: dict[tuple[str, int], list[Any]] = defaultdict(list)
     rows: list[tuple[Any, Any]] = []
+    seen: set[str] = set()
     for name, var, x in (("p", m.begin_place, m.place), ("s", m.begin_share, m.share)):
+        seen.clear()
         for idx in var:
             j, t = idx[0], idx[-1]
+            check("relaunch_begin", j, seen)
             before = (*idx[:-1], t - 1)
             prev = x[before] if before in x.index_set() else 0
             rows += [
@@ -83,7 +97,9 @@ def add_relaunch(m: pyo.ConcreteModel, d: MilpData) -> None:
     _add(m, "relaunch_begin", rows)
 
     rows = []
+    seen.clear()
     for j, t in slots:
+        check("relaunch_overhead", j, seen)
         jd = d.jobs[j]
         lam = lost_fractions(jd)
         running = sum(m.run[j, k, t] for k in range(len(jd.configs)))
