@@ -119,6 +119,14 @@ class Occupancy:
         else:
             self._give(alloc.gpus[0][0], {i for _, i in alloc.gpus})
 
+    def keep(self, job: Job, current: Allocation | None, cfg: Config) -> bool:
+        """Places ``job`` back on ``current`` if that runs ``cfg`` and its GPUs are
+        free: a job whose configuration does not change stays on its very GPUs."""
+        if current is None or current.config != cfg or self.why_not(job, current) is not None:
+            return False
+        self.place(job, current)
+        return True
+
     # -- best-fit search ----------------------------------------------------------------------
     def _nodes_with(self, gpu_type: str, at_least: int) -> Iterator[str]:
         """Nodes of a type with at least ``at_least`` free GPUs, fewest free first."""

@@ -257,14 +257,7 @@ class OptimusPolicy:
                 if s.allocation is not None:
                     assign[s.job.id] = None  # paused: the round gave it nothing
                 continue
-            current = s.allocation
-            if (
-                current is not None
-                and current.config == cfg
-                and occ.why_not(s.job, current) is None
-            ):
-                occ.place(s.job, current)
-            else:
+            if not occ.keep(s.job, s.allocation, cfg):
                 moving.append(s)
         moving.sort(key=lambda s: (-chosen[s.job.id].gpus, s.job.release, s.job.id))
         for s in moving:

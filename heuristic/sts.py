@@ -468,12 +468,7 @@ class StsPolicy:
         profile would miss the due date); on another type it tries the next profile.
         ``None``: nothing placed."""
         current = status.allocation
-        if (
-            current is not None
-            and current.config == cfg
-            and occ.why_not(status.job, current) is None
-        ):
-            occ.place(status.job, current)
+        if occ.keep(status.job, current, cfg):
             return current
         alloc = holds.find(occ, status.job, cfg) if holds is not None else None
         if alloc is None:
