@@ -93,3 +93,13 @@ def test_realdata_families_restrict_the_job_types_and_change_nothing_when_absent
         RealDataSpec(families=("VGG",))
     with pytest.raises(InstanceError, match="families"):
         RealDataSpec(families=())
+
+
+def test_realdata_philly_gpus_and_suspend_options():
+    inst = real_data(RealDataSpec(jobs=10, philly_gpus=(1,), suspend_hours=1 / 3600), seed=0)
+    assert all(j.requested is not None and j.requested.gpus == 1 for j in inst.jobs)
+    assert inst.suspend_hours == pytest.approx(1 / 3600)
+    with pytest.raises(InstanceError, match="philly_gpus"):
+        RealDataSpec(philly_gpus=(16,))
+    with pytest.raises(InstanceError, match="suspend_hours"):  # longer than a relaunch
+        real_data(RealDataSpec(jobs=10, suspend_hours=1.0), seed=0)
