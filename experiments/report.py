@@ -322,6 +322,10 @@ def campaign_section(store: Store, campaign: str) -> str:
     if not share.empty:
         parts.append("<h3>GPU sharing allowed vs forbidden (positive: sharing is cheaper)</h3>")
         parts.append(_fmt(share, index=False))
+    jct = jct_table(runs)
+    if not jct.empty:
+        parts.append("<h3>Job completion time and makespan, against static requested sizes</h3>")
+        parts.append(_fmt(jct, index=False))
     parts.append("<h3>Energy vs tardiness</h3>")
     parts.append(_figure(_breakdown(table), "cost breakdown"))
     if not online.empty:
