@@ -303,7 +303,7 @@ class GandivaPolicy:
                     self._groups.append(groups[0])
                     break
         if groups:
-            min(groups, key=len_jobs).jobs.append(job.id)  # it waits for its turn
+            min(groups, key=lambda g: len(g.jobs)).jobs.append(job.id)  # it waits for its turn
 
     def _defragment(
         self,
@@ -461,10 +461,6 @@ def _own_configs(inst: Instance, job: Job) -> list[Config]:
     slots if it has nothing else."""
     cfgs = requested_configs(inst, job)
     return [c for c in cfgs if not c.shared] or cfgs
-
-
-def len_jobs(group: _Group) -> int:
-    return len(group.jobs)
 
 
 def _saves(inst: Instance, s: JobStatus, now: Config, new: Config) -> bool:

@@ -43,6 +43,16 @@ TARDINESS_MODES: tuple[str, ...] = ("worst_case", "expected")
 DEFAULT_TARDINESS_FACTOR = 10.0
 
 
+def _check_overheads(obj: object, *names: str) -> None:
+    """Each overhead field of ``obj`` named, hours in ``[0, MAX_RELAUNCH_HOURS]`` or
+    absent (``None``), refused naming the field, stored as a float."""
+    for name in names:
+        value = getattr(obj, name)
+        if value is not None:
+            hours = _positive(name, value, allow_zero=True, upper=MAX_RELAUNCH_HOURS)
+            object.__setattr__(obj, name, hours)
+
+
 def _positive(
     path: str, value: float, *, allow_zero: bool = False, upper: float | None = None
 ) -> float:
@@ -268,16 +278,7 @@ class Job:
         if self.weight is not None:
             weight = _positive("weight", self.weight, allow_zero=True, upper=MAX_WEIGHT)
             object.__setattr__(self, "weight", weight)
-        if self.relaunch_hours is not None:
-            delta = _positive(
-                "relaunch_hours", self.relaunch_hours, allow_zero=True, upper=MAX_RELAUNCH_HOURS
-            )
-            object.__setattr__(self, "relaunch_hours", delta)
-        if self.suspend_hours is not None:
-            resume = _positive(
-                "suspend_hours", self.suspend_hours, allow_zero=True, upper=MAX_RELAUNCH_HOURS
-            )
-            object.__setattr__(self, "suspend_hours", resume)
+        _check_overheads(self, "relaunch_hours", "suspend_hours")
         if not isinstance(self.distribution, EpochDistribution):
             raise InstanceError("distribution", self.distribution, "must be an EpochDistribution")
         if not self.epoch_times:
@@ -351,15 +352,11 @@ class Instance:
                 )
             object.__setattr__(self, "slot", slot)
         _count("max_share", self.max_share, MAX_SHARE)
-        delta = _positive(
+        delta = _positive(  # the instance's default is a number (0: none), never absent
             "relaunch_hours", self.relaunch_hours, allow_zero=True, upper=MAX_RELAUNCH_HOURS
         )
         object.__setattr__(self, "relaunch_hours", delta)
-        if self.suspend_hours is not None:
-            resume = _positive(
-                "suspend_hours", self.suspend_hours, allow_zero=True, upper=MAX_RELAUNCH_HOURS
-            )
-            object.__setattr__(self, "suspend_hours", resume)
+        _check_overheads(self, "suspend_hours")
         if not self.nodes:
             raise InstanceError("nodes", [], "the cluster needs at least one node")
         if not self.jobs:

@@ -35,8 +35,7 @@ def continues(previous: Segment | None, segment: Segment) -> bool:
     return (
         previous is not None
         and abs(segment.start - previous.end) <= TIME_TOL
-        and segment.config == previous.config
-        and sorted(segment.gpus) == sorted(previous.gpus)
+        and _same_place(previous, segment)
     )
 
 
@@ -46,9 +45,13 @@ def resumes(previous: Segment | None, segment: Segment) -> bool:
     return (
         previous is not None
         and segment.start > previous.end + TIME_TOL
-        and segment.config == previous.config
-        and sorted(segment.gpus) == sorted(previous.gpus)
+        and _same_place(previous, segment)
     )
+
+
+def _same_place(previous: Segment, segment: Segment) -> bool:
+    """The same configuration on the same GPUs."""
+    return segment.config == previous.config and sorted(segment.gpus) == sorted(previous.gpus)
 
 
 def start_overhead(
