@@ -125,10 +125,20 @@ def shared_slots(m: pyo.ConcreteModel, d: MilpData) -> None:
 def shared_label_order(m: pyo.ConcreteModel, d: MilpData) -> None:
     """Symmetry breaking: shared labels of a node are used in order (label u+1 only if u).
 
-    Not with relaunch overheads: a label is a GPU, and a tenant that stays on its GPU
-    while a lower label empties would have to change label, which the model counts as
-    a relaunch the plan does not make."""
+    With relaunch overheads a label is a GPU, and a tenant that stays on its GPU while a
+    lower label empties would have to change label, which the model counts as a
+    relaunch the plan does not make. Labels are then ordered by their first use instead
+    (label u+1 in slot t only if label u was used in some slot up to t): renumbering the
+    GPUs by first use, the same in every slot, changes no relaunch, so every plan keeps
+    an equal-cost copy that satisfies it."""
     if any(jd.relaunch > 0 for jd in d.jobs.values()):
+        used: dict[tuple[str, int], list[Any]] = defaultdict(list)
+        rows = []
+        for n, u, t in m.label_index:
+            used[n, u].append(m.shared_gpu[n, u, t])
+            if u > 0:
+                rows.append(((n, u, t), m.shared_gpu[n, u, t] <= sum(used[n, u - 1][: t + 1])))
+        _add(m, "shared_label_order", rows)
         return
     rows = [
         ((n, u, t), m.shared_gpu[n, u + 1, t] <= m.shared_gpu[n, u, t])

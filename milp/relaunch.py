@@ -19,6 +19,20 @@ so a model without overhead is the model it was.
   configuration's power times ``P(N > w)`` at the relaunch; the progress ``w`` does not
   move during the overhead, so ``P(N > w)`` is read from the ``done`` flags of the slot
   before.
+
+Cuts that the integer solutions satisfy but the LP relaxation did not see (without
+them the root bound ignored the overhead almost entirely, docs/milp.md):
+
+- ``ever[j,t]`` in [0, 1], fixed to 1 in the job's last slot, and ``first_run[j,k,t]``
+  in [0, 1]: the job has run by slot ``t``, and its first start falls in slot ``t`` on
+  configuration ``k`` (``ever`` grows only by ``first_run``, ``first_run <= run``).
+  Every plan starts each job once with ``P(N > 0) = 1``, so ``overhead_cost >= λ_0 ·
+  Σ_k b_k first_run``: the LP must pay a first start at some power;
+- ``relaunched <= Σ_k run`` and ``lost >= λ_0 · relaunched`` (a relaunch in slot ``t``
+  loses ``λ_0`` of that very slot);
+- per configuration, a new placement of ``k`` or ``run[k,t] - run[k,t-1]`` is a
+  relaunch on ``k``: ``overhead_cost >= b_k λ_0 (new + S - 1)``, which does not need
+  ``run`` at 1 as the general product does.
 """
 
 from __future__ import annotations
@@ -72,8 +86,20 @@ def add_relaunch(
     m.relaunched = pyo.Var(m.relaunch_index, bounds=(0, 1))
     m.lost = pyo.Var(m.relaunch_index, bounds=(0, 1))
     m.overhead_cost = pyo.Var(m.relaunch_index, domain=pyo.NonNegativeReals)
+    m.ever = pyo.Var(m.relaunch_index, bounds=(0, 1))
+    m.first_run = pyo.Var([i for i in m.run_index if i[0] in jobs], bounds=(0, 1))
 
     begins: dict[tuple[str, int], list[Any]] = defaultdict(list)
+    # per (job, configuration, slot): the begin variables that relaunch it on that
+    # configuration (a shared tenancy names no configuration: it counts where the job
+    # has exactly one shared configuration of the node's GPU type)
+    config_begins: dict[tuple[str, int, int], list[Any]] = defaultdict(list)
+
+    def shared_config(j: str, node_id: str) -> list[int]:
+        gpu = d.instance.node(node_id).gpu_type
+        ks = [k for k, c in enumerate(d.jobs[j].configs) if c.shared and c.gpu_type == gpu]
+        return ks if len(ks) == 1 else []
+
     rows: list[tuple[Any, Any]] = []
     seen: set[str] = set()
     for name, var, x in (("p", m.begin_place, m.place), ("s", m.begin_share, m.share)):
@@ -90,10 +116,16 @@ def add_relaunch(
             if not isinstance(prev, int):
                 rows.append(((name, *idx, "was"), var[idx] <= 1 - prev))
             begins[j, t].append(var[idx])
+            for k in [idx[1]] if name == "p" else shared_config(j, idx[1]):
+                config_begins[j, k, t].append(var[idx])
     for j, t in slots:
+        jd = d.jobs[j]
         for n, b in enumerate(begins.get((j, t), ())):
             rows.append(((j, t, "any", n), m.relaunched[j, t] >= b))
         rows.append(((j, t, "only"), m.relaunched[j, t] <= sum(begins.get((j, t), ()))))
+        running = sum(m.run[j, k, t] for k in range(len(jd.configs)))
+        rows.append(((j, t, "on_run"), m.relaunched[j, t] <= running))
+        rows += _first_start_rows(m, jd, j, t)
     _add(m, "relaunch_begin", rows)
 
     rows = []
@@ -107,12 +139,27 @@ def add_relaunch(
         for i, r in within:
             rows.append(((j, t, "at_least", i), m.lost[j, t] >= lam[i] * (r + running - 1)))
         rows.append(((j, t, "running"), m.lost[j, t] <= running))
+        rows.append(((j, t, "now"), m.lost[j, t] >= lam[0] * m.relaunched[j, t]))
+        first = sum(jd.slot_power_cost[k] * m.first_run[j, k, t] for k in range(len(jd.configs)))
+        rows.append(((j, t, "first_energy"), m.overhead_cost[j, t] >= lam[0] * first))
         rows.append(((j, t, "relaunched"), m.lost[j, t] <= sum(lam[i] * r for i, r in within)))
         for k in range(len(jd.configs)):
             work = sum(m.work[j, b, k, t] for b in jd.blocks if (j, b, k, t) in m.work_index)
             if not isinstance(work, int):
                 rows.append(((j, t, "work", k), work <= jd.speed[k] * (1 - m.lost[j, t])))
         survival = _survival_before(m, jd, j, t)
+        for k in range(len(jd.configs)):
+            charge = jd.slot_power_cost[k] * lam[0]
+            news = list(config_begins.get((j, k, t), ()))
+            if t > jd.first_slot:
+                news.append(m.run[j, k, t] - m.run[j, k, t - 1])
+            for n, new in enumerate(news):
+                rows.append(
+                    (
+                        (j, t, "energy_k", k, n),
+                        m.overhead_cost[j, t] >= charge * (new + survival - 1),
+                    )
+                )
         for k in range(len(jd.configs)):
             for i, r in within:
                 charge = jd.slot_power_cost[k] * lam[i]
@@ -123,6 +170,23 @@ def add_relaunch(
                     )
                 )
     _add(m, "relaunch_overhead", rows)
+
+
+def _first_start_rows(m: pyo.ConcreteModel, jd: JobData, j: str, t: int) -> list[tuple[Any, Any]]:
+    """``ever`` and ``first_run`` of job ``j`` in slot ``t`` (see the module's cuts)."""
+    ks = range(len(jd.configs))
+    running = sum(m.run[j, k, t] for k in ks)
+    firsts = sum(m.first_run[j, k, t] for k in ks)
+    before = m.ever[j, t - 1] if t > jd.first_slot else 0
+    rows = [
+        ((j, t, "ever"), m.ever[j, t] == before + firsts),
+        ((j, t, "ever_run"), m.ever[j, t] >= running),
+        ((j, t, "first_relaunch"), m.relaunched[j, t] >= firsts),
+        *(((j, t, "first_k", k), m.first_run[j, k, t] <= m.run[j, k, t]) for k in ks),
+    ]
+    if t == jd.last_slot and math.fsum(jd.lengths) > 0:
+        m.ever[j, t].fix(1)  # a job with epochs to run starts within the horizon
+    return rows
 
 
 def _survival_before(m: pyo.ConcreteModel, jd: JobData, j: str, t: int) -> Any:
@@ -159,9 +223,16 @@ def lost_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> dict[int, float]:
             var[idx].set_value(new)
             relaunched[idx[-1]] = max(relaunched.get(idx[-1], 0.0), new)
     lost: dict[int, float] = {}
+    ever = 0.0
     for t in d.slot_range(j):
         m.relaunched[j, t].set_value(relaunched.get(t, 0.0))
         runs = any((m.run[j, k, t].value or 0) > ON for k in range(len(jd.configs)))
+        for k in range(len(jd.configs)):
+            first = ever == 0.0 and (m.run[j, k, t].value or 0) > ON
+            m.first_run[j, k, t].set_value(1.0 if first else 0.0)
+        ever = 1.0 if runs else ever
+        if not m.ever[j, t].fixed:
+            m.ever[j, t].set_value(ever)
         hits = [lam[i] for i in range(len(lam)) if relaunched.get(t - i, 0.0) > ON]
         lost[t] = max(hits) if runs and hits else 0.0
         m.lost[j, t].set_value(lost[t])

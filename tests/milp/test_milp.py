@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from heuristic.sts import StsPolicy
-from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
 from instances.generators.suite import milp_suite
 from milp import MilpError, SolutionStatus, Termination, build_model, solve
 from milp.solve import default_slots
@@ -76,6 +76,75 @@ def test_milp_optimum_equals_brute_force(seed, mode):
     from milp.data import milp_data
 
     assert milp_data(inst, slots).separable_bound() <= best + 1e-12
+
+
+def _start_violations(inst: Instance, plan) -> tuple[float, float]:
+    """The largest row or bound violation of ``plan`` set as the MIP start of the
+    model with the evaluator's cost as cutoff, and the model's objective there."""
+    import numpy as np
+
+    from milp.data import milp_data
+    from milp.highs import compile_model, start_vector
+    from milp.model import model_of_data
+    from milp.plan_io import start_values
+
+    cost = evaluate(inst, plan).total_cost
+    d = milp_data(inst, default_slots(inst, plan), None, cost)
+    assert any(jd.relaunch > 0 for jd in d.jobs.values())
+    m = model_of_data(d)
+    assert hasattr(m, "first_run") and hasattr(m, "shared_label_order")
+    start_values(m, d, plan)
+    mats = compile_model(m)
+    x = start_vector(mats)
+    ax = mats.matrix @ x
+    worst = max(
+        float(np.max(mats.row_lower - ax, initial=0)),
+        float(np.max(ax - mats.row_upper, initial=0)),
+        float(np.max(mats.col_lower - x, initial=0)),
+        float(np.max(x - mats.col_upper, initial=0)),
+    )
+    return worst, float(mats.cost @ x + mats.offset)
+
+
+@pytest.mark.parametrize("name", ["suite-share-4n8j-s2", "suite-excl-4n10j-s2"])
+def test_an_sts_plan_satisfies_every_row_and_costs_what_the_evaluator_says(name):
+    """The relaunch cuts (first start, per-configuration charge, labels ordered by first
+    use) hold for a real plan: the STS rollout, set as the MIP start, violates no row of
+    the model with overheads, and the model's objective there is the evaluator's cost.
+    Checked on the matrices, without a solver, so that a cut that removes real plans
+    fails here even where HiGHS would repair the start."""
+    (inst,) = [i for i in milp_suite() if i.name == name]
+    plan = rollout(inst, StsPolicy())
+    worst, objective = _start_violations(inst, plan)
+    assert worst <= 1e-9
+    assert objective == pytest.approx(evaluate(inst, plan).total_cost, rel=1e-9)
+
+
+def test_a_tenant_may_stay_on_its_gpu_while_a_lower_label_empties():
+    """With overheads, shared labels are ordered by first use, not kept packed from 0:
+    two tenants start on GPUs 0 and 1 and the one on GPU 0 finishes first. Packing
+    labels in every slot would move the other tenant to label 0, a relaunch the plan
+    does not make; the model must take the plan as it is, at the evaluator's cost."""
+    inst = _tiny(0, shared=True).replace(relaunch_hours=0.2)
+    shared = Config("v100", 1, shared=True)
+    start = max(j.release for j in inst.jobs)
+
+    def hours(job: Job) -> float:  # the overhead, then every epoch, to whole slots
+        need = 0.2 + job.distribution.max_epochs * job.epoch_times[shared]
+        return math.ceil(need / SLOT - 1e-9) * SLOT
+
+    # the shorter job takes the first label; the other starts a slot later on GPU 1
+    # and so ends after it
+    short, long = sorted(inst.jobs, key=hours)
+    plan = Plan.of(
+        [
+            Segment(start, start + hours(short), short.id, shared, (("n", 0),)),
+            Segment(start + SLOT, start + SLOT + hours(long), long.id, shared, (("n", 1),)),
+        ]
+    )
+    worst, objective = _start_violations(inst, plan)
+    assert worst <= 1e-9
+    assert objective == pytest.approx(evaluate(inst, plan).total_cost, rel=1e-9)
 
 
 @pytest.mark.parametrize("seed", range(4))
