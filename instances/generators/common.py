@@ -104,9 +104,12 @@ def _type_problem(value: Any, hint: Any) -> str:
         (inner,) = [a for a in args if a is not type(None)]
         return _type_problem(value, inner)
     if origin is tuple:
+        wanted = "a non-empty list" if args[1:] == (Ellipsis,) else f"a list of {len(args)}"
+        if not isinstance(value, tuple):
+            return wanted
         items = args[:1] * len(value) if args[1:] == (Ellipsis,) else args
-        if not isinstance(value, tuple) or not value or len(items) != len(value):
-            return "a non-empty list" if args[1:] == (Ellipsis,) else f"a list of {len(args)}"
+        if not value or len(items) != len(value):
+            return wanted
         for v, a in zip(value, items, strict=True):
             problem = _type_problem(v, a)
             if problem:

@@ -103,3 +103,11 @@ def test_realdata_philly_gpus_and_suspend_options():
         RealDataSpec(philly_gpus=(16,))
     with pytest.raises(InstanceError, match="suspend_hours"):  # longer than a relaunch
         real_data(RealDataSpec(jobs=10, suspend_hours=1.0), seed=0)
+
+
+@pytest.mark.parametrize("value", [12, "v100", None, 1.5])
+def test_a_list_field_given_a_scalar_is_refused_naming_it(value):
+    """``nodes`` wants a list of (type, GPUs); a bare number (as a campaign's synthetic
+    scenario takes) once raised a TypeError from ``len``."""
+    with pytest.raises(InstanceError, match="nodes"):
+        RealDataSpec(nodes=value)  # type: ignore[arg-type]
