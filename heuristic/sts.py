@@ -255,6 +255,21 @@ class StsTuning:
         )
 
 
+class _Replayable:
+    """An iterable that can be walked again, still computing its items lazily (the
+    candidates solve their profiles on demand)."""
+
+    def __init__(self, items: Iterable[TypeProfile]) -> None:
+        self._seen: list[TypeProfile] = []
+        self._rest = iter(items)
+
+    def __iter__(self) -> Iterator[TypeProfile]:
+        yield from self._seen
+        for item in self._rest:
+            self._seen.append(item)
+            yield item
+
+
 class StsPolicy:
     """STS with its ledger of booked profiles (:mod:`heuristic.ledger`); with
     ``lookahead=False``, the thesis's greedy STS (registered as ``sts-greedy``)."""
@@ -314,17 +329,39 @@ class StsPolicy:
             if ledger is not None:
                 dist = status.job.distribution.conditional(status.progress)
                 cands = self._booked_first(inst, status, now, cands, ledger, earlier, dist, table)
+            if holds is not None:
+                cands = _Replayable(cands)  # walked again where a placement displaces
+            booked = None
             for plan in cands:
                 step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
                 alloc = self._place(occ, status, step.config, types, holds)
-                if alloc is None:
-                    continue
+                if alloc is not None:
+                    booked = (plan, step, step_end, last)
+                    break
+            if booked is not None and holds is not None and alloc is not None:
+                # a placement that displaces running jobs wastes their overheads: a
+                # profile that leaves them be is taken if it costs no more than that
+                waste = self._waste(inst, alloc, holds, status.job.id)
+                if waste > 0:
+                    limit = booked[0].profile.objective + waste
+                    occ.release(status.job.id)
+                    for plan in cands:
+                        if plan.profile.objective > limit:
+                            continue
+                        step, step_end, last = self._step_now(inst, status.job, plan.profile, now)
+                        other = self._place(occ, status, step.config, types, holds, False)
+                        if other is not None:
+                            alloc, booked = other, (plan, step, step_end, last)
+                            break
+                    else:
+                        occ.place(status.job, alloc)
+            if booked is not None and alloc is not None:
+                plan, step, step_end, last = booked
                 if not last or alloc.config != step.config:
                     # wake when this step's epochs are done (on the grid, not after)
                     wake = min(wake, self._grid(inst, now, step_end))
                 if ledger is not None:
                     ledger.book(status.job, plan.profile, dist)
-                break
             if alloc is None and status.allocation is not None and self.lookahead:
                 # no profile's step fits: rather than pause, run on time if it can; the
                 # next slot re-plans
@@ -399,6 +436,28 @@ class StsPolicy:
         return alloc
 
     @staticmethod
+    def _waste(inst: Instance, alloc: Allocation, holds: Holds, job_id: str) -> float:
+        """The energy cost of the overheads that ``alloc`` makes running jobs pay again:
+        those whose GPUs (whole nodes, multi-node) it takes."""
+        taken = set(alloc.gpus)
+        nodes = {n for n, _ in alloc.gpus}
+        total = 0.0
+        for other, old in holds.pending.items():
+            if other == job_id or old is None:
+                continue
+            hit = bool(taken & set(old.gpus))
+            if (alloc.config.nodes > 1 or old.config.nodes > 1) and nodes & {
+                n for n, _ in old.gpus
+            }:
+                hit = True
+            if old.config.shared and alloc.config.shared:
+                hit = False
+            if hit:
+                kw = inst.power_w(old.config) / 1000.0
+                total += inst.energy_price * kw * inst.relaunch(other)
+        return total
+
+    @staticmethod
     def _keep(occ: Occupancy, status: JobStatus) -> Allocation | None:
         """A running job none of whose profiles fits keeps its GPUs if they are still
         free, else it pauses."""
@@ -460,6 +519,7 @@ class StsPolicy:
         cfg: Config,
         types: tuple[str, ...],
         holds: Holds | None = None,
+        displace: bool = True,
     ) -> Allocation | None:
         """Where ``cfg`` goes now (``occ`` holds neither this job nor the less urgent
         ones). A running job keeps its GPUs if the config is the same and they are free.
@@ -471,6 +531,8 @@ class StsPolicy:
         if occ.keep(status.job, current, cfg):
             return current
         alloc = holds.find(occ, status.job, cfg) if holds is not None else None
+        if alloc is None and not displace:
+            return None
         if alloc is None:
             alloc = occ.find(status.job, cfg)
         if alloc is None and current is not None and cfg.gpu_type == current.config.gpu_type:
