@@ -341,7 +341,9 @@ class StsPolicy:
             if booked is not None and holds is not None and alloc is not None:
                 # a placement that displaces running jobs wastes their overheads: a
                 # profile that leaves them be is taken if it costs no more than that
-                waste = self._waste(inst, alloc, holds, status.job.id)
+                # (a job that keeps its GPUs displaces no one)
+                kept = alloc == status.allocation
+                waste = 0.0 if kept else self._waste(inst, alloc, holds, status.job.id)
                 if waste > 0:
                     limit = booked[0].profile.objective + waste
                     occ.release(status.job.id)
