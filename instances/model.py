@@ -403,11 +403,13 @@ class Instance:
                     f"unknown GPU type (known: {sorted(self._gpu)})",
                 )
             if cfg.shared and job.memory_gb > gpu.memory_gb:
+                # either field may be the wrong one: name both
+                g = next(k for k, t in enumerate(self.gpu_types) if t.name == cfg.gpu_type)
                 raise InstanceError(
                     f"jobs[{i}].memory_gb",
                     job.memory_gb,
                     f"a shared configuration on {cfg.gpu_type} needs the job's "
-                    f"memory to fit one GPU ({gpu.memory_gb} GB)",
+                    f"memory to fit one GPU (gpu_types[{g}].memory_gb = {gpu.memory_gb} GB)",
                 )
             if self.hosts(cfg):
                 hostable += 1

@@ -42,3 +42,16 @@ def test_a_pinned_job_keeps_its_tardiness_weight_in_a_derived_instance(base):
     assert unpinned.tardiness_weight("a") < omega
     with pytest.raises(InstanceError, match="due"):
         base.pinned_job("a", due=0.0)
+
+
+def test_a_job_too_large_to_share_a_gpu_names_both_memories(base):
+    """Either the job's memory or the GPU type's may be the wrong figure (the fuzz
+    harness found a GPU type of 5e-324 GB refused as the job's fault alone)."""
+    assert any(c.shared for c in base.job("a").epoch_times)
+    types = tuple(
+        dataclasses.replace(g, memory_gb=5e-324) if g.name == "v100" else g for g in base.gpu_types
+    )
+    g = next(k for k, t in enumerate(types) if t.name == "v100")
+    with pytest.raises(InstanceError) as err:
+        base.replace(gpu_types=types)
+    assert "memory_gb" in err.value.path and f"gpu_types[{g}].memory_gb = 5e-324" in str(err.value)
