@@ -22,7 +22,11 @@ CASES = [
     ("stops_not_max_epochs", "jobs[0].distribution.stops = [5.0, 10.0]", "max_epochs (12.0)"),
     ("due_before_release", "jobs[0].due = 3.0", "after the release time (4.0)"),
     ("no_node_fits", "jobs[0].configs = ['v100x8']", "fits no node"),
-    ("shared_memory_too_big", "jobs[0].memory_gb = 40.0", "fit one GPU (16.0 GB)"),
+    (
+        "shared_memory_too_big",
+        "jobs[0].memory_gb = 40.0",
+        "fit one GPU (gpu_types[1].memory_gb = 16.0 GB)",
+    ),
     ("unknown_gpu_type", "nodes[1].gpu_type = 'h100'", "unknown GPU type"),
     ("unknown_config_gpu_type", "jobs[0].configs[0].gpu_type = 'a100'", "unknown GPU type"),
     ("duplicate_job_id", "jobs[1].id = 'a'", "duplicate id"),
