@@ -26,6 +26,11 @@ the cheapest placeable configuration still meeting its due date in the worst cas
 rather than pause (re-planned at the next slot). ``sts-greedy`` is the thesis's version
 without either.
 
+With relaunch overheads, running jobs hold their GPUs (:class:`heuristic.holds.Holds`),
+and a job whose chosen step fits only on held GPUs takes instead the first profile that
+fits elsewhere and costs at most the overheads the displaced jobs would pay again
+(docs/benchmarks.md measures it on the overloaded ``medium``).
+
 :class:`StsTuning` adjusts these rules per job (an earliest start, the GPU types it may
 use, a shift of its urgency, a finish planned before the due date);
 :mod:`heuristic.sts_search` finds adjustments for a static instance. The default, no
@@ -528,7 +533,8 @@ class StsPolicy:
         A running job whose ``cfg`` does not fit on its own type takes the cheapest
         placeable configuration, of any type, at least as fast (falling behind the
         profile would miss the due date); on another type it tries the next profile.
-        ``None``: nothing placed."""
+        ``None``: nothing placed. With ``displace=False``, only GPUs that no running job
+        holds are used."""
         current = status.allocation
         if occ.keep(status.job, current, cfg):
             return current
