@@ -123,8 +123,6 @@ def add_relaunch(
         for n, b in enumerate(begins.get((j, t), ())):
             rows.append(((j, t, "any", n), m.relaunched[j, t] >= b))
         rows.append(((j, t, "only"), m.relaunched[j, t] <= sum(begins.get((j, t), ()))))
-        running = sum(m.run[j, k, t] for k in range(len(jd.configs)))
-        rows.append(((j, t, "on_run"), m.relaunched[j, t] <= running))
         rows += _first_start_rows(m, jd, j, t)
     _add(m, "relaunch_begin", rows)
 
@@ -173,12 +171,14 @@ def add_relaunch(
 
 
 def _first_start_rows(m: pyo.ConcreteModel, jd: JobData, j: str, t: int) -> list[tuple[Any, Any]]:
-    """``ever`` and ``first_run`` of job ``j`` in slot ``t`` (see the module's cuts)."""
+    """A relaunch only while running, and ``ever`` and ``first_run`` of job ``j`` in slot
+    ``t`` (see the module's cuts)."""
     ks = range(len(jd.configs))
     running = sum(m.run[j, k, t] for k in ks)
     firsts = sum(m.first_run[j, k, t] for k in ks)
     before = m.ever[j, t - 1] if t > jd.first_slot else 0
     rows = [
+        ((j, t, "on_run"), m.relaunched[j, t] <= running),
         ((j, t, "ever"), m.ever[j, t] == before + firsts),
         ((j, t, "ever_run"), m.ever[j, t] >= running),
         ((j, t, "first_relaunch"), m.relaunched[j, t] >= firsts),
