@@ -69,17 +69,21 @@ def pair_ratios(inst: Instance, a: Job, b: Job, gpu_type: str) -> tuple[float, f
     """Each job's throughput packed with the other on one ``gpu_type`` GPU over its
     throughput alone: Gavel's measured pair where both are Gavel types, else each job's
     own sharing factor. ``None`` where either has no shared configuration there."""
-    shared = Config(gpu_type, 1, shared=True)
-    alone = Config(gpu_type, 1)
-    if not all(shared in j.epoch_times and alone in j.epoch_times for j in (a, b)):
-        return None
+    pairs = []
+    for j in (a, b):
+        shared = inst.config_of_shape(j, gpu_type, shared=True)
+        alone = inst.config_of_shape(j, gpu_type)
+        if shared is None or alone is None:
+            return None
+        pairs.append((alone, shared))
     if a.job_type and b.job_type:
         measured = gavel_pair_ratios().get((a.job_type, b.job_type, gpu_type))
         if measured is not None:
             return measured
+    (alone_a, shared_a), (alone_b, shared_b) = pairs
     return (
-        inst.epoch_time(a, alone) / inst.epoch_time(a, shared),
-        inst.epoch_time(b, alone) / inst.epoch_time(b, shared),
+        inst.epoch_time(a, alone_a) / inst.epoch_time(a, shared_a),
+        inst.epoch_time(b, alone_b) / inst.epoch_time(b, shared_b),
     )
 
 
@@ -277,9 +281,10 @@ class GandivaPolicy:
         if best is None:
             return False
         _, job_id, ref, gpu_type = best
-        shared = Config(gpu_type, 1, shared=True)
         occ.release(job_id)
         for j in (present[job_id].job, s.job):
+            shared = inst.config_of_shape(j, gpu_type, shared=True)
+            assert shared is not None  # pair_ratios found one
             alloc = Allocation(shared, (ref,))
             occ.place(j, alloc)
             assign[j.id] = alloc
@@ -392,8 +397,8 @@ class GandivaPolicy:
             cfg = s.allocation.config if s.allocation is not None else None
             if cfg is None or not cfg.shared:
                 continue
-            alone = Config(cfg.gpu_type, 1)
-            if alone in s.job.epoch_times and _saves(inst, s, cfg, alone):
+            alone = inst.config_of_shape(s.job, cfg.gpu_type)
+            if alone is not None and _saves(inst, s, cfg, alone):
                 occ.release(s.job.id)
                 alloc = Allocation(alone, (ref,))
                 occ.place(s.job, alloc)
@@ -410,7 +415,8 @@ class GandivaPolicy:
             alloc = assign.get(job_id, s.allocation)
             if alloc is None:
                 continue
-            cfg = Config(alloc.config.gpu_type, gpus)
+            cfg = d.inst.config_of_shape(s.job, alloc.config.gpu_type, gpus)
+            assert cfg is not None  # the size it ran at before it grew
             small = Allocation(cfg, alloc.gpus[:gpus])
             occ.release(job_id)
             occ.place(s.job, small)

@@ -1,4 +1,5 @@
-"""Which GPUs of the cluster are in use, and best-fit placement of a configuration.
+"""Which GPUs (and, where nodes state them, CPU cores and DRAM) of the cluster are in
+use, and best-fit placement of a configuration.
 
 Nodes are bucketed by GPU type and number of free GPUs so that a best-fit search costs
 O(max GPUs per node), not O(nodes): the STS benchmarks run 16,000 nodes.
@@ -41,6 +42,13 @@ class Occupancy:
             self._bucket.setdefault(n.gpu_type, {}).setdefault(n.num_gpus, {})[n.id] = None
         self.shared: dict[GpuRef, dict[str, float]] = {}  # shared GPU -> {job: memory}
         self.owner: dict[str, Allocation] = {}
+        # E3: CPU cores and DRAM left on the nodes that state them (others: unlimited)
+        self.cpus_free: dict[str, int] = {
+            n.id: n.cpu_cores for n in instance.nodes if n.cpu_cores is not None
+        }
+        self.dram_free: dict[str, float] = {
+            n.id: n.dram_gb for n in instance.nodes if n.dram_gb is not None
+        }
 
     def copy(self) -> Occupancy:
         new = copy.copy(self)
@@ -48,7 +56,29 @@ class Occupancy:
         new._bucket = {t: {k: dict(d) for k, d in b.items()} for t, b in self._bucket.items()}
         new.shared = {k: dict(v) for k, v in self.shared.items()}
         new.owner = dict(self.owner)
+        new.cpus_free = dict(self.cpus_free)
+        new.dram_free = dict(self.dram_free)
         return new
+
+    def host_fits(self, node_id: str, cfg: Config) -> bool:
+        """Whether the node has the CPU cores and DRAM one node of ``cfg`` holds (E3)."""
+        if not cfg.host_resources:
+            return True
+        cpus = self.cpus_free.get(node_id)
+        if cpus is not None and cfg.cpus_per_node > cpus:
+            return False
+        dram = self.dram_free.get(node_id)
+        return dram is None or cfg.dram_per_node <= dram + 1e-9
+
+    def _hold_host(self, alloc: Allocation, sign: int) -> None:
+        cfg = alloc.config
+        if not cfg.host_resources:
+            return
+        for node_id in _nodes_of(alloc):
+            if node_id in self.cpus_free:
+                self.cpus_free[node_id] -= sign * cfg.cpus_per_node
+            if node_id in self.dram_free:
+                self.dram_free[node_id] -= sign * cfg.dram_per_node
 
     # -- bookkeeping ------------------------------------------------------------------------
     def _take(self, node_id: str, gpus: set[int]) -> None:
@@ -71,6 +101,9 @@ class Occupancy:
         inst = self.instance
         if job.id in self.owner:
             return f"job {job.id!r} already holds GPUs"
+        for node_id in _nodes_of(alloc) if cfg.host_resources else ():
+            if node_id in self.free and not self.host_fits(node_id, cfg):
+                return f"node {node_id!r} lacks the CPU cores or DRAM of {cfg.label}"
         if cfg.shared:
             (ref,) = alloc.gpus
             tenants = self.shared.get(ref)
@@ -102,11 +135,13 @@ class Occupancy:
                 self._take(node_id, set(self.free[node_id]))
         else:
             self._take(alloc.gpus[0][0], {i for _, i in alloc.gpus})
+        self._hold_host(alloc, 1)
         self.owner[job.id] = alloc
 
     def release(self, job_id: str) -> None:
         alloc = self.owner.pop(job_id)
         cfg = alloc.config
+        self._hold_host(alloc, -1)
         if cfg.shared:
             (ref,) = alloc.gpus
             del self.shared[ref][job_id]
@@ -141,8 +176,9 @@ class Occupancy:
         if cfg.nodes > 1:
             return self._find_whole_nodes(cfg)
         for node_id in self._nodes_with(cfg.gpu_type, cfg.gpus):
-            gpus = sorted(self.free[node_id])[: cfg.gpus]
-            return Allocation(cfg, tuple((node_id, g) for g in gpus))
+            if self.host_fits(node_id, cfg):
+                gpus = sorted(self.free[node_id])[: cfg.gpus]
+                return Allocation(cfg, tuple((node_id, g) for g in gpus))
         return None
 
     def _find_shared(self, job: Job, cfg: Config) -> Allocation | None:
@@ -152,13 +188,16 @@ class Occupancy:
         for ref, tenants in self.shared.items():
             if inst.node(ref[0]).gpu_type != cfg.gpu_type or len(tenants) >= inst.max_share:
                 continue
+            if not self.host_fits(ref[0], cfg):
+                continue
             left = cap - sum(tenants.values()) - job.memory_gb
             if left >= -1e-9 and (best is None or (left, ref) < best):
                 best = (left, ref)
         if best is not None:
             return Allocation(cfg, (best[1],))
         for node_id in self._nodes_with(cfg.gpu_type, 1):
-            return Allocation(cfg, ((node_id, min(self.free[node_id])),))
+            if self.host_fits(node_id, cfg):
+                return Allocation(cfg, ((node_id, min(self.free[node_id])),))
         return None
 
     def _find_whole_nodes(self, cfg: Config) -> Allocation | None:
@@ -166,7 +205,9 @@ class Occupancy:
         whole = [
             n
             for n in inst.nodes_by_type.get(cfg.gpu_type, ())
-            if n.num_gpus >= cfg.gpus_per_node and len(self.free[n.id]) == n.num_gpus
+            if n.num_gpus >= cfg.gpus_per_node
+            and len(self.free[n.id]) == n.num_gpus
+            and self.host_fits(n.id, cfg)
         ]
         if len(whole) < cfg.nodes:
             return None

@@ -12,7 +12,16 @@ from instances.io import (
     write_instance,
     write_plan,
 )
-from instances.model import Config, GpuType, Instance, Job, Node, Requested, TardinessMode
+from instances.model import (
+    Config,
+    GpuType,
+    Instance,
+    Job,
+    Node,
+    Requested,
+    TardinessMode,
+    fits_node,
+)
 from instances.plan import GpuRef, Plan, Segment
 
 __all__ = [
@@ -29,6 +38,7 @@ __all__ = [
     "Requested",
     "Segment",
     "TardinessMode",
+    "fits_node",
     "instance_from_dict",
     "instance_to_dict",
     "plan_from_dict",

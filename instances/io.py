@@ -145,6 +145,8 @@ def _config(path: str, d: dict[str, Any]) -> Config:
         gpus=d.get("gpus", 1),
         nodes=d.get("nodes", 1),
         shared=d.get("shared", False),
+        cpus=d.get("cpus"),
+        dram_gb=d.get("dram_gb"),
     )
     return result
 
@@ -246,6 +248,7 @@ def instance_from_dict(doc: Any) -> Instance:
         name=doc.get("name", "instance"),
         relaunch_hours=doc.get("relaunch_hours", 0.0),
         suspend_hours=doc.get("suspend_hours"),
+        cpu_power_w=doc.get("cpu_power_w", 0.0),
     )
     return inst
 
@@ -299,11 +302,20 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         doc["relaunch_hours"] = inst.relaunch_hours
     if inst.suspend_hours is not None:
         doc["suspend_hours"] = inst.suspend_hours
+    if inst.cpu_power_w > 0:
+        doc["cpu_power_w"] = inst.cpu_power_w
     return doc
 
 
 def config_to_dict(c: Config) -> dict[str, Any]:
-    return {"gpu_type": c.gpu_type, "gpus": c.gpus, "nodes": c.nodes, "shared": c.shared}
+    d: dict[str, Any] = {"gpu_type": c.gpu_type, "gpus": c.gpus, "nodes": c.nodes}
+    d["shared"] = c.shared
+    # absent unless stated: files without CPU/DRAM stay as they were
+    if c.cpus is not None:
+        d["cpus"] = c.cpus
+    if c.dram_gb is not None:
+        d["dram_gb"] = c.dram_gb
+    return d
 
 
 def read_instance(source: str | Path) -> Instance:

@@ -135,7 +135,7 @@ class Node:
 ConfigKind = Literal["exclusive", "multi_node", "shared"]
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Config:
     """How a job runs: ``gpus`` GPUs of ``gpu_type`` over ``nodes`` nodes, or a shared slot.
 
@@ -143,17 +143,34 @@ class Config:
     - multi-node: ``nodes > 1``, ``gpus / nodes`` GPUs on each of ``nodes`` whole nodes
       of the type (those nodes host nothing else);
     - shared ("mini-job"): one slot of one GPU shared by up to ``K_max`` jobs.
+
+    ``cpus`` and ``dram_gb`` (E3, optional) are the CPU cores and host memory the job
+    holds while it runs so, in all (split evenly over the nodes of a multi-node
+    configuration; a shared tenant holds its own). Absent: it needs none that counts.
     """
 
     gpu_type: str
     gpus: int = 1
     nodes: int = 1
     shared: bool = False
+    cpus: int | None = None
+    dram_gb: float | None = None
 
     def __post_init__(self) -> None:
         _ident("gpu_type", self.gpu_type)
         _count("nodes", self.nodes, MAX_NODES)
         _count("gpus", self.gpus, MAX_GPUS_PER_NODE * self.nodes)
+        if self.cpus is not None:
+            _count("cpus", self.cpus, MAX_CPU_CORES * self.nodes)
+            if self.cpus % self.nodes:
+                raise InstanceError(
+                    "cpus",
+                    self.cpus,
+                    f"a multi-node configuration needs cpus divisible by nodes ({self.nodes})",
+                )
+        if self.dram_gb is not None:
+            dram = _positive("dram_gb", self.dram_gb, upper=MAX_MEMORY_GB * self.nodes)
+            object.__setattr__(self, "dram_gb", dram)
         if self.nodes > 1 and self.gpus % self.nodes:
             raise InstanceError(
                 "gpus",
@@ -167,6 +184,38 @@ class Config:
                 "a shared configuration uses one slot of one GPU "
                 f"(got gpus={self.gpus}, nodes={self.nodes})",
             )
+
+    def _key(self) -> tuple[str, int, int, bool, int, float]:
+        # absent CPU/DRAM sort first; an instance without them sorts as it always did
+        cpus = -1 if self.cpus is None else self.cpus
+        return (self.gpu_type, self.gpus, self.nodes, self.shared, cpus, self.dram_gb or -1.0)
+
+    def __lt__(self, other: Config) -> bool:
+        return self._key() < other._key()
+
+    def __le__(self, other: Config) -> bool:
+        return self._key() <= other._key()
+
+    def __gt__(self, other: Config) -> bool:
+        return self._key() > other._key()
+
+    def __ge__(self, other: Config) -> bool:
+        return self._key() >= other._key()
+
+    @property
+    def host_resources(self) -> bool:
+        """Whether the configuration states CPU cores or DRAM (E3)."""
+        return self.cpus is not None or self.dram_gb is not None
+
+    @property
+    def cpus_per_node(self) -> int:
+        """CPU cores it holds on each of its nodes (0 if it states none)."""
+        return (self.cpus or 0) // self.nodes
+
+    @property
+    def dram_per_node(self) -> float:
+        """DRAM (GB) it holds on each of its nodes (0 if it states none)."""
+        return (self.dram_gb or 0.0) / self.nodes
 
     @property
     def kind(self) -> ConfigKind:
@@ -182,14 +231,31 @@ class Config:
     def label(self) -> str:
         """Short human name: ``v100x4``, ``v100x16/2n``, ``v100:shared``."""
         if self.shared:
-            return f"{self.gpu_type}:shared"
+            return f"{self.gpu_type}:shared" + self._host_suffix()
+        base = f"{self.gpu_type}x{self.gpus}"
         if self.nodes > 1:
-            return f"{self.gpu_type}x{self.gpus}/{self.nodes}n"
-        return f"{self.gpu_type}x{self.gpus}"
+            base += f"/{self.nodes}n"
+        return base + self._host_suffix()
+
+    def _host_suffix(self) -> str:
+        out = "" if self.cpus is None else f"+{self.cpus}cpu"
+        return out if self.dram_gb is None else out + f"+{self.dram_gb:g}gb"
 
     def power_w(self, gpu: GpuType, max_share: int) -> float:
         """Busy power (W). A shared GPU's power is split evenly over its ``K_max`` slots."""
         return gpu.power_w / max_share if self.shared else self.gpus * gpu.power_w
+
+
+def fits_node(cfg: Config, node: Node) -> bool:
+    """Whether one node of ``cfg`` fits on ``node`` when it is empty: its type, its GPUs
+    per node, and its CPU cores and DRAM per node where the node states them (a node
+    that states none has as many as anything asks)."""
+    return (
+        node.gpu_type == cfg.gpu_type
+        and node.num_gpus >= cfg.gpus_per_node
+        and (node.cpu_cores is None or cfg.cpus_per_node <= node.cpu_cores)
+        and (node.dram_gb is None or cfg.dram_per_node <= node.dram_gb + 1e-9)
+    )
 
 
 def checked_epoch_time(
@@ -326,6 +392,8 @@ class Instance:
     # hours a job resumed on the very GPUs it was suspended from runs before it makes
     # progress (Gandiva's suspend/resume); None: a resume pays the relaunch overhead
     suspend_hours: float | None = None
+    # E3: busy power of one CPU core a configuration holds (W); 0: CPU energy not charged
+    cpu_power_w: float = 0.0
     # Derived lookups, built once.
     _gpu: dict[str, GpuType] = field(init=False, repr=False, compare=False)
     _node: dict[str, Node] = field(init=False, repr=False, compare=False)
@@ -357,6 +425,8 @@ class Instance:
         )
         object.__setattr__(self, "relaunch_hours", delta)
         _check_overheads(self, "suspend_hours")
+        cpu_power = _positive("cpu_power_w", self.cpu_power_w, allow_zero=True, upper=MAX_POWER_W)
+        object.__setattr__(self, "cpu_power_w", cpu_power)
         if not self.nodes:
             raise InstanceError("nodes", [], "the cluster needs at least one node")
         if not self.jobs:
@@ -430,17 +500,25 @@ class Instance:
                 "the cluster can host",
             )
         if hostable == 0:
-            sizes = sorted({(n.gpu_type, n.num_gpus) for n in self.nodes})
+            if any(c.host_resources for c in job.epoch_times):
+                shapes = sorted(
+                    {(n.gpu_type, n.num_gpus, n.cpu_cores, n.dram_gb) for n in self.nodes},
+                    key=str,
+                )
+                what = f"nodes by type, GPUs, CPU cores and DRAM GB: {shapes}"
+            else:
+                sizes = sorted({(n.gpu_type, n.num_gpus) for n in self.nodes})
+                what = f"nodes by type and GPUs: {sizes}"
             raise InstanceError(
                 f"jobs[{i}].configs",
                 [c.label for c in job.epoch_times],
-                f"job {job.id!r} fits no node of the cluster (nodes by type and GPUs: {sizes})",
+                f"job {job.id!r} fits no node of the cluster ({what})",
             )
 
     def _resolve_weight(self, job: Job) -> float:
         if job.weight is not None:
             return job.weight * job.priority
-        top = max(cfg.power_w(self._gpu[cfg.gpu_type], self.max_share) for cfg in job.epoch_times)
+        top = max(self.power_w(cfg) for cfg in job.epoch_times)
         return DEFAULT_TARDINESS_FACTOR * self.energy_price * top / 1000.0 * job.priority
 
     # -- lookups ---------------------------------------------------------------------------
@@ -503,10 +581,10 @@ class Instance:
 
     def hosts(self, cfg: Config) -> bool:
         """Whether some node (or set of whole nodes) of the cluster can ever host ``cfg``."""
-        nodes = self.nodes_by_type.get(cfg.gpu_type, ())
+        nodes = [n for n in self.nodes_by_type.get(cfg.gpu_type, ()) if fits_node(cfg, n)]
         if cfg.nodes == 1:
-            return any(n.num_gpus >= cfg.gpus for n in nodes)
-        return sum(1 for n in nodes if n.num_gpus >= cfg.gpus_per_node) >= cfg.nodes
+            return bool(nodes)
+        return len(nodes) >= cfg.nodes
 
     @cached_property
     def _allowed(self) -> dict[str, tuple[Config, ...]]:
@@ -520,10 +598,29 @@ class Instance:
             return self._allowed[j.id]
         return tuple(c for c in j.epoch_times if self.hosts(c))
 
+    def config_of_shape(
+        self, job: Job | str, gpu_type: str, gpus: int = 1, *, shared: bool = False
+    ) -> Config | None:
+        """The job's allowed one-node configuration of this GPU shape (``gpus`` GPUs of
+        ``gpu_type``, or a shared slot), for policies that decide in GPUs alone: where
+        CPU/DRAM levels (E3) give several, the fastest (then the first in order);
+        ``None`` if it has none."""
+        j = self._job[job] if isinstance(job, str) else job
+        same = [
+            c
+            for c in self.allowed_configs(j)
+            if c.gpu_type == gpu_type and c.shared == shared and c.nodes == 1 and c.gpus == gpus
+        ]
+        return min(same, key=lambda c: (j.epoch_times[c], c), default=None)
+
     # -- cost primitives (MODEL.md section 1-2) ---------------------------------------------
     def power_w(self, cfg: Config) -> float:
-        """Busy power of a configuration (W)."""
-        return cfg.power_w(self._gpu[cfg.gpu_type], self.max_share)
+        """Busy power of a configuration (W): its GPUs', plus its CPU cores' at
+        ``cpu_power_w`` each (E3; 0 by default, so GPU energy alone as MODEL.md)."""
+        power = cfg.power_w(self._gpu[cfg.gpu_type], self.max_share)
+        if self.cpu_power_w and cfg.cpus:
+            power += cfg.cpus * self.cpu_power_w
+        return power
 
     def epoch_time(self, job: Job | str, cfg: Config) -> float:
         """``τ_j(c)``, hours per epoch."""

@@ -88,6 +88,37 @@ def node_capacity(m: pyo.ConcreteModel, d: MilpData) -> None:
     )
 
 
+def host_capacity(m: pyo.ConcreteModel, d: MilpData) -> None:
+    """E3: the CPU cores and DRAM the node's jobs hold <= the node's (less what jobs
+    outside the model hold), on nodes that state them. A tenant of a shared GPU holds
+    those of its one shared configuration of the node's type. A node of a multi-node
+    configuration holds nothing else, so it counts only that configuration's share.
+    No row where no configuration states CPU or DRAM: such models are unchanged."""
+    inst = d.instance
+    cpu: dict[tuple[str, int], list[Any]] = defaultdict(list)
+    dram: dict[tuple[str, int], list[Any]] = defaultdict(list)
+    for j, k, n, t in m.place_index:
+        c = d.jobs[j].configs[k]
+        if c.cpus:
+            cpu[n, t].append(c.cpus_per_node * m.place[j, k, n, t])
+        if c.dram_gb:
+            dram[n, t].append(c.dram_per_node * m.place[j, k, n, t])
+    shared = {(j, c.gpu_type): c for j, jd in d.jobs.items() for c in jd.configs if c.shared}
+    for j, n, u, t in m.share_index:
+        c = shared[j, inst.node(n).gpu_type]
+        if c.cpus:
+            cpu[n, t].append(c.cpus * m.share[j, n, u, t])
+        if c.dram_gb:
+            dram[n, t].append(c.dram_gb * m.share[j, n, u, t])
+    rows: list[tuple[Any, Any]] = []
+    for which, terms_of in ((0, cpu), (1, dram)):
+        for (n, t), terms in terms_of.items():
+            cap = d.free_host(n, t)[which]
+            if cap is not None:
+                rows.append(((("cpu", "dram")[which], n, t), sum(terms) <= cap))
+    _add(m, "host_capacity", rows)
+
+
 def _tenants(m: pyo.ConcreteModel) -> dict[tuple[str, int, int], list[str]]:
     out: dict[tuple[str, int, int], list[str]] = defaultdict(list)
     for j, n, u, t in m.share_index:
@@ -277,6 +308,7 @@ CONSTRAINT_FAMILIES: tuple[Callable[[pyo.ConcreteModel, MilpData], None], ...] =
     exclusive_placement,
     shared_placement,
     node_capacity,
+    host_capacity,
     shared_memory,
     shared_slots,
     shared_label_order,

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from instances import Config, Instance, Job, Node, TardinessMode
+from instances import Config, Instance, Job, Node, TardinessMode, fits_node
 
 EPS = 1e-9
 # a model of this many variables takes about 12 GB to build (the 60-job model of
@@ -105,6 +105,9 @@ class MilpData:
         default_factory=dict, repr=False
     )
 
+    # CPU cores and DRAM (GB) held by jobs outside the model, per (node id, slot) (E3)
+    host_held: Mapping[tuple[str, int], tuple[int, float]] = field(default_factory=dict, repr=False)
+
     def free_gpus(self, node_id: str, t: int) -> int:
         """GPUs of the node the model may use in slot ``t``."""
         return self.instance.node(node_id).num_gpus - len(self.occupied.get((node_id, t), ()))
@@ -161,11 +164,19 @@ class MilpData:
 
     def hosts(self, cfg: Config) -> tuple[Node, ...]:
         """Nodes that can host ``cfg`` (each of the nodes of a multi-node configuration)."""
-        nodes = self.instance.nodes_by_type.get(cfg.gpu_type, ())
-        if cfg.shared:
-            return nodes
-        need = cfg.gpus_per_node if cfg.nodes > 1 else cfg.gpus
-        return tuple(n for n in nodes if n.num_gpus >= need)
+        return tuple(
+            n for n in self.instance.nodes_by_type.get(cfg.gpu_type, ()) if fits_node(cfg, n)
+        )
+
+    def free_host(self, node_id: str, t: int) -> tuple[int | None, float | None]:
+        """CPU cores and DRAM of the node the model may use in slot ``t`` (``None``
+        where the node states none: unlimited)."""
+        node = self.instance.node(node_id)
+        cpus, dram = self.host_held.get((node_id, t), (0, 0.0))
+        return (
+            None if node.cpu_cores is None else node.cpu_cores - cpus,
+            None if node.dram_gb is None else node.dram_gb - dram,
+        )
 
     @cached_property
     def shared_labels(self) -> dict[str, int]:
@@ -242,6 +253,25 @@ def require_no_suspend(instance: Instance) -> None:
             )
 
 
+def require_one_shared_shape(instance: Instance) -> None:
+    """A shared tenancy (``share[j,n,u,t]``) names a GPU, not a configuration, so a job
+    may have one shared configuration per GPU type only where they hold different CPU
+    cores or DRAM (E3): otherwise the model could not tell what the tenant holds.
+    Refused with :class:`MilpError` rather than mispriced."""
+    for job in instance.jobs:
+        seen: dict[str, Config] = {}
+        for c in instance.allowed_configs(job):
+            if not c.shared:
+                continue
+            other = seen.setdefault(c.gpu_type, c)
+            if other != c:
+                raise MilpError(
+                    f"job {job.id!r} has two shared configurations on {c.gpu_type} "
+                    f"({other.label} and {c.label}): the MILP's shared tenancy names the GPU, "
+                    "not the CPU cores and DRAM; keep one shared configuration per GPU type"
+                )
+
+
 def milp_data(
     instance: Instance,
     slots: int,
@@ -251,6 +281,7 @@ def milp_data(
     check_size: bool = True,
     occupied: Mapping[tuple[str, int], frozenset[int]] | None = None,
     tenants: Mapping[tuple[str, int], Mapping[int, tuple[int, float]]] | None = None,
+    host_held: Mapping[tuple[str, int], tuple[int, float]] | None = None,
 ) -> MilpData:
     """Index sets for ``instance`` over ``slots`` slots; raises :class:`MilpError` if a job
     cannot finish within the horizon even alone on its fastest configuration, or (with
@@ -264,9 +295,11 @@ def milp_data(
     ``occupied``: GPU indices per (node id, slot) held by jobs outside the model, which
     its plans must leave alone, except that its shared jobs may join the shared GPUs of
     ``tenants`` (per (node id, slot): GPU index -> tenants and their memory) while
-    memory and ``K_max`` allow."""
+    memory and ``K_max`` allow; ``host_held``: the CPU cores and DRAM they hold there
+    (E3)."""
     slot = require_slot(instance)
     require_no_suspend(instance)
+    require_one_shared_shape(instance)
     mode = tardiness or instance.tardiness
     jobs = {}
     for job in instance.jobs:
@@ -306,7 +339,16 @@ def milp_data(
         jobs = _cut_windows(jobs, slots, slot, cutoff, mode)
     if check_size:
         _check_size(instance, jobs, slots, slot)
-    return MilpData(instance, slots, slot, jobs, mode, dict(occupied or {}), dict(tenants or {}))
+    return MilpData(
+        instance,
+        slots,
+        slot,
+        jobs,
+        mode,
+        dict(occupied or {}),
+        dict(tenants or {}),
+        dict(host_held or {}),
+    )
 
 
 def _energy_floor(jobs: dict[str, JobData]) -> float:

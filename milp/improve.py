@@ -25,7 +25,7 @@ from heuristic.sts_search import SearchResult, search
 from instances import Instance, Plan, PlanError
 from milp.data import MilpError, milp_data, require_slot
 from milp.lagrange import lagrangian_bound
-from milp.neighbourhood import Chooser, Neighbourhood, occupancy
+from milp.neighbourhood import Chooser, Neighbourhood, host_occupancy, occupancy
 from milp.solve import default_slots, solve
 from validation.check import check_plan
 from validation.evaluate import Evaluation, evaluate
@@ -243,6 +243,7 @@ def _sub_solve(
     nodes = set(hood.nodes)
     held, tenants = occupancy(instance, plan, fixed)
     held = {k: v for k, v in held.items() if k[0] in nodes}
+    host = {k: v for k, v in host_occupancy(instance, plan, fixed).items() if k[0] in nodes}
     tenants = {k: v for k, v in tenants.items() if k[0] in nodes}
     sub = instance.replace(
         name=f"{instance.name}/lns",
@@ -260,6 +261,7 @@ def _sub_solve(
             threads=threads,
             occupied=held,
             tenants=tenants,
+            host_held=host,
         )
     except MilpError:
         return None, False, time_limit, -math.inf

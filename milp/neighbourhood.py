@@ -62,6 +62,24 @@ def occupancy(instance: Instance, plan: Plan, fixed: set[str]) -> tuple[Held, Te
     return {k: frozenset(v) for k, v in held.items()}, dict(tenants)
 
 
+def host_occupancy(
+    instance: Instance, plan: Plan, fixed: set[str]
+) -> dict[tuple[str, int], tuple[int, float]]:
+    """The CPU cores and DRAM the ``fixed`` jobs of a slot-aligned ``plan`` hold, per
+    (node id, slot) (E3); empty where no configuration states them."""
+    slot = instance.slot
+    assert slot is not None
+    out: dict[tuple[str, int], tuple[int, float]] = {}
+    for s in plan:
+        if s.job not in fixed or not s.config.host_resources:
+            continue
+        for t in range(round(s.start / slot), round(s.end / slot)):
+            for n in s.node_ids:
+                cpus, dram = out.get((n, t), (0, 0.0))
+                out[n, t] = (cpus + s.config.cpus_per_node, dram + s.config.dram_per_node)
+    return out
+
+
 class Chooser:
     """Draws neighbourhoods of the current plan (seeded: same seed, same draws)."""
 

@@ -86,6 +86,7 @@ def solve(
     stream: bool = False,
     occupied: Mapping[tuple[str, int], frozenset[int]] | None = None,
     tenants: Mapping[tuple[str, int], Mapping[int, tuple[int, float]]] | None = None,
+    host_held: Mapping[tuple[str, int], tuple[int, float]] | None = None,
 ) -> Result:
     """Solve the slotted MILP of ``instance``; ``initial_plan`` (slot-aligned, e.g. an STS
     rollout) is given to HiGHS as a MIP start.
@@ -93,7 +94,8 @@ def solve(
     ``slots`` is the horizon (default :func:`default_slots`); ``slot`` overrides the
     instance's slot length; ``time_limit`` (seconds) bounds the whole call; ``occupied``
     and ``tenants`` give, per (node id, slot), the GPUs held by jobs outside
-    ``instance`` (see :func:`milp.data.milp_data`; :mod:`milp.improve` uses them). Raises
+    ``instance``, and ``host_held`` their CPU cores and DRAM (see
+    :func:`milp.data.milp_data`; :mod:`milp.improve` uses them). Raises
     :class:`MilpError` when a job cannot finish within the horizon, when no plan can
     finish them all, or when the model is too large to build.
     """
@@ -108,7 +110,15 @@ def solve(
     # the warm start's cost bounds every job's lateness in a plan at least as good, so
     # the model leaves out the slots after that (milp.data.milp_data)
     cutoff = None if warm is None else warm.total_cost
-    data = milp_data(instance, slots, tardiness, cutoff, occupied=occupied, tenants=tenants)
+    data = milp_data(
+        instance,
+        slots,
+        tardiness,
+        cutoff,
+        occupied=occupied,
+        tenants=tenants,
+        host_held=host_held,
+    )
     size = (0, 0)  # variables, constraints
     try:
         clock.check("building the model")

@@ -4,7 +4,7 @@ Checked: known jobs and allowed configurations, release times, slot alignment, G
 exist and match the configuration's shape (one node, whole nodes of one type, one shared
 GPU), one configuration per job at a time, each job reaching its maximum epochs, and the
 capacity of every GPU at every instant (exclusive use, or at most ``K_max`` shared jobs
-whose memory fits).
+whose memory fits), and of every node's CPU cores and DRAM where it states them (E3).
 """
 
 from __future__ import annotations
@@ -164,7 +164,9 @@ def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
                 )
             ends[id(s)] = min(s.end, done)  # resources are free once the job is done
 
-    v.extend(_capacity(instance, [(s, ends.get(id(s), e)) for s, e in usable]))
+    live = [(s, ends.get(id(s), e)) for s, e in usable]
+    v.extend(_capacity(instance, live))
+    v.extend(_host_capacity(instance, live))
     return v
 
 
@@ -243,3 +245,41 @@ def _gpu_problem(instance: Instance, active: list[Segment], memory_gb: float) ->
     if mem > memory_gb + 1e-9:
         return f"shared jobs {jobs} need {mem:g} GB, the GPU has {memory_gb:g} GB"
     return None
+
+
+def _host_capacity(instance: Instance, segs: list[tuple[Segment, float]]) -> list[Violation]:
+    """Node-by-node sweep of the CPU cores and DRAM the running segments hold (E3), on
+    the nodes that state them; a configuration that states none holds none."""
+    uses: dict[str, list[tuple[float, float, Segment]]] = defaultdict(list)
+    for s, end in segs:
+        if end > s.start and s.config.host_resources:
+            for n in s.node_ids:
+                uses[n].append((s.start, end, s))
+    out: list[Violation] = []
+    for node_id in sorted(uses):
+        node = instance.node(node_id)
+        if node.cpu_cores is None and node.dram_gb is None:
+            continue
+        events = sorted(
+            [(a, 1, s) for a, _, s in uses[node_id]] + [(b, 0, s) for _, b, s in uses[node_id]],
+            key=lambda e: (e[0], e[1]),
+        )  # ends before starts at the same instant
+        active: list[Segment] = []
+        reported: set[tuple[str, ...]] = set()
+        for t, kind, s in events:
+            if kind == 0:
+                active.remove(s)
+                continue
+            active.append(s)
+            cpus = sum(x.config.cpus_per_node for x in active)
+            dram = sum(x.config.dram_per_node for x in active)
+            jobs = tuple(sorted(x.job for x in active))
+            problem = None
+            if node.cpu_cores is not None and cpus > node.cpu_cores:
+                problem = f"jobs {list(jobs)} hold {cpus} CPU cores, it has {node.cpu_cores}"
+            elif node.dram_gb is not None and dram > node.dram_gb + 1e-9:
+                problem = f"jobs {list(jobs)} hold {dram:g} GB of DRAM, it has {node.dram_gb:g}"
+            if problem and jobs not in reported:
+                reported.add(jobs)
+                out.append(Violation("host-capacity", s.job, t, f"node {node_id!r}: {problem}"))
+    return out

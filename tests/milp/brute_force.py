@@ -68,6 +68,11 @@ def _fits(inst: Instance, chosen: dict[str, Schedule], slots: int) -> bool:
         )
         if exclusive + _shared_gpus(tenants, mem, inst.max_share) > node.num_gpus:
             return False
+        running = [s[t] for s in chosen.values() if s[t] is not None]
+        if node.cpu_cores is not None and sum(c.cpus or 0 for c in running) > node.cpu_cores:
+            return False
+        if node.dram_gb is not None and sum(c.dram_gb or 0 for c in running) > node.dram_gb:
+            return False
     return True
 
 
