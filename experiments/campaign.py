@@ -8,7 +8,7 @@ time_limit = 10.0                  # seconds per MILP solve (milp, clairvoyant)
 
 [[scenarios]]
 name = "synthetic"                 # label prefix (default: the generator)
-generator = "synthetic"            # synthetic | realdata | file | suite
+generator = "synthetic"            # synthetic | realdata | synergy | file | suite
 nodes = 10                         # fixed parameters of the generator's spec
 jobs = 60
 [scenarios.grid]                   # every combination of these values is one scenario
@@ -44,6 +44,7 @@ from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthet
 from instances.generators.common import check_relaunch
 from instances.generators.realdata import cluster_mix
 from instances.generators.suite import suite_specs
+from instances.generators.synergy import SynergySpec, synergy
 
 # runs that are not a policy in the engine but a reference solved per scenario
 REFERENCES = ("clairvoyant",)
@@ -52,7 +53,11 @@ MAX_TIME_LIMIT = 86_400.0  # a day per MILP solve
 MAX_SEEDS = 10_000
 MAX_SCENARIOS = 10_000
 _TOP_KEYS = {"name", "description", "policies", "seeds", "time_limit", "scenarios"}
-_SPECS: dict[str, type] = {"synthetic": SyntheticSpec, "realdata": RealDataSpec}
+_SPECS: dict[str, type] = {
+    "synthetic": SyntheticSpec,
+    "realdata": RealDataSpec,
+    "synergy": SynergySpec,
+}
 _OWN_KEYS = {"name", "generator", "grid"}
 _EXTRA_KEYS = {"file": {"path", "slot"}, "suite": {"instances", "slot", "relaunch"}}
 
@@ -90,7 +95,7 @@ class Scenario:
         return inst.replace(slot=p["slot"]) if p.get("slot") is not None else inst
 
 
-_GENERATE: dict[str, Any] = {"synthetic": synthetic, "realdata": real_data}
+_GENERATE: dict[str, Any] = {"synthetic": synthetic, "realdata": real_data, "synergy": synergy}
 
 
 def _suite(name: str, relaunch: str | None = None) -> Instance:

@@ -29,6 +29,7 @@ from instances.bundled import bundled, bundled_names
 from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_data, synthetic
 from instances.generators.realdata import cluster_mix
 from instances.generators.suite import milp_suite
+from instances.generators.synergy import SHAPES, SynergySpec, synergy
 from milp import MilpError
 from validation.check import relaunch_notes
 from validation.evaluate import evaluate
@@ -118,8 +119,23 @@ def cmd_generate(args: argparse.Namespace) -> int:
             write_instance(inst, out / f"{inst.name}.json")
         print(f"wrote {len(suite)} suite instances to {out}/")
         return 0
+    if args.kind == "synergy":
+        spec = SynergySpec(
+            jobs=args.jobs,
+            nodes=args.nodes,
+            shape=args.shape,
+            rate=args.jobs_per_hour,
+            early_stopping=args.early_stopping or "none",
+            tardiness=args.tardiness,
+            slot=args.slot,
+            relaunch=args.relaunch,
+        )
+        inst = synergy(spec, seed=args.seed, name=args.name)
+        write_instance(inst, args.out)
+        print(f"wrote {args.out}: {inst.name}, {len(inst.nodes)} nodes, {len(inst.jobs)} jobs")
+        return 0
     common = dict(
-        early_stopping=args.early_stopping,
+        early_stopping=args.early_stopping or "uniform",
         tardiness=args.tardiness,
         slot=args.slot,
         sharing=not args.no_sharing,
@@ -177,6 +193,9 @@ _seconds = _option(
     "a number of seconds",
     lambda v: math.isfinite(v) and v > 0,
     "a positive number of seconds",
+)
+_positive_float = _option(
+    float, "a number", lambda v: math.isfinite(v) and v > 0, "a positive number"
 )
 _count_seconds = _option(
     float,
@@ -341,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_evaluate)
 
     g = sub.add_parser("generate", help="write a seeded instance file")
-    g.add_argument("kind", choices=("synthetic", "realdata", "suite"))
+    g.add_argument("kind", choices=("synthetic", "realdata", "synergy", "suite"))
     g.add_argument("--out", required=True)
     g.add_argument("--seed", type=_count, default=0)
     g.add_argument("--name", default=None)
@@ -354,7 +373,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--jobs", type=_positive_int, default=10)
     g.add_argument("--start", type=_count, default=0, help="realdata: first Philly job index")
     g.add_argument("--rate", choices=("high", "exponential", "low"), default="exponential")
-    g.add_argument("--early-stopping", choices=FAMILIES, default="uniform")
+    g.add_argument(
+        "--early-stopping",
+        choices=FAMILIES,
+        default=None,
+        help="default: uniform (synthetic, realdata), none (synergy, as Synergy's setting)",
+    )
+    g.add_argument(
+        "--shape",
+        choices=sorted(SHAPES),
+        default="synergy",
+        help="synergy: the 8 x V100 servers' CPU cores and DRAM (Synergy's or Alibaba's)",
+    )
+    g.add_argument(
+        "--jobs-per-hour",
+        type=_positive_float,
+        default=9.0,
+        help="synergy: Poisson arrival rate (Synergy's example: 9)",
+    )
     g.add_argument("--tardiness", choices=("worst_case", "expected"), default="worst_case")
     g.add_argument("--slot", type=float, default=None)
     g.add_argument("--no-sharing", action="store_true")

@@ -21,6 +21,10 @@ _POLICIES: dict[str, str] = {
     "static": "heuristic.static:StaticPolicy",
     "optimus": "heuristic.optimus:OptimusPolicy",
     "gandiva": "heuristic.gandiva:GandivaPolicy",
+    "synergy": "heuristic.synergy:SynergyPolicy",
+    "synergy-greedy": "heuristic.synergy:SynergyGreedyPolicy",
+    "synergy-proportional": "heuristic.synergy:SynergyProportionalPolicy",
+    "synergy-opt": "heuristic.synergy:SynergyOptPolicy",
 }
 
 
