@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from instances import GpuRef, Instance, Plan, Segment
@@ -194,6 +195,25 @@ def relaunch_notes(instance: Instance, plan: Plan) -> list[Violation]:
     return out
 
 
+def _starts(
+    uses: list[tuple[float, float, Segment]],
+) -> Iterator[tuple[float, Segment, list[Segment]]]:
+    """At each segment's start, in time order: the time, the segment and the segments
+    running then (itself included). Ends come before starts at the same instant: a
+    resource freed at ``t`` is free for a segment starting at ``t``."""
+    events = sorted(
+        [(a, 1, s) for a, _, s in uses] + [(b, 0, s) for _, b, s in uses],
+        key=lambda e: (e[0], e[1]),
+    )
+    active: list[Segment] = []
+    for t, kind, s in events:
+        if kind == 0:
+            active.remove(s)
+            continue
+        active.append(s)
+        yield t, s, active
+
+
 def _capacity(instance: Instance, segs: list[tuple[Segment, float]]) -> list[Violation]:
     """GPU-by-GPU sweep: exclusive use, or shared within slot count and memory."""
     # A multi-node segment reserves every GPU of its nodes.
@@ -212,17 +232,8 @@ def _capacity(instance: Instance, segs: list[tuple[Segment, float]]) -> list[Vio
     out: list[Violation] = []
     for ref in sorted(uses):
         gpu = instance.gpu(instance.node(ref[0]).gpu_type)
-        events = sorted(
-            [(a, 1, s) for a, _, s in uses[ref]] + [(b, 0, s) for _, b, s in uses[ref]],
-            key=lambda e: (e[0], e[1]),
-        )  # ends before starts at the same instant
-        active: list[Segment] = []
         reported: set[tuple[str, ...]] = set()
-        for t, kind, s in events:
-            if kind == 0:
-                active.remove(s)
-                continue
-            active.append(s)
+        for t, s, active in _starts(uses[ref]):
             problem = _gpu_problem(instance, active, gpu.memory_gb)
             key = tuple(sorted(x.job for x in active))
             if problem and key not in reported:
@@ -260,17 +271,8 @@ def _host_capacity(instance: Instance, segs: list[tuple[Segment, float]]) -> lis
         node = instance.node(node_id)
         if node.cpu_cores is None and node.dram_gb is None:
             continue
-        events = sorted(
-            [(a, 1, s) for a, _, s in uses[node_id]] + [(b, 0, s) for _, b, s in uses[node_id]],
-            key=lambda e: (e[0], e[1]),
-        )  # ends before starts at the same instant
-        active: list[Segment] = []
         reported: set[tuple[str, ...]] = set()
-        for t, kind, s in events:
-            if kind == 0:
-                active.remove(s)
-                continue
-            active.append(s)
+        for t, s, active in _starts(uses[node_id]):
             cpus = sum(x.config.cpus_per_node for x in active)
             dram = sum(x.config.dram_per_node for x in active)
             jobs = tuple(sorted(x.job for x in active))
