@@ -51,6 +51,7 @@ from typing import Any
 import highspy
 import numpy as np
 
+from heuristic.choice import first_placement
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
 from heuristic.static import requested_configs
@@ -65,11 +66,12 @@ def proportional_config(inst: Instance, job: Job, node: Node) -> Config | None:
     """The job's level that a GPU-proportional share of ``node`` gives it: the fastest
     of its requested-size configurations within ``floor(cores·g/G)`` cores and
     ``DRAM·g/G`` GB (the most resources on a tie: what the share hands out). A node
-    that states no cores or DRAM gives as much as asked."""
+    that states no cores or DRAM gives as much as asked. Where every level the node
+    can host holds more than the share (a file's levels need not straddle it), the one
+    holding the fewest cores, then the least DRAM, stands in for it."""
     best: tuple[float, tuple[int, float], Config] | None = None
-    for c in levels(inst, job):
-        if not fits_node(c, node):
-            continue
+    hostable = [c for c in levels(inst, job) if fits_node(c, node)]
+    for c in hostable:
         g = c.gpus_per_node
         if node.cpu_cores is not None and c.cpus_per_node > node.cpu_cores * g // node.num_gpus:
             continue
@@ -78,7 +80,9 @@ def proportional_config(inst: Instance, job: Job, node: Node) -> Config | None:
         key = (inst.epoch_time(job, c), (-(c.cpus or 0), -(c.dram_gb or 0.0)), c)
         if best is None or key[:2] < best[:2]:
             best = key
-    return None if best is None else best[2]
+    if best is None:
+        return min(hostable, key=lambda c: (c.cpus or 0, c.dram_gb or 0.0, c), default=None)
+    return best[2]
 
 
 def levels(inst: Instance, job: Job) -> list[Config]:
@@ -177,8 +181,9 @@ class SynergyPolicy:
         for s in jobs:
             if s.allocation is not None:
                 occ.release(s.job.id)
+        plain = [s for s in jobs if best_case(inst, s.job) is None]
         chosen = self.select(inst, jobs)
-        picked = {s.job.id for s in chosen}
+        picked = {s.job.id for s in chosen} | {s.job.id for s in plain}
         # the others, in order, backfill what the chosen leave (fragmentation can leave
         # GPUs that no chosen job can use): work-conserving
         rest = [s for s in self._ordered(jobs) if s.job.id not in picked]
@@ -200,6 +205,8 @@ class SynergyPolicy:
             for s in new:
                 target = targets.get(s.job.id) if revert else best_case(inst, s.job)
                 self._place(r, s, target, revert=revert)
+        for s in plain:
+            _place_plain(r, s)
         if self.allocation in ("tune", "opt"):
             for s in chosen:
                 self._raise(r, s, targets.get(s.job.id))
@@ -286,6 +293,15 @@ class SynergyPolicy:
             r.placed[s.job.id] = raised
         else:
             r.occ.place(s.job, alloc)
+
+
+def _place_plain(r: _Round, s: JobStatus) -> None:
+    """A job with no one-node level of its requested size (only shared slots, or whole
+    nodes): Synergy has no rule for it, so it runs as ``static`` runs it, last."""
+    if s.allocation is not None and r.occ.why_not(s.job, s.allocation) is None:
+        _put(r, s.job, s.allocation)
+        return
+    _put(r, s.job, first_placement(r.occ, s.job, requested_configs(r.inst, s.job)))
 
 
 def _put(r: _Round, job: Job, alloc: Allocation | None) -> None:

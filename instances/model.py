@@ -581,10 +581,10 @@ class Instance:
 
     def hosts(self, cfg: Config) -> bool:
         """Whether some node (or set of whole nodes) of the cluster can ever host ``cfg``."""
-        nodes = [n for n in self.nodes_by_type.get(cfg.gpu_type, ()) if fits_node(cfg, n)]
-        if cfg.nodes == 1:
-            return bool(nodes)
-        return len(nodes) >= cfg.nodes
+        nodes = self.nodes_by_type.get(cfg.gpu_type, ())
+        if cfg.nodes == 1:  # short-circuits: called per job and configuration
+            return any(fits_node(cfg, n) for n in nodes)
+        return sum(1 for n in nodes if fits_node(cfg, n)) >= cfg.nodes
 
     @cached_property
     def _allowed(self) -> dict[str, tuple[Config, ...]]:

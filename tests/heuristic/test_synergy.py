@@ -130,3 +130,33 @@ def test_with_no_cpu_sensitivity_tune_runs_as_proportional():
         return sorted((s.job, s.start, s.end, s.gpus) for s in plan)
 
     assert timing("synergy") == timing("synergy-proportional")
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_jobs_synergy_has_no_rule_for_still_run(name):
+    # a job with only shared slots, one with only whole nodes, and one whose every
+    # level holds more than its node's share: each runs (the engine would otherwise
+    # wake every round for ever)
+    from instances import GpuType, Instance, Node
+
+    v100 = GpuType("v100", 32.0, 300.0)
+    nodes = (
+        Node("a", "v100", 4, cpu_cores=4, dram_gb=100.0),
+        Node("b", "v100", 4, cpu_cores=4, dram_gb=100.0),
+    )
+
+    def job(i: str, times: dict) -> Job:
+        return Job(i, 0.0, 10.0, EpochDistribution.deterministic(2.0), times, 4.0)
+
+    inst = Instance(
+        (v100,),
+        nodes,
+        (
+            job("shared", {Config("v100", 1, shared=True): 0.5}),
+            job("whole", {Config("v100", 8, nodes=2): 0.2}),
+            job("hungry", {Config("v100", 1, cpus=3, dram_gb=60.0): 0.4}),
+        ),
+    )
+    run = simulate(inst, make_policy(name, seed=0), mode="rollout")
+    assert set(run.completions) == {"shared", "whole", "hungry"}
+    assert check_plan(inst, run.plan) == []
