@@ -47,7 +47,22 @@ def _with_requests(doc: dict) -> dict:
     return doc
 
 
+def _with_host(doc: dict) -> dict:
+    """The document with CPU cores and DRAM (E3) on every node and on the first job's
+    configurations (the others state none: a mix the model allows), and CPU power
+    charged, so that mutants reach those fields too."""
+    doc = json.loads(json.dumps(doc))
+    doc["cpu_power_w"] = 5.0
+    for node in doc["nodes"]:
+        node.update(cpu_cores=64, dram_gb=512.0)
+    for job in doc["jobs"][:1]:
+        for c in job["configs"]:
+            c.update(cpus=2 * c.get("nodes", 1), dram_gb=16.0 * c.get("nodes", 1))
+    return doc
+
+
 BASES = {name: base_document(name) for name in ("tiny", "small")}
+BASES["tiny-host"] = _with_host(BASES["tiny"])
 BASES["tiny-requested"] = _with_requests(BASES["tiny"])
 # the bundled files carry each job's overhead; this base has the instance's default too
 BASES["tiny-relaunch"] = {**BASES["tiny"], "relaunch_hours": 0.05, "suspend_hours": 0.001}
@@ -99,11 +114,14 @@ def test_a_mutated_instance_is_refused_naming_the_field_or_sound(case):
     _accepted_is_sound(inst)
 
 
-def _every_mutant_refused_naming_or_sound(base: str, fields: tuple[str, ...]) -> int:
+def _every_mutant_refused_naming_or_sound(
+    base: str, fields: tuple[str, ...], also_named: tuple[str, ...] = ()
+) -> int:
     """Mutates every path of ``base`` that holds one of ``fields``, every way the fuzzer
-    knows: a refusal names one of the fields, an accepted mutant gives finite figures.
-    Returns how many paths it mutated."""
+    knows: a refusal names one of the fields (or of ``also_named``), an accepted mutant
+    gives finite figures. Returns how many paths it mutated."""
     where = [p for p in PATHS[base] if any(f in p for f in fields)]
+    fields = (*fields, *also_named)
     for path in where:
         for op in OPS:
             for value in NASTY:
@@ -129,6 +147,14 @@ def test_every_mutant_of_a_relaunch_overhead_is_refused_naming_it_or_sound():
     fields = ("relaunch_hours", "suspend_hours")
     # the instance's two and three jobs' relaunch
     assert _every_mutant_refused_naming_or_sound("tiny-relaunch", fields) == 5
+
+
+def test_every_mutant_of_cores_dram_or_cpu_power_is_refused_naming_it_or_sound():
+    """E3's fields: nodes' `cpu_cores` and `dram_gb`, configurations' `cpus` and
+    `dram_gb`, the instance's `cpu_power_w`. A refusal may also name the job's
+    `configs` (no configuration left that a node can feed)."""
+    fields = ("cpu_cores", "dram_gb", "cpus", "cpu_power_w")
+    assert _every_mutant_refused_naming_or_sound("tiny-host", fields, ("configs",)) > 10
 
 
 PLAN = plan_to_dict(rollout(instance_from_dict(BASES["tiny"]), make_policy("fifo")))
