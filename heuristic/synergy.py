@@ -425,50 +425,47 @@ def _reference_share(inst: Instance, job: Job) -> Config | None:
 
 def _lp1_rows(
     inst: Instance, jobs: Iterable[Job], current: Mapping[str, Config]
-) -> list[tuple[Job, Config, float]]:
+) -> list[tuple[Job, Config, float, float]]:
+    """(job, level, its W, W plus the current level's tie-breaking bonus) for every
+    level at or above the job's share."""
     out = []
     for job in jobs:
         share = _reference_share(inst, job)
         for c in levels(inst, job):
-            w = normalised_throughput(inst, job, c)
+            w = 1.0 if share is None else inst.epoch_time(job, share) / inst.epoch_time(job, c)
             if share is not None and w < 1.0 - 1e-12:
                 continue  # never below the proportional share
-            out.append((job, c, w + (1e-6 if current.get(job.id) == c else 0.0)))
+            out.append((job, c, w, w + (1e-6 if current.get(job.id) == c else 0.0)))
     return out
 
 
 def _solve_lp1(
-    inst: Instance, rows: list[tuple[Job, Config, float]], occ: Occupancy
+    inst: Instance, rows: list[tuple[Job, Config, float, float]], occ: Occupancy
 ) -> tuple[float, dict[str, Config]]:
-    ids = sorted({j.id for j, _, _ in rows})
+    ids = sorted({r[0].id for r in rows})
     index = {j: k for k, j in enumerate(ids)}
     n = len(rows)
     a_one = np.zeros((len(ids), n))
-    for col, (job, _, _) in enumerate(rows):
-        a_one[index[job.id], col] = 1.0
+    for col, row in enumerate(rows):
+        a_one[index[row[0].id], col] = 1.0
     constraints: list[tuple[np.ndarray, float, float]] = [(a_one, 1.0, 1.0)]
-    # cluster-wide cores and DRAM, over the nodes that state them (the others are
-    # unlimited, so a job that could run there is not bounded: counted at 0)
-    cpus = sum(occ.cpus_free.values())
-    dram = sum(occ.dram_free.values())
+    # cluster-wide cores and DRAM, only where every node states both: a node that
+    # states none is unlimited, and so is then the cluster's total
     limited = all(n.cpu_cores is not None and n.dram_gb is not None for n in inst.nodes)
     if limited:
-        constraints.append((np.array([[c.cpus or 0 for _, c, _ in rows]]), -np.inf, cpus))
-        constraints.append(
-            (np.array([[c.dram_gb or 0.0 for _, c, _ in rows]]), -np.inf, dram + 1e-9)
-        )
-    x = _highs_binary_max(np.array([w for _, _, w in rows]), constraints)
+        cpus = sum(occ.cpus_free.values())
+        dram = sum(occ.dram_free.values())
+        constraints.append((np.array([[r[1].cpus or 0 for r in rows]]), -np.inf, cpus))
+        constraints.append((np.array([[r[1].dram_gb or 0.0 for r in rows]]), -np.inf, dram + 1e-9))
+    x = _highs_binary_max(np.array([r[3] for r in rows]), constraints)
     if x is None:  # the shares alone exceed what is free: everyone at the share
         choice = {}
-        for job, c, _ in rows:
+        for job, c, _, _ in rows:
             share = _reference_share(inst, job)
             choice[job.id] = share if share is not None else c
         return float(len(ids)), choice
-    choice = {rows[col][0].id: rows[col][1] for col in range(n) if x[col] > 0.5}
-    value = sum(
-        normalised_throughput(inst, rows[col][0], rows[col][1]) for col in range(n) if x[col] > 0.5
-    )
-    return float(value), choice
+    taken = [r for col, r in enumerate(rows) if x[col] > 0.5]
+    return float(sum(r[2] for r in taken)), {r[0].id: r[1] for r in taken}
 
 
 def _highs_binary_max(
@@ -498,11 +495,6 @@ def _highs_binary_max(
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
     return np.asarray(h.getSolution().col_value, dtype=float)
-
-
-def tune_throughput(inst: Instance, placed: Mapping[str, Allocation]) -> float:
-    """The total normalised throughput of a round's allocations (for LP1's bound)."""
-    return sum(normalised_throughput(inst, inst.job(j), a.config) for j, a in placed.items())
 
 
 class SynergyGreedyPolicy(SynergyPolicy):
