@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, total_ordering
 from typing import Any, Literal
 
 from instances.distribution import EpochDistribution
@@ -135,6 +135,7 @@ class Node:
 ConfigKind = Literal["exclusive", "multi_node", "shared"]
 
 
+@total_ordering
 @dataclass(frozen=True)
 class Config:
     """How a job runs: ``gpus`` GPUs of ``gpu_type`` over ``nodes`` nodes, or a shared slot.
@@ -192,15 +193,6 @@ class Config:
 
     def __lt__(self, other: Config) -> bool:
         return self._key() < other._key()
-
-    def __le__(self, other: Config) -> bool:
-        return self._key() <= other._key()
-
-    def __gt__(self, other: Config) -> bool:
-        return self._key() > other._key()
-
-    def __ge__(self, other: Config) -> bool:
-        return self._key() >= other._key()
 
     @property
     def host_resources(self) -> bool:
