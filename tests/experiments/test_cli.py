@@ -1,7 +1,9 @@
 import json
 
+import pytest
+
 from experiments.cli import main
-from instances import read_plan
+from instances import read_instance, read_plan
 from instances.bundled import bundled
 from tests.conftest import DATA
 from validation.evaluate import evaluate
@@ -41,6 +43,22 @@ def test_generate_solve_evaluate_round_trip(tmp_path, capsys):
     assert solved.split("TOTAL")[1].split("\n")[0] == evaluated.split("TOTAL")[1].split("\n")[0]
     assert json.loads(plan.read_text())["policy"] == "fifo"
     assert len(read_plan(plan)) > 0
+
+
+def test_generate_synergy_writes_its_setting_and_refuses_a_bad_rate(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    args = ["generate", "synergy", "--nodes", "2", "--jobs", "5", "--seed", "1"]
+    assert main([*args, "--shape", "alibaba", "--out", str(out)]) == 0
+    inst = read_instance(out)
+    assert all(n.cpu_cores == 96 and n.dram_gb == 768.0 for n in inst.nodes)
+    assert all(c.cpus for j in inst.jobs for c in j.epoch_times)
+    assert main(["solve", str(out), "--policy", "synergy"]) == 0
+    assert "TOTAL" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main([*args, "--jobs-per-hour", "nan", "--out", str(tmp_path / "t.json")])
+    assert exc.value.code == 2
+    assert "--jobs-per-hour" in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()
 
 
 def test_bad_instance_is_a_clean_error(capsys):
