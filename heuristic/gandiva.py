@@ -214,7 +214,7 @@ class GandivaPolicy:
     ) -> Allocation | None:
         """Where the job runs on free GPUs: a node of its affinity (least loaded), an
         empty node, any node (best fit); a multi-node configuration takes whole nodes."""
-        single = [c for c in cfgs if c.nodes == 1 and not c.shared]
+        single = [c for c in cfgs if c.one_node]
         for step in ("affinity", "empty", "any"):
             best: tuple[tuple[float, int], Node, Config] | None = None
             for cfg in single:
@@ -235,8 +235,9 @@ class GandivaPolicy:
                 _, node, cfg = best
                 gpus = sorted(occ.free[node.id])[: cfg.gpus]
                 return Allocation(cfg, tuple((node.id, g) for g in gpus))
-        for cfg in cfgs:  # whole nodes, or a shared slot for a job that has only those
-            if (cfg.nodes > 1 or cfg.shared) and (alloc := occ.find(job, cfg)) is not None:
+        # whole nodes, spread GPUs (E4), or a shared slot, for a job with only those
+        for cfg in cfgs:
+            if not cfg.one_node and (alloc := occ.find(job, cfg)) is not None:
                 return alloc
         return None
 
@@ -319,7 +320,7 @@ class GandivaPolicy:
         """Free a node for a job of several GPUs by moving the one-node jobs of the node
         closest to fitting it onto other nodes of its type, if they all fit there."""
         inst, occ, present, assign = d.inst, d.occ, d.present, d.assign
-        for cfg in (c for c in cfgs if c.nodes == 1 and c.gpus > 1):
+        for cfg in (c for c in cfgs if c.one_node and c.gpus > 1):
             nodes = [n for n in inst.nodes_by_type.get(cfg.gpu_type, ()) if n.num_gpus >= cfg.gpus]
             total = sum(len(occ.free[n.id]) for n in inst.nodes_by_type.get(cfg.gpu_type, ()))
             if total < cfg.gpus:
@@ -353,12 +354,7 @@ class GandivaPolicy:
 
     def _movable(self, occ: Occupancy, present: Mapping[str, JobStatus], job_id: str) -> bool:
         alloc = occ.owner[job_id]
-        return (
-            job_id in present
-            and not alloc.config.shared
-            and alloc.config.nodes == 1
-            and not self._in_group(job_id)
-        )
+        return job_id in present and alloc.config.one_node and not self._in_group(job_id)
 
     # -- migration, packs, grow-shrink ------------------------------------------------------
     def _move_sliced_to_free(
@@ -434,8 +430,7 @@ class GandivaPolicy:
             alloc = assign.get(job_id, s.allocation)
             if (
                 alloc is None
-                or alloc.config.shared
-                or alloc.config.nodes > 1
+                or not alloc.config.one_node
                 or any(job_id in p for p in self._packs.values())
             ):
                 continue
@@ -446,8 +441,7 @@ class GandivaPolicy:
                 c
                 for c in inst.allowed_configs(s.job)
                 if c.gpu_type == cfg.gpu_type
-                and not c.shared
-                and c.nodes == 1
+                and c.one_node
                 and cfg.gpus < c.gpus <= cfg.gpus + room
                 and _saves(inst, s, cfg, c)
             ]

@@ -1,5 +1,6 @@
-"""Which GPUs (and, where nodes state them, CPU cores and DRAM) of the cluster are in
-use, and best-fit placement of a configuration.
+"""Which GPUs (and, where nodes state them, CPU cores and DRAM, and where the instance
+has a topology, link bandwidth) of the cluster are in use, and best-fit placement of a
+configuration.
 
 Nodes are bucketed by GPU type and number of free GPUs so that a best-fit search costs
 O(max GPUs per node), not O(nodes): the STS benchmarks run 16,000 nodes.
@@ -11,7 +12,9 @@ import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from instances import Config, GpuRef, Instance, Job
+from heuristic.spread import consolidated
+from instances import Config, GpuRef, Instance, Job, LinkId
+from instances.topology import within
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ class Occupancy:
         self.dram_free: dict[str, float] = {
             n.id: n.dram_gb for n in instance.nodes if n.dram_gb is not None
         }
+        # E4: bandwidth left on every link of the topology (none without one)
+        net = instance.network
+        self.link_free: dict[LinkId, float] = dict(net.capacity) if net is not None else {}
 
     def copy(self) -> Occupancy:
         new = copy.copy(self)
@@ -58,7 +64,28 @@ class Occupancy:
         new.owner = dict(self.owner)
         new.cpus_free = dict(self.cpus_free)
         new.dram_free = dict(self.dram_free)
+        new.link_free = dict(self.link_free)
         return new
+
+    def links_fit(self, cfg: Config, node_ids: tuple[str, ...]) -> bool:
+        """Whether every link between these nodes has the bandwidth ``cfg`` holds (E4)."""
+        net = self.instance.network
+        if not cfg.distributed or net is None:
+            return True
+        need = (cfg.net_gbps or 0.0) - 1e-9
+        return all(self.link_free[k] >= need for k in net.links(node_ids))
+
+    def _hold_links(self, alloc: Allocation, sign: int) -> None:
+        net = self.instance.network
+        if alloc.config.distributed and net is not None:
+            for k in net.links(_nodes_of(alloc)):
+                self.link_free[k] -= sign * (alloc.config.net_gbps or 0.0)
+
+    def _per_node(self, alloc: Allocation) -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        for node_id, idx in alloc.gpus:
+            out.setdefault(node_id, set()).add(idx)
+        return out
 
     def host_fits(self, node_id: str, cfg: Config) -> bool:
         """Whether the node has the CPU cores and DRAM one node of ``cfg`` holds (E3)."""
@@ -120,6 +147,14 @@ class Occupancy:
             for node_id in _nodes_of(alloc):
                 if len(self.free[node_id]) != inst.node(node_id).num_gpus:
                     return f"node {node_id!r} is not wholly free for a multi-node job"
+        if cfg.distributed:
+            net = inst.network
+            assert net is not None and cfg.span is not None
+            span = net.span(_nodes_of(alloc))
+            if not within(span, cfg.span):
+                return f"its GPUs span the {span}, {cfg.label} keeps within one {cfg.span}"
+            if not self.links_fit(cfg, _nodes_of(alloc)):
+                return f"a link between its nodes lacks the {cfg.net_gbps:g} Gb/s of {cfg.label}"
         return None
 
     def place(self, job: Job, alloc: Allocation) -> None:
@@ -133,6 +168,10 @@ class Occupancy:
         elif cfg.nodes > 1:
             for node_id in _nodes_of(alloc):
                 self._take(node_id, set(self.free[node_id]))
+        elif cfg.distributed:
+            for node_id, idx in self._per_node(alloc).items():
+                self._take(node_id, idx)
+            self._hold_links(alloc, 1)
         else:
             self._take(alloc.gpus[0][0], {i for _, i in alloc.gpus})
         self._hold_host(alloc, 1)
@@ -151,6 +190,10 @@ class Occupancy:
         elif cfg.nodes > 1:
             for node_id in _nodes_of(alloc):
                 self._give(node_id, set(range(self.instance.node(node_id).num_gpus)))
+        elif cfg.distributed:
+            self._hold_links(alloc, -1)
+            for node_id, idx in self._per_node(alloc).items():
+                self._give(node_id, idx)
         else:
             self._give(alloc.gpus[0][0], {i for _, i in alloc.gpus})
 
@@ -175,6 +218,9 @@ class Occupancy:
             return self._find_shared(job, cfg)
         if cfg.nodes > 1:
             return self._find_whole_nodes(cfg)
+        if cfg.distributed:
+            refs = consolidated(self, cfg)
+            return None if refs is None else Allocation(cfg, refs)
         for node_id in self._nodes_with(cfg.gpu_type, cfg.gpus):
             if self.host_fits(node_id, cfg):
                 gpus = sorted(self.free[node_id])[: cfg.gpus]

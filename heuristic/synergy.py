@@ -87,7 +87,7 @@ def proportional_config(inst: Instance, job: Job, node: Node) -> Config | None:
 
 def levels(inst: Instance, job: Job) -> list[Config]:
     """The job's one-node configurations of its requested size: its CPU/DRAM levels."""
-    return [c for c in requested_configs(inst, job) if c.nodes == 1 and not c.shared]
+    return [c for c in requested_configs(inst, job) if c.one_node]
 
 
 def best_case(inst: Instance, job: Job) -> Config | None:
@@ -221,7 +221,7 @@ class SynergyPolicy:
         self, inst: Instance, s: JobStatus, current: Allocation, targets: Mapping[str, Config]
     ) -> bool:
         """Whether the job's current allocation is one this allocation rule would give."""
-        if current.config.shared or current.config.nodes > 1:
+        if not current.config.one_node:
             return False
         if self.allocation == "greedy":
             return current.config == best_case(inst, s.job)

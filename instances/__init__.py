@@ -23,21 +23,27 @@ from instances.model import (
     fits_node,
 )
 from instances.plan import GpuRef, Plan, Segment
+from instances.topology import Domain, LinkId, Network, Rack, Topology
 
 __all__ = [
     "Config",
+    "Domain",
     "EpochDistribution",
     "GpuRef",
     "GpuType",
     "Instance",
     "InstanceError",
     "Job",
+    "LinkId",
+    "Network",
     "Node",
     "Plan",
     "PlanError",
+    "Rack",
     "Requested",
     "Segment",
     "TardinessMode",
+    "Topology",
     "fits_node",
     "instance_from_dict",
     "instance_to_dict",

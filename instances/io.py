@@ -24,6 +24,7 @@ from instances.errors import InstanceError, PlanError
 from instances.limits import MAX_FILE_BYTES, MAX_NESTING, MAX_PLAN_HOURS, MIN_BLOCK_EPOCHS
 from instances.model import Config, GpuType, Instance, Job, Node, Requested, checked_epoch_time
 from instances.plan import Plan, Segment
+from instances.topology import Domain, Rack, Topology
 
 INSTANCE_FORMAT = "gpusched-instance/1"
 PLAN_FORMAT = "gpusched-plan/1"
@@ -147,6 +148,8 @@ def _config(path: str, d: dict[str, Any]) -> Config:
         shared=d.get("shared", False),
         cpus=d.get("cpus"),
         dram_gb=d.get("dram_gb"),
+        span=d.get("span"),
+        net_gbps=d.get("net_gbps"),
     )
     return result
 
@@ -249,8 +252,35 @@ def instance_from_dict(doc: Any) -> Instance:
         relaunch_hours=doc.get("relaunch_hours", 0.0),
         suspend_hours=doc.get("suspend_hours"),
         cpu_power_w=doc.get("cpu_power_w", 0.0),
+        topology=_topology(doc.get("topology")),
     )
     return inst
+
+
+def _topology(d: dict[str, Any] | None) -> Topology | None:
+    if d is None:
+        return None
+    racks = [_build(f"topology.racks[{i}]", Rack, **r) for i, r in enumerate(d["racks"])]
+    domains = [
+        _build(f"topology.domains[{i}]", Domain, **x) for i, x in enumerate(d.get("domains", []))
+    ]
+    topo: Topology = _build(
+        "topology", Topology, nic_gbps=d["nic_gbps"], racks=tuple(racks), domains=tuple(domains)
+    )
+    return topo
+
+
+def topology_to_dict(t: Topology) -> dict[str, Any]:
+    def rack(r: Rack) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": r.id, "uplink_gbps": r.uplink_gbps}
+        if r.domain is not None:
+            d["domain"] = r.domain
+        return d
+
+    doc: dict[str, Any] = {"nic_gbps": t.nic_gbps, "racks": [rack(r) for r in t.racks]}
+    if t.domains:
+        doc["domains"] = [{"id": x.id, "uplink_gbps": x.uplink_gbps} for x in t.domains]
+    return doc
 
 
 def instance_to_dict(inst: Instance) -> dict[str, Any]:
@@ -304,6 +334,8 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         doc["suspend_hours"] = inst.suspend_hours
     if inst.cpu_power_w > 0:
         doc["cpu_power_w"] = inst.cpu_power_w
+    if inst.topology is not None:
+        doc["topology"] = topology_to_dict(inst.topology)
     return doc
 
 
@@ -315,6 +347,9 @@ def config_to_dict(c: Config) -> dict[str, Any]:
         d["cpus"] = c.cpus
     if c.dram_gb is not None:
         d["dram_gb"] = c.dram_gb
+    if c.span is not None:
+        d["span"] = c.span
+        d["net_gbps"] = c.net_gbps
     return d
 
 

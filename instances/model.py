@@ -7,7 +7,6 @@ instance's currency. Every constructor validates its fields and raises
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property, total_ordering
@@ -15,12 +14,14 @@ from typing import Any, Literal
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
+from instances.fields import count as _count
+from instances.fields import ident as _ident
+from instances.fields import positive as _positive
 from instances.limits import (
     MAX_CPU_CORES,
     MAX_EPOCH_HOURS,
     MAX_GPUS_PER_NODE,
     MAX_HOURS,
-    MAX_ID_CHARS,
     MAX_JOBS,
     MAX_MEMORY_GB,
     MAX_NODES,
@@ -35,6 +36,7 @@ from instances.limits import (
     MIN_EPOCH_HOURS,
     MIN_SLOT_HOURS,
 )
+from instances.topology import SPANS, Network, Span, Topology, gbps, within
 
 TardinessMode = Literal["worst_case", "expected"]
 TARDINESS_MODES: tuple[str, ...] = ("worst_case", "expected")
@@ -51,47 +53,6 @@ def _check_overheads(obj: object, *names: str) -> None:
         if value is not None:
             hours = _positive(name, value, allow_zero=True, upper=MAX_RELAUNCH_HOURS)
             object.__setattr__(obj, name, hours)
-
-
-def _positive(
-    path: str, value: float, *, allow_zero: bool = False, upper: float | None = None
-) -> float:
-    """``value`` as a float in (0, upper] (or [0, upper]); else an error naming ``path``."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InstanceError(path, value, "must be a number")
-    try:
-        v = float(value)
-    except OverflowError:  # an integer beyond any float
-        v = math.inf
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise InstanceError(
-            path,
-            value,
-            "must be a positive number" if not allow_zero else "must be a non-negative number",
-        )
-    if upper is not None and v > upper:
-        raise InstanceError(path, value, f"must be at most {upper:g} (docs/model.md, bounds)")
-    return v
-
-
-def _count(path: str, value: Any, upper: int) -> int:
-    """A whole number in [1, upper]."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InstanceError(path, value, "must be a positive integer")
-    if value > upper:
-        raise InstanceError(path, value, f"must be at most {upper} (docs/model.md, bounds)")
-    return value
-
-
-def _ident(path: str, value: Any) -> str:
-    """An id or name: non-empty, printable (it reaches terminals, plots and pages)."""
-    if not isinstance(value, str) or not value.strip():
-        raise InstanceError(path, value, "must be a non-empty string")
-    if len(value) > MAX_ID_CHARS or not value.isprintable():
-        raise InstanceError(
-            path, value, f"must be at most {MAX_ID_CHARS} printable characters (no control codes)"
-        )
-    return value
 
 
 @dataclass(frozen=True)
@@ -132,7 +93,7 @@ class Node:
             _ident("rack", self.rack)
 
 
-ConfigKind = Literal["exclusive", "multi_node", "shared"]
+ConfigKind = Literal["exclusive", "multi_node", "shared", "distributed"]
 
 
 @total_ordering
@@ -148,6 +109,12 @@ class Config:
     ``cpus`` and ``dram_gb`` (E3, optional) are the CPU cores and host memory the job
     holds while it runs so, in all (split evenly over the nodes of a multi-node
     configuration; a shared tenant holds its own). Absent: it needs none that counts.
+
+    - distributed (E4, ``span`` given): ``gpus`` whole GPUs of the type on any nodes
+      within one rack, one domain or the cluster (``span``), as many per node as the
+      placer chooses, the rest of each node free for others. Spread over more than one
+      node, it holds ``net_gbps`` on every link between its nodes; its epoch time is
+      the one for the slowest spread its span allows (docs/model.md, E4).
     """
 
     gpu_type: str
@@ -156,11 +123,15 @@ class Config:
     shared: bool = False
     cpus: int | None = None
     dram_gb: float | None = None
+    span: Span | None = None
+    net_gbps: float | None = None
 
     def __post_init__(self) -> None:
         _ident("gpu_type", self.gpu_type)
         _count("nodes", self.nodes, MAX_NODES)
-        _count("gpus", self.gpus, MAX_GPUS_PER_NODE * self.nodes)
+        if self.span is not None or self.net_gbps is not None:
+            self._check_distributed()
+        _count("gpus", self.gpus, MAX_GPUS_PER_NODE * (MAX_NODES if self.span else self.nodes))
         if self.cpus is not None:
             _count("cpus", self.cpus, MAX_CPU_CORES * self.nodes)
             if self.cpus % self.nodes:
@@ -186,10 +157,42 @@ class Config:
                 f"(got gpus={self.gpus}, nodes={self.nodes})",
             )
 
-    def _key(self) -> tuple[str, int, int, bool, int, float]:
-        # absent CPU/DRAM sort first; an instance without them sorts as it always did
+    def _check_distributed(self) -> None:
+        if self.span not in SPANS[1:]:
+            raise InstanceError("span", self.span, f"must be one of {list(SPANS[1:])}")
+        if self.net_gbps is None:
+            raise InstanceError(
+                "net_gbps", None, "a distributed configuration (span) needs the Gb/s it holds"
+            )
+        object.__setattr__(self, "net_gbps", gbps("net_gbps", self.net_gbps))
+        for name, bad in (
+            ("nodes", self.nodes != 1),
+            ("shared", self.shared),
+            ("cpus", self.cpus is not None),
+            ("dram_gb", self.dram_gb is not None),
+        ):
+            if bad:
+                raise InstanceError(
+                    name,
+                    getattr(self, name),
+                    "a distributed configuration (span) places its GPUs itself: it states "
+                    "no node count, no sharing, no CPU cores and no DRAM",
+                )
+
+    def _key(self) -> tuple[str, int, int, bool, int, float, int, float]:
+        # absent CPU/DRAM and span sort first; an instance without them sorts as it did
         cpus = -1 if self.cpus is None else self.cpus
-        return (self.gpu_type, self.gpus, self.nodes, self.shared, cpus, self.dram_gb or -1.0)
+        span = -1 if self.span is None else SPANS.index(self.span)
+        return (
+            self.gpu_type,
+            self.gpus,
+            self.nodes,
+            self.shared,
+            cpus,
+            self.dram_gb or -1.0,
+            span,
+            self.net_gbps or -1.0,
+        )
 
     def __lt__(self, other: Config) -> bool:
         return self._key() < other._key()
@@ -213,7 +216,19 @@ class Config:
     def kind(self) -> ConfigKind:
         if self.shared:
             return "shared"
+        if self.span is not None:
+            return "distributed"
         return "multi_node" if self.nodes > 1 else "exclusive"
+
+    @property
+    def distributed(self) -> bool:
+        """Whether the placer chooses its nodes within a span (E4)."""
+        return self.span is not None
+
+    @property
+    def one_node(self) -> bool:
+        """Whether it is exclusive GPUs on one node (not shared, not spread)."""
+        return self.nodes == 1 and not self.shared and self.span is None
 
     @property
     def gpus_per_node(self) -> int:
@@ -221,10 +236,14 @@ class Config:
 
     @property
     def label(self) -> str:
-        """Short human name: ``v100x4``, ``v100x16/2n``, ``v100:shared``."""
+        """Short human name: ``v100x4``, ``v100x16/2n``, ``v100:shared``, ``v100x4@rack``."""
         if self.shared:
             return f"{self.gpu_type}:shared" + self._host_suffix()
         base = f"{self.gpu_type}x{self.gpus}"
+        if self.span is not None:
+            return f"{base}@{self.span}" + (
+                "" if self.net_gbps is None else f"/{self.net_gbps:g}gbps"
+            )
         if self.nodes > 1:
             base += f"/{self.nodes}n"
         return base + self._host_suffix()
@@ -242,6 +261,8 @@ def fits_node(cfg: Config, node: Node) -> bool:
     """Whether one node of ``cfg`` fits on ``node`` when it is empty: its type, its GPUs
     per node, and its CPU cores and DRAM per node where the node states them (a node
     that states none has as many as anything asks)."""
+    if cfg.distributed:  # any of its GPUs may sit on this node
+        return node.gpu_type == cfg.gpu_type
     return (
         node.gpu_type == cfg.gpu_type
         and node.num_gpus >= cfg.gpus_per_node
@@ -386,6 +407,8 @@ class Instance:
     suspend_hours: float | None = None
     # E3: busy power of one CPU core a configuration holds (W); 0: CPU energy not charged
     cpu_power_w: float = 0.0
+    # E4: racks, domains and link bandwidths; None: no network is modelled
+    topology: Topology | None = None
     # Derived lookups, built once.
     _gpu: dict[str, GpuType] = field(init=False, repr=False, compare=False)
     _node: dict[str, Node] = field(init=False, repr=False, compare=False)
@@ -437,6 +460,8 @@ class Instance:
                     n.gpu_type,
                     f"unknown GPU type (known: {sorted(self._gpu)})",
                 )
+        if self.topology is not None:
+            self._check_topology()
         weights = {}
         for i, j in enumerate(self.jobs):
             self._check_job(i, j)
@@ -453,10 +478,36 @@ class Instance:
             out[k] = it
         return out
 
+    def _check_topology(self) -> None:
+        assert self.topology is not None
+        if not isinstance(self.topology, Topology):
+            raise InstanceError("topology", self.topology, "must be a Topology")
+        racks = {r.id for r in self.topology.racks}
+        for i, n in enumerate(self.nodes):
+            if n.rack not in racks:
+                raise InstanceError(
+                    f"nodes[{i}].rack",
+                    n.rack,
+                    f"with a topology every node names one of its racks (known: {sorted(racks)})",
+                )
+
+    @cached_property
+    def network(self) -> Network | None:
+        """The topology joined with the nodes (E4), or ``None`` without a topology."""
+        if self.topology is None:
+            return None
+        return Network(self.topology, {n.id: n.rack for n in self.nodes if n.rack is not None})
+
     def _check_job(self, i: int, job: Job) -> None:
         hostable = 0
         for c, cfg in enumerate(job.epoch_times):
             where = f"jobs[{i}].configs[{c}]"
+            if cfg.distributed and self.topology is None:
+                raise InstanceError(
+                    f"{where}.span",
+                    cfg.span,
+                    "a distributed configuration needs the instance's topology (racks, links)",
+                )
             gpu = self._gpu.get(cfg.gpu_type)
             if gpu is None:
                 raise InstanceError(
@@ -574,9 +625,27 @@ class Instance:
     def hosts(self, cfg: Config) -> bool:
         """Whether some node (or set of whole nodes) of the cluster can ever host ``cfg``."""
         nodes = self.nodes_by_type.get(cfg.gpu_type, ())
+        if cfg.distributed:
+            return self._hosts_spread(cfg)
         if cfg.nodes == 1:  # short-circuits: called per job and configuration
             return any(fits_node(cfg, n) for n in nodes)
         return sum(1 for n in nodes if fits_node(cfg, n)) >= cfg.nodes
+
+    def _hosts_spread(self, cfg: Config) -> bool:
+        """Whether some set of nodes within the span of a distributed ``cfg`` has its
+        GPUs, on links that each carry its ``net_gbps`` (none needed on one node)."""
+        net = self.network
+        assert net is not None and cfg.span is not None and cfg.net_gbps is not None
+        for level in SPANS:
+            if not within(level, cfg.span):
+                break
+            for group in net.groups(level):
+                mine = [n for n in group if self._node[n].gpu_type == cfg.gpu_type]
+                if sum(self._node[n].num_gpus for n in mine) < cfg.gpus:
+                    continue
+                if all(net.capacity[k] >= cfg.net_gbps for k in net.links(mine)):
+                    return True
+        return False
 
     @cached_property
     def _allowed(self) -> dict[str, tuple[Config, ...]]:

@@ -272,6 +272,21 @@ def require_one_shared_shape(instance: Instance) -> None:
                 )
 
 
+def require_no_distributed(instance: Instance) -> None:
+    """A distributed configuration (E4) puts any number of its GPUs on each node and
+    holds link bandwidth: the model would need integer per-node GPU counts and a
+    variable per link, which it does not have. Refused with :class:`MilpError` rather
+    than solved wrong; the simulator's policies run such instances."""
+    for job in instance.jobs:
+        spread = [c.label for c in instance.allowed_configs(job) if c.distributed]
+        if spread:
+            raise MilpError(
+                f"job {job.id!r} has distributed configurations ({', '.join(spread)}): the "
+                "MILP places whole GPUs of one node or whole nodes only and models no links "
+                "(docs/model.md, E4); run it with a policy (gpusched online / compare)"
+            )
+
+
 def milp_data(
     instance: Instance,
     slots: int,
@@ -300,6 +315,7 @@ def milp_data(
     slot = require_slot(instance)
     require_no_suspend(instance)
     require_one_shared_shape(instance)
+    require_no_distributed(instance)
     mode = tardiness or instance.tardiness
     jobs = {}
     for job in instance.jobs:

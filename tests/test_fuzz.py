@@ -61,8 +61,32 @@ def _with_host(doc: dict) -> dict:
     return doc
 
 
+def _with_network(doc: dict) -> dict:
+    """The document with a topology (E4): two racks in one domain, a third node so that
+    a K80 job can spread over two racks, and the first job with distributed
+    configurations, so that mutants reach those fields too."""
+    doc = json.loads(json.dumps(doc))
+    doc["topology"] = {
+        "nic_gbps": 25.0,
+        "racks": [
+            {"id": "r0", "uplink_gbps": 40.0, "domain": "d0"},
+            {"id": "r1", "uplink_gbps": 40.0, "domain": "d0"},
+        ],
+        "domains": [{"id": "d0", "uplink_gbps": 20.0}],
+    }
+    doc["nodes"].append({"id": "n2", "gpu_type": "k80", "num_gpus": 4})
+    for node, rack in zip(doc["nodes"], ("r0", "r1", "r1"), strict=True):
+        node["rack"] = rack
+    doc["jobs"][0]["configs"] += [
+        {"gpu_type": "k80", "gpus": 12, "span": "domain", "net_gbps": 10.0, "epoch_time": 0.3},
+        {"gpu_type": "k80", "gpus": 4, "span": "rack", "net_gbps": 5.0, "epoch_time": 0.5},
+    ]
+    return doc
+
+
 BASES = {name: base_document(name) for name in ("tiny", "small")}
 BASES["tiny-host"] = _with_host(BASES["tiny"])
+BASES["tiny-net"] = _with_network(BASES["tiny"])
 BASES["tiny-requested"] = _with_requests(BASES["tiny"])
 # the bundled files carry each job's overhead; this base has the instance's default too
 BASES["tiny-relaunch"] = {**BASES["tiny"], "relaunch_hours": 0.05, "suspend_hours": 0.001}
@@ -155,6 +179,14 @@ def test_every_mutant_of_cores_dram_or_cpu_power_is_refused_naming_it_or_sound()
     `configs` (no configuration left that a node can feed)."""
     fields = ("cpu_cores", "dram_gb", "cpus", "cpu_power_w")
     assert _every_mutant_refused_naming_or_sound("tiny-host", fields, ("configs",)) > 10
+
+
+def test_every_mutant_of_the_network_is_refused_naming_it_or_sound():
+    """E4's fields: the topology's bandwidths, racks and domains, the nodes' racks, the
+    configurations' `span` and `net_gbps`. A refusal may also name the job's `configs`
+    (none left that the network can host) or `nodes` (a node's rack)."""
+    fields = ("topology", "rack", "span", "net_gbps", "domain", "uplink_gbps", "nic_gbps")
+    assert _every_mutant_refused_naming_or_sound("tiny-net", fields, ("configs",)) > 10
 
 
 PLAN = plan_to_dict(rollout(instance_from_dict(BASES["tiny"]), make_policy("fifo")))

@@ -4,7 +4,8 @@ Checked: known jobs and allowed configurations, release times, slot alignment, G
 exist and match the configuration's shape (one node, whole nodes of one type, one shared
 GPU), one configuration per job at a time, each job reaching its maximum epochs, and the
 capacity of every GPU at every instant (exclusive use, or at most ``K_max`` shared jobs
-whose memory fits), and of every node's CPU cores and DRAM where it states them (E3).
+whose memory fits), of every node's CPU cores and DRAM where it states them (E3), and
+of every network link, and each distributed segment's span (E4).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from instances import GpuRef, Instance, Plan, Segment
+from instances import GpuRef, Instance, LinkId, Plan, Segment
+from instances.topology import within
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
 
 
@@ -64,6 +66,14 @@ def _shape(inst: Instance, s: Segment) -> list[str]:
     want_gpus = 1 if cfg.shared else cfg.gpus
     if len(s.gpus) != want_gpus:
         out.append(f"config {cfg.label} needs {want_gpus} GPU(s), segment names {len(s.gpus)}")
+    elif cfg.distributed:
+        assert inst.network is not None and cfg.span is not None  # the instance checked
+        span = inst.network.span(per_node)
+        if not within(span, cfg.span):
+            out.append(
+                f"config {cfg.label} keeps its GPUs within one {cfg.span}, the segment's "
+                f"nodes {sorted(per_node)} span the {span}"
+            )
     elif len(per_node) != cfg.nodes:
         out.append(f"config {cfg.label} needs {cfg.nodes} node(s), segment uses {len(per_node)}")
     elif cfg.nodes > 1 and any(k != cfg.gpus_per_node for k in per_node.values()):
@@ -168,6 +178,7 @@ def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
     live = [(s, ends.get(id(s), e)) for s, e in usable]
     v.extend(_capacity(instance, live))
     v.extend(_host_capacity(instance, live))
+    v.extend(_link_capacity(instance, live))
     return v
 
 
@@ -285,3 +296,40 @@ def _host_capacity(instance: Instance, segs: list[tuple[Segment, float]]) -> lis
                 reported.add(jobs)
                 out.append(Violation("host-capacity", s.job, t, f"node {node_id!r}: {problem}"))
     return out
+
+
+def _link_capacity(instance: Instance, segs: list[tuple[Segment, float]]) -> list[Violation]:
+    """Link-by-link sweep of the bandwidth distributed segments hold (E4): each holds its
+    configuration's ``net_gbps`` on every link between its nodes."""
+    net = instance.network
+    if net is None:
+        return []
+    uses: dict[LinkId, list[tuple[float, float, Segment]]] = defaultdict(list)
+    for s, end in segs:
+        if end > s.start and s.config.distributed:
+            for link in net.links(s.node_ids):
+                uses[link].append((s.start, end, s))
+    out: list[Violation] = []
+    for link in sorted(uses):
+        cap = net.capacity[link]
+        reported: set[tuple[str, ...]] = set()
+        for t, s, active in _starts(uses[link]):
+            held = sum(x.config.net_gbps or 0.0 for x in active)
+            jobs = tuple(sorted(x.job for x in active))
+            if held > cap + 1e-9 and jobs not in reported:
+                reported.add(jobs)
+                out.append(
+                    Violation(
+                        "link-capacity",
+                        s.job,
+                        t,
+                        f"{_link_name(link)}: jobs {list(jobs)} hold "
+                        f"{held:g} Gb/s, it carries {cap:g}",
+                    )
+                )
+    return out
+
+
+def _link_name(link: LinkId) -> str:
+    kind, ident = link
+    return f"the NIC of node {ident!r}" if kind == "node" else f"the uplink of {kind} {ident!r}"

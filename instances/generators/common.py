@@ -13,6 +13,7 @@ import numpy as np
 from instances.errors import InstanceError
 from instances.generators.relaunch import RELAUNCH_MODES
 from instances.model import GpuType, Instance, Job, Node
+from instances.topology import Topology
 
 
 class CostOptions(Protocol):
@@ -60,6 +61,7 @@ def assemble(
     jobs: Sequence[Job],
     spec: CostOptions,
     name: str,
+    topology: Topology | None = None,
 ) -> Instance:
     return Instance(
         tuple(types),
@@ -70,6 +72,7 @@ def assemble(
         slot=spec.slot,
         max_share=spec.max_share,
         name=name,
+        topology=topology,
     )
 
 
