@@ -8,7 +8,7 @@ time_limit = 10.0                  # seconds per MILP solve (milp, clairvoyant)
 
 [[scenarios]]
 name = "synthetic"                 # label prefix (default: the generator)
-generator = "synthetic"            # synthetic | realdata | synergy | file | suite
+generator = "synthetic"            # synthetic | realdata | synergy | liquid | file | suite
 nodes = 10                         # fixed parameters of the generator's spec
 jobs = 60
 [scenarios.grid]                   # every combination of these values is one scenario
@@ -42,6 +42,7 @@ from heuristic.registry import policy_names
 from instances import Instance, InstanceError, read_instance
 from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthetic
 from instances.generators.common import check_relaunch
+from instances.generators.liquid import LiquidSpec, liquid
 from instances.generators.realdata import cluster_mix
 from instances.generators.suite import suite_specs
 from instances.generators.synergy import SynergySpec, synergy
@@ -57,6 +58,7 @@ _SPECS: dict[str, type] = {
     "synthetic": SyntheticSpec,
     "realdata": RealDataSpec,
     "synergy": SynergySpec,
+    "liquid": LiquidSpec,
 }
 _OWN_KEYS = {"name", "generator", "grid"}
 _EXTRA_KEYS = {"file": {"path", "slot"}, "suite": {"instances", "slot", "relaunch"}}
@@ -95,7 +97,12 @@ class Scenario:
         return inst.replace(slot=p["slot"]) if p.get("slot") is not None else inst
 
 
-_GENERATE: dict[str, Any] = {"synthetic": synthetic, "realdata": real_data, "synergy": synergy}
+_GENERATE: dict[str, Any] = {
+    "synthetic": synthetic,
+    "realdata": real_data,
+    "synergy": synergy,
+    "liquid": liquid,
+}
 
 
 def _suite(name: str, relaunch: str | None = None) -> Instance:

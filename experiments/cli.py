@@ -27,6 +27,7 @@ from instances import (
 )
 from instances.bundled import bundled, bundled_names
 from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_data, synthetic
+from instances.generators.liquid import LiquidSpec, liquid
 from instances.generators.realdata import cluster_mix
 from instances.generators.suite import milp_suite
 from instances.generators.synergy import SHAPES, SynergySpec, synergy
@@ -119,43 +120,37 @@ def cmd_generate(args: argparse.Namespace) -> int:
             write_instance(inst, out / f"{inst.name}.json")
         print(f"wrote {len(suite)} suite instances to {out}/")
         return 0
+    inst = _generated(args)
+    write_instance(inst, args.out)
+    print(f"wrote {args.out}: {inst.name}, {len(inst.nodes)} nodes, {len(inst.jobs)} jobs")
+    return 0
+
+
+def _generated(args: argparse.Namespace) -> Instance:
+    """The instance ``gpusched generate KIND`` asks for (any kind but the suite)."""
+    seed, name = args.seed, args.name
+    options = dict(tardiness=args.tardiness, slot=args.slot, relaunch=args.relaunch)
     if args.kind == "synergy":
-        spec = SynergySpec(
+        syn = SynergySpec(
             jobs=args.jobs,
             nodes=args.nodes,
             shape=args.shape,
             rate=args.jobs_per_hour,
             early_stopping=args.early_stopping or "none",
-            tardiness=args.tardiness,
-            slot=args.slot,
-            relaunch=args.relaunch,
+            **options,
         )
-        inst = synergy(spec, seed=args.seed, name=args.name)
-        write_instance(inst, args.out)
-        print(f"wrote {args.out}: {inst.name}, {len(inst.nodes)} nodes, {len(inst.jobs)} jobs")
-        return 0
-    common = dict(
-        early_stopping=args.early_stopping or "uniform",
-        tardiness=args.tardiness,
-        slot=args.slot,
-        sharing=not args.no_sharing,
-        relaunch=args.relaunch,
-    )
+        return synergy(syn, seed=seed, name=name)
+    options["sharing"] = not args.no_sharing
+    if args.kind == "liquid":
+        early = args.early_stopping or "none"
+        return liquid(LiquidSpec(jobs=args.jobs, early_stopping=early, **options), seed, name)
+    options["early_stopping"] = args.early_stopping or "uniform"
     if args.kind == "synthetic":
-        inst = synthetic(
-            SyntheticSpec(nodes=args.nodes, jobs=args.jobs, rate=args.rate, **common),
-            seed=args.seed,
-            name=args.name,
-        )
-    else:
-        inst = real_data(
-            RealDataSpec(jobs=args.jobs, start=args.start, nodes=cluster_mix(args.nodes), **common),
-            seed=args.seed,
-            name=args.name,
-        )
-    write_instance(inst, args.out)
-    print(f"wrote {args.out}: {inst.name}, {len(inst.nodes)} nodes, {len(inst.jobs)} jobs")
-    return 0
+        synth = SyntheticSpec(nodes=args.nodes, jobs=args.jobs, rate=args.rate, **options)
+        return synthetic(synth, seed=seed, name=name)
+    mix = cluster_mix(args.nodes)
+    spec = RealDataSpec(jobs=args.jobs, start=args.start, nodes=mix, **options)
+    return real_data(spec, seed=seed, name=name)
 
 
 def _instances(sources: Sequence[str], slot: float | None = None) -> list[Instance]:
@@ -360,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_evaluate)
 
     g = sub.add_parser("generate", help="write a seeded instance file")
-    g.add_argument("kind", choices=("synthetic", "realdata", "synergy", "suite"))
+    g.add_argument("kind", choices=("synthetic", "realdata", "synergy", "liquid", "suite"))
     g.add_argument("--out", required=True)
     g.add_argument("--seed", type=_count, default=0)
     g.add_argument("--name", default=None)
@@ -377,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--early-stopping",
         choices=FAMILIES,
         default=None,
-        help="default: uniform (synthetic, realdata), none (synergy, as Synergy's setting)",
+        help="default: uniform (synthetic, realdata), none (synergy, liquid: their settings)",
     )
     g.add_argument(
         "--shape",

@@ -25,6 +25,8 @@ _POLICIES: dict[str, str] = {
     "synergy-greedy": "heuristic.synergy:SynergyGreedyPolicy",
     "synergy-proportional": "heuristic.synergy:SynergyProportionalPolicy",
     "synergy-opt": "heuristic.synergy:SynergyOptPolicy",
+    "liquid": "heuristic.liquid:LiquidPolicy",
+    "first-fit": "heuristic.liquid:FirstFitPolicy",
 }
 
 

@@ -61,6 +61,23 @@ def test_generate_synergy_writes_its_setting_and_refuses_a_bad_rate(tmp_path, ca
     assert not (tmp_path / "t.json").exists()
 
 
+def test_generate_liquid_writes_a_topology_that_liquid_solves_and_the_milp_refuses(
+    tmp_path, capsys
+):
+    out = tmp_path / "q.json"
+    assert main(["generate", "liquid", "--jobs", "6", "--seed", "2", "--out", str(out)]) == 0
+    inst = read_instance(out)
+    assert inst.topology is not None and len(inst.topology.racks) == 4
+    assert any(c.distributed for j in inst.jobs for c in j.epoch_times)
+    for policy in ("liquid", "first-fit"):
+        assert main(["solve", str(out), "--policy", policy]) == 0
+        assert "TOTAL" in capsys.readouterr().out
+    report = tmp_path / "gap"
+    assert main(["gap", str(out), "--slot", "0.25", "--time-limit", "5", "--out", str(report)]) == 2
+    err = capsys.readouterr().err
+    assert "distributed configurations" in err and "Traceback" not in err
+
+
 def test_bad_instance_is_a_clean_error(capsys):
     assert main(["solve", str(DATA / "due_before_release.json")]) == 2
     err = capsys.readouterr().err
