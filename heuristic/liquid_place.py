@@ -111,16 +111,16 @@ def best_fit_nodes(
     best: Table = {0: (0.0, [])}
     for racks in tree.values():
         in_domain: Table = {0: (0.0, [])}
-        first = next(iter(next(iter(racks.values()))))
-        s_dom = sizes.domain[first] if net.rack_domain[net.node_rack[first]] else sizes.rack[first]
+        # a rack without a domain is its own (Sizes and Network.groups agree on that)
+        s_dom = sizes.domain[next(iter(racks.values()))[0]]
         for members in racks.values():
             s_rack = sizes.rack[members[0]]
             in_rack: Table = {0: (0.0, [])}
-            for n in members:
+            for node_id in members:
                 own: Table = {0: (0.0, [])}
-                for k in range(1, min(gpus, len(occ.free[n])) + 1):
-                    value = lam * -s_rack * pairs(k) + (1 - lam) * fitness(occ, n, k)
-                    own[k] = (value, [n] * k)
+                for k in range(1, min(gpus, len(occ.free[node_id])) + 1):
+                    value = lam * -s_rack * pairs(k) + (1 - lam) * fitness(occ, node_id, k)
+                    own[k] = (value, [node_id] * k)
                 in_rack = _convolve(in_rack, own, gpus)
             in_rack = {
                 k: (v + lam * (s_rack - s_dom) * pairs(k), p) for k, (v, p) in in_rack.items()
