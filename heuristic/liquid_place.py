@@ -1,5 +1,5 @@
 """Liquid's placement rules (Gu et al., TPDS 2022, section 4): the network cost of a
-job's GPUs, its best-fit score, container-by-container best fit, and the
+job's GPUs, its best-fit score, the placement of least score (best fit), and the
 topology-blind first fit it was measured against.
 
 A container is one GPU of the job (data-parallel workers; there are no parameter
