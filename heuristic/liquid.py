@@ -12,8 +12,9 @@ end: Liquid does not preempt or migrate.
   (``noise``, seeded per job): the random forest of the paper, trained on past runs, is
   an approximation of it. ``estimate="request"`` trusts the user's request.
 - **Placement.** Immediate mode is best fit: the placement of least score on the
-  paper's score, found exactly (:mod:`heuristic.liquid_place`); a burst (jobs released at this instant, more
-  than three containers) is placed by the group GA (:mod:`heuristic.liquid_ga`).
+  paper's score, found exactly (:mod:`heuristic.liquid_place`); a burst (jobs
+  released at this instant, more than three containers) is placed by the group GA
+  (:mod:`heuristic.liquid_ga`).
   The configuration is the narrowest one whose span holds the chosen nodes.
 - **Sharing.** When the cluster's load (GPUs held and asked for by waiting jobs, over
   all GPUs) is at least ``share_ratio``, a one-GPU job runs in a shared slot, joining a
