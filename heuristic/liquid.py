@@ -41,6 +41,7 @@ from heuristic.liquid_place import (
     Sizes,
     allocation_on,
     best_fit_nodes,
+    by_span,
     first_fit_nodes,
     sized_configs,
 )
@@ -48,7 +49,6 @@ from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
 from heuristic.static import requested_configs
 from instances import Config, Instance, Job
-from instances.topology import SPANS
 
 SHARE_MAX_UTILISATION = 1.3  # the authors' ShareMaxUtilization
 BATCH_MIN_CONTAINERS = 4  # the GA runs for bursts of more than three tasks
@@ -172,7 +172,7 @@ class LiquidPolicy:
         configuration that fits. Where no blind try works, first fit takes that too: a
         job that fits the empty cluster is always placed there (the engine relies on
         it)."""
-        by_span = sorted(configs, key=lambda c: (SPANS.index(c.span or "node"), c))
+        narrowest = by_span(configs)
         if self.placement == "first-fit":
             for start in range(len(occ.instance.nodes_by_type.get(gpu_type, ()))):
                 nodes = first_fit_nodes(occ, gpu_type, g, start)
@@ -181,12 +181,12 @@ class LiquidPolicy:
                 alloc = allocation_on(occ, job, nodes, configs)
                 if alloc is not None:
                     return alloc
-            return first_placement(occ, job, by_span)
+            return first_placement(occ, job, narrowest)
         assert occ.instance.network is not None
         nodes = best_fit_nodes(occ, Sizes.of(occ.instance.network), gpu_type, g, self.lam)
         alloc = None if nodes is None else allocation_on(occ, job, nodes, configs)
         if alloc is None and nodes is not None:
-            alloc = first_placement(occ, job, by_span)
+            alloc = first_placement(occ, job, narrowest)
         return alloc
 
     def _burst(

@@ -13,10 +13,12 @@ both terms lie in [0, 1] (a sweep is in docs/liquid.md).
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from heuristic.occupancy import Allocation, Occupancy
+from heuristic.spread import take
 from instances import Config, Instance, Job, Network
 from instances.topology import SPANS, within
 
@@ -70,10 +72,7 @@ def score(occ: Occupancy, sizes: Sizes, nodes: Sequence[str], lam: float = LAMBD
     (one entry per container in ``nodes``). Lower is better."""
     net = occ.instance.network
     assert net is not None
-    per_node: dict[str, int] = {}
-    for n in nodes:
-        per_node[n] = per_node.get(n, 0) + 1
-    fit = sum(fitness(occ, n, k) for n, k in per_node.items())
+    fit = sum(fitness(occ, n, k) for n, k in Counter(nodes).items())
     return lam * network_cost(net, sizes, nodes) + (1 - lam) * fit
 
 
@@ -171,18 +170,10 @@ def allocation_on(
     inst: Instance = occ.instance
     net = inst.network
     assert net is not None
-    per_node: dict[str, list[int]] = {}
-    for n in nodes:
-        per_node.setdefault(n, [])
-    for n in per_node:
-        per_node[n] = sorted(occ.free[n])[: list(nodes).count(n)]
-    gpus = tuple((n, g) for n, idx in per_node.items() for g in idx)
+    per_node = Counter(nodes)
+    gpus = take(occ, list(per_node.items()))
     span = net.span(per_node)
-
-    def rank(c: Config) -> tuple[int, Config]:
-        return (SPANS.index(c.span) if c.span else 0, c)
-
-    for cfg in sorted(configs, key=rank):
+    for cfg in by_span(configs):
         if cfg.one_node and span != "node":
             continue
         if cfg.distributed and not within(span, cfg.span or "node"):
@@ -191,6 +182,12 @@ def allocation_on(
         if occ.why_not(job, alloc) is None:
             return alloc
     return None
+
+
+def by_span(configs: Sequence[Config]) -> list[Config]:
+    """Configurations narrowest first: one node's, then spread within a rack, a domain,
+    the cluster."""
+    return sorted(configs, key=lambda c: (SPANS.index(c.span or "node"), c))
 
 
 def sized_configs(instance: Instance, job: Job, gpus: int) -> list[Config]:

@@ -49,3 +49,15 @@ def ident(path: str, value: Any) -> str:
             path, value, f"must be at most {MAX_ID_CHARS} printable characters (no control codes)"
         )
     return value
+
+
+def index(path: str, items: tuple[Any, ...], key: str) -> dict[str, Any]:
+    """``items`` by their attribute ``key``; a repeated key is refused naming
+    ``path[i].key``."""
+    out: dict[str, Any] = {}
+    for i, it in enumerate(items):
+        k = getattr(it, key)
+        if k in out:
+            raise InstanceError(f"{path}[{i}].{key}", k, f"duplicate {key}")
+        out[k] = it
+    return out

@@ -16,6 +16,7 @@ from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
 from instances.fields import count as _count
 from instances.fields import ident as _ident
+from instances.fields import index as _index
 from instances.fields import positive as _positive
 from instances.limits import (
     MAX_CPU_CORES,
@@ -450,9 +451,9 @@ class Instance:
             raise InstanceError("nodes", len(self.nodes), f"at most {MAX_NODES} nodes")
         if len(self.jobs) > MAX_JOBS:
             raise InstanceError("jobs", len(self.jobs), f"at most {MAX_JOBS} jobs")
-        object.__setattr__(self, "_gpu", self._index("gpu_types", self.gpu_types, "name"))
-        object.__setattr__(self, "_node", self._index("nodes", self.nodes, "id"))
-        object.__setattr__(self, "_job", self._index("jobs", self.jobs, "id"))
+        object.__setattr__(self, "_gpu", _index("gpu_types", self.gpu_types, "name"))
+        object.__setattr__(self, "_node", _index("nodes", self.nodes, "id"))
+        object.__setattr__(self, "_job", _index("jobs", self.jobs, "id"))
         for i, n in enumerate(self.nodes):
             if n.gpu_type not in self._gpu:
                 raise InstanceError(
@@ -467,16 +468,6 @@ class Instance:
             self._check_job(i, j)
             weights[j.id] = self._resolve_weight(j)
         object.__setattr__(self, "_weights", weights)
-
-    @staticmethod
-    def _index(path: str, items: tuple[Any, ...], key: str) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for i, it in enumerate(items):
-            k = getattr(it, key)
-            if k in out:
-                raise InstanceError(f"{path}[{i}].{key}", k, f"duplicate {key}")
-            out[k] = it
-        return out
 
     def _check_topology(self) -> None:
         assert self.topology is not None

@@ -20,7 +20,7 @@ from typing import Literal
 import networkx as nx
 
 from instances.errors import InstanceError
-from instances.fields import ident, positive
+from instances.fields import ident, index, positive
 
 Span = Literal["rack", "domain", "cluster"]
 # how far a job's GPUs spread, narrowest first; "node" is the span of a one-node set
@@ -80,17 +80,8 @@ class Topology:
         object.__setattr__(self, "domains", tuple(self.domains))
         if not self.racks:
             raise InstanceError("racks", [], "a topology needs at least one rack")
-        seen: set[str] = set()
-        for i, r in enumerate(self.racks):
-            if r.id in seen:
-                raise InstanceError(f"racks[{i}].id", r.id, "duplicate rack id")
-            seen.add(r.id)
-        known = {d.id for d in self.domains}
-        if len(known) != len(self.domains):
-            dup = next(
-                d.id for k, d in enumerate(self.domains) if d.id in {e.id for e in self.domains[:k]}
-            )
-            raise InstanceError("domains", dup, "duplicate domain id")
+        index("racks", self.racks, "id")
+        known = index("domains", self.domains, "id")
         for i, r in enumerate(self.racks):
             if r.domain is not None and r.domain not in known:
                 raise InstanceError(
@@ -172,18 +163,25 @@ class Network:
         return {r.id: r.domain for r in self.topology.racks}
 
     def groups(self, span: str) -> list[tuple[str, ...]]:
-        """The node sets a job of this span may spread over: each rack, each domain
-        (a rack without one is its own), or the whole cluster; nodes in file order."""
-        if span == "node":
-            return [(n,) for n in self.node_rack]
-        if span == "cluster":
-            return [tuple(self.node_rack)]
-        key: dict[str, list[str]] = {}
-        for n, r in self.node_rack.items():
-            d = self.rack_domain[r]
-            k = r if span == "rack" or d is None else f"domain:{d}"
-            key.setdefault(k, []).append(n)
-        return [tuple(v) for v in key.values()]
+        """The node sets a job of this span may spread over: each node, each rack, each
+        domain (a rack without one is its own), or the whole cluster; nodes in file
+        order."""
+        return self._groups[span]
+
+    @cached_property
+    def _groups(self) -> dict[str, list[tuple[str, ...]]]:
+        # every placement of a distributed configuration asks: computed once
+        out: dict[str, list[tuple[str, ...]]] = {
+            "node": [(n,) for n in self.node_rack],
+            "cluster": [tuple(self.node_rack)],
+        }
+        for span in ("rack", "domain"):
+            key: dict[str, list[str]] = {}
+            for n, r in self.node_rack.items():
+                d = self.rack_domain[r]
+                key.setdefault(r if span == "rack" or d is None else f"domain:{d}", []).append(n)
+            out[span] = [tuple(v) for v in key.values()]
+        return out
 
 
 def within(span: str, allowed: str) -> bool:

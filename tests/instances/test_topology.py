@@ -110,6 +110,9 @@ def test_instances_refuse_inconsistent_topologies():
     with pytest.raises(InstanceError) as err:
         Topology(25.0, (Rack("r0", 30.0), Rack("r0", 30.0)))
     assert err.value.path == "racks[1].id"
+    with pytest.raises(InstanceError) as err:
+        Topology(25.0, (Rack("r0", 30.0, "d"),), (Domain("d", 9.0), Domain("d", 9.0)))
+    assert err.value.path == "domains[1].id"
 
 
 def test_a_span_is_hosted_only_where_a_group_has_the_gpus_and_the_links():
