@@ -5,7 +5,9 @@ the score's unpublished λ. Goal: Liquid's mean JCT below first fit's on every s
 Columns: mean JCT (hours) and its ratio to first fit's; the multi-GPU epoch slowdown
 (the epoch time of each multi-GPU segment over the job's best epoch time at that GPU
 count, weighted by the segment's length: 1 = always as well placed as possible);
-energy cost and missed due dates from the one evaluator; wall seconds.
+energy cost and missed due dates from the one evaluator; wall seconds. Then the
+estimators' accuracy on the same jobs: the random forest (trained on the default
+history, seeds 1000-1009) against the noisy oracle, both scored on the true knee.
 
 Run: python -m benchmarks.liquid_scenario [--jobs 60] [--seeds 0,1,2,3,4] [--lambdas 0.1,0.5,0.9]
 """
@@ -16,7 +18,10 @@ import argparse
 import statistics
 from typing import Any
 
+import numpy as np
+
 from benchmarks.common import markdown
+from heuristic.liquid_estimate import default_forest, knee_gpus
 from instances import Instance
 from instances.generators.liquid import LiquidSpec, liquid
 from validation.online import OnlineRun, run_online
@@ -25,6 +30,8 @@ GOAL_RATIO = 1.0
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "first-fit (baseline)": ("first-fit", {}),
     "liquid": ("liquid", {}),
+    "liquid, random-forest estimate": ("liquid-forest", {}),
+    "liquid, exact knee (no noise)": ("liquid", {"noise": 0.0}),
     "liquid, no GA": ("liquid", {"batch": False}),
     "estimate only (first fit)": ("liquid", {"placement": "first-fit"}),
     "placement only (request)": ("liquid", {"estimate": "request"}),
@@ -97,6 +104,18 @@ def main() -> None:
             ],
             rows,
         )
+    )
+    insts = [liquid(LiquidSpec(jobs=args.jobs), seed=seed) for seed in seeds]
+    score = default_forest().score(insts)
+    oracle = [
+        knee_gpus(i, j, 0.1, 0.1, seed) == knee_gpus(i, j, 0.1, 0.0, 0)
+        for i, seed in zip(insts, seeds, strict=True)
+        for j in i.jobs
+    ]
+    print(
+        f"\nestimators on these {score.jobs} jobs: forest R² (log2 GPUs) {score.r2_log2:.3f}, "
+        f"R² (GPUs) {score.r2:.3f}, right knee {score.exact:.1%}; "
+        f"noisy oracle right knee {np.mean(oracle):.1%}"
     )
     liq = [r[0] for r in runs["liquid"]]
     met = all(a < GOAL_RATIO * b for a, b in zip(liq, base, strict=True))

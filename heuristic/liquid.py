@@ -9,8 +9,10 @@ end: Liquid does not preempt or migrate.
   the knee of its speed-up curve, the fewest GPUs whose epoch time is within
   ``tolerance`` (10 %) of the fastest. The light default estimator is that oracle knee
   computed from the job's epoch times each perturbed by log-normal noise
-  (``noise``, seeded per job): the random forest of the paper, trained on past runs, is
-  an approximation of it. ``estimate="request"`` trusts the user's request.
+  (``noise``, seeded per job). ``estimate="forest"`` is the paper's random forest
+  trained on past runs (:mod:`heuristic.liquid_estimate`, scikit-learn; registered as
+  ``liquid-forest``); a job it has no features for gets the oracle estimate.
+  ``estimate="request"`` trusts the user's request.
 - **Placement.** Immediate mode is best fit: the placement of least score on the
   paper's score, found exactly (:mod:`heuristic.liquid_place`); a burst (jobs
   released at this instant, more than three containers) is placed by the group GA
@@ -30,11 +32,10 @@ modelled: the model has no save phase (docs/liquid.md).
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 
 from heuristic.choice import first_placement
+from heuristic.liquid_estimate import KneeForest, default_forest, knee_gpus
 from heuristic.liquid_ga import GroupGA, Task
 from heuristic.liquid_place import (
     LAMBDA,
@@ -54,21 +55,6 @@ SHARE_MAX_UTILISATION = 1.3  # the authors' ShareMaxUtilization
 BATCH_MIN_CONTAINERS = 4  # the GA runs for bursts of more than three tasks
 
 
-def knee_gpus(instance: Instance, job: Job, tolerance: float, noise: float, seed: int) -> int:
-    """The fewest GPUs whose best epoch time is within ``tolerance`` of the fastest, on
-    epoch times each multiplied by ``exp(noise · z)``, ``z`` standard normal, drawn from
-    an RNG of the seed and the job's id (the same estimate whatever else runs)."""
-    rng = np.random.default_rng([seed, zlib.crc32(job.id.encode())])
-    best: dict[int, float] = {}
-    for c in instance.allowed_configs(job):
-        if c.shared:
-            continue
-        t = instance.epoch_time(job, c) * float(np.exp(noise * rng.standard_normal()))
-        best[c.gpus] = min(t, best.get(c.gpus, t))
-    fastest = min(best.values())
-    return min(g for g, t in best.items() if t <= (1 + tolerance) * fastest)
-
-
 class LiquidPolicy:
     name = "liquid"
 
@@ -84,14 +70,19 @@ class LiquidPolicy:
         noise: float = 0.1,
         lam: float = LAMBDA,
         max_generations: int = 100,
+        forest: KneeForest | None = None,
     ) -> None:
-        if estimate not in ("oracle", "request"):
-            raise ValueError(f"estimate must be 'oracle' or 'request', not {estimate!r}")
+        if estimate not in ("oracle", "request", "forest"):
+            raise ValueError(f"estimate must be 'oracle', 'request' or 'forest', not {estimate!r}")
         if placement not in ("best-fit", "first-fit"):
             raise ValueError(f"placement must be 'best-fit' or 'first-fit', not {placement!r}")
         self.seed, self.estimate, self.placement, self.batch = seed, estimate, placement, batch
         self.share_ratio, self.tolerance, self.noise, self.lam = share_ratio, tolerance, noise, lam
         self.max_generations = max_generations
+        if estimate == "forest" and forest is None:
+            forest = default_forest(tolerance, noise, seed)
+        self.forest = forest
+        self.unfeatured = 0  # jobs the forest had no features for (oracle estimate)
         self._size: dict[str, int] = {}
         self._bursts = 0
         self.ga_log: list[tuple[float, float]] = []  # (GA best, best-fit) per burst
@@ -107,7 +98,11 @@ class LiquidPolicy:
             elif self.estimate == "request":
                 want = requested_configs(instance, job)[0].gpus
             else:
-                want = knee_gpus(instance, job, self.tolerance, self.noise, self.seed)
+                guess = None if self.forest is None else self.forest.predict(job)
+                if guess is None:
+                    self.unfeatured += self.forest is not None
+                    guess = knee_gpus(instance, job, self.tolerance, self.noise, self.seed)
+                want = guess
             self._size[job.id] = max((g for g in sizes if g <= want), default=min(sizes or [1]))
         return self._size[job.id]
 
@@ -267,6 +262,15 @@ def _utilisation(inst: Instance, job: Job, shared: Config) -> float:
         return 1.0
     rho = inst.epoch_time(job, alone) / inst.epoch_time(job, shared)
     return 1.0 / (2.0 * rho)
+
+
+class LiquidForestPolicy(LiquidPolicy):
+    """Liquid with the random-forest estimator trained on the default history."""
+
+    name = "liquid-forest"
+
+    def __init__(self, seed: int = 0, *, forest: KneeForest | None = None) -> None:
+        super().__init__(seed, estimate="forest", forest=forest)
 
 
 class FirstFitPolicy(LiquidPolicy):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from importlib import import_module
 from typing import Any
@@ -26,6 +27,7 @@ _POLICIES: dict[str, str] = {
     "synergy-proportional": "heuristic.synergy:SynergyProportionalPolicy",
     "synergy-opt": "heuristic.synergy:SynergyOptPolicy",
     "liquid": "heuristic.liquid:LiquidPolicy",
+    "liquid-forest": "heuristic.liquid:LiquidForestPolicy",
     "first-fit": "heuristic.liquid:FirstFitPolicy",
 }
 
@@ -35,9 +37,26 @@ _POLICIES: dict[str, str] = {
 _SMALL_ONLY: set[str] = set()
 
 
+# policies that need an optional extra: name -> (module to import, what to install)
+_EXTRAS: dict[str, tuple[str, str]] = {
+    "liquid-forest": ("sklearn", "pip install 'gpusched[forest]'"),
+}
+
+
+def missing_extra(name: str) -> str | None:
+    """How to install what ``name`` needs but is missing, or ``None``."""
+    if name not in _EXTRAS:
+        return None
+    module, install = _EXTRAS[name]
+    return None if importlib.util.find_spec(module) is not None else install
+
+
 def policy_names(*, small_only: bool = False) -> tuple[str, ...]:
-    """The registered names; with ``small_only`` also the exact, small-instance ones."""
-    return tuple(n for n in _POLICIES if small_only or n not in _SMALL_ONLY)
+    """The registered names that can run here (their optional extras installed); with
+    ``small_only`` also the exact, small-instance ones."""
+    return tuple(
+        n for n in _POLICIES if (small_only or n not in _SMALL_ONLY) and missing_extra(n) is None
+    )
 
 
 def register(name: str, target: str, *, small_only: bool = False) -> None:
@@ -59,6 +78,9 @@ def make_policy(name: str, *, seed: int = 0, **options: Any) -> Policy:
         target = _POLICIES[name]
     except KeyError:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(_POLICIES)}") from None
+    install = missing_extra(name)
+    if install is not None:
+        raise ValueError(f"policy {name!r} needs an optional extra: {install}")
     module, _, attr = target.partition(":")
     factory: Callable[..., Policy] = getattr(import_module(module), attr)
     return factory(seed=seed, **options)

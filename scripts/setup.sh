@@ -34,6 +34,6 @@ stamp=.venv/.gpusched-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     echo "[setup] installing gpusched and its dependencies into .venv" >&2
     .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e ".[dev]"
+    .venv/bin/python -m pip install -q -e ".[dev,forest]"
     touch "$stamp"
 fi

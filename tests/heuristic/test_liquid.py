@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heuristic.liquid import LiquidPolicy, knee_gpus
+from heuristic.liquid import LiquidPolicy
+from heuristic.liquid_estimate import knee_gpus
 from heuristic.liquid_ga import GroupGA, Task
 from heuristic.liquid_place import (
     Sizes,
@@ -181,6 +182,7 @@ def test_the_sharing_gate_opens_with_load():
         ({"batch": False}, "liquid"),
         ({"placement": "first-fit"}, "liquid"),
         ({"estimate": "request"}, "liquid"),
+        ({}, "liquid-forest"),
         ({}, "first-fit"),
     ],
 )
@@ -245,7 +247,8 @@ def test_jobs_outside_liquids_world_still_run_under_every_variant():
         Job("rack", 0.0, 9.0, dist, {Config("v100", 4, span="rack", net_gbps=10.0): 1.0}, 4.0),
     )
     inst = Instance((gpu,), nodes, jobs, topology=topo)
-    for options, name in [({}, "liquid"), ({"share_ratio": 0.0}, "liquid"), ({}, "first-fit")]:
+    variants = [({}, "liquid"), ({"share_ratio": 0.0}, "liquid"), ({}, "liquid-forest")]
+    for options, name in [*variants, ({}, "first-fit")]:
         run = simulate(inst, make_policy(name, seed=0, **options), mode="rollout")
         assert set(run.completions) == {"shared", "whole", "rack"}, (name, options)
         assert check_plan(inst, run.plan) == []

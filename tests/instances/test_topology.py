@@ -213,6 +213,12 @@ def test_the_milp_refuses_distributed_configurations_with_a_clear_error():
         solve(inst, time_limit=5)
 
 
+# Liquid reads the topology to place (the network score, the GA for bursts), so a
+# topology may change its plans even where no configuration spans nodes; every other
+# policy must give the same figures with and without one.
+TOPOLOGY_AWARE = {"liquid", "liquid-forest"}
+
+
 @pytest.mark.parametrize("name", ["tiny", "small", "medium"])
 def test_a_topology_no_configuration_uses_changes_no_figure(name):
     inst = bundled(name)
@@ -224,5 +230,9 @@ def test_a_topology_no_configuration_uses_changes_no_figure(name):
     wired = inst.replace(nodes=nodes, topology=Topology(5.0, racks))
     for policy in policy_names():
         a = evaluate(inst, simulate(inst, make_policy(policy, seed=0), mode="rollout").plan)
-        b = evaluate(wired, simulate(wired, make_policy(policy, seed=0), mode="rollout").plan)
+        plan = simulate(wired, make_policy(policy, seed=0), mode="rollout").plan
+        b = evaluate(wired, plan)
+        if policy in TOPOLOGY_AWARE:  # they place by the network: other plans, still legal
+            assert check_plan(wired, plan) == [], policy
+            continue
         assert (a.energy_cost, a.tardiness_cost) == (b.energy_cost, b.tardiness_cost), policy
