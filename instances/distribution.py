@@ -19,7 +19,6 @@ from instances.errors import InstanceError
 from instances.limits import MAX_EPOCHS, MAX_STOPS
 
 PROB_TOL = 1e-9
-GIVEN_CACHE = 64  # conditional distributions kept per distribution
 
 
 @dataclass(frozen=True)
@@ -34,9 +33,6 @@ class EpochDistribution:
     # Precomputed lookups (not part of equality or of the JSON form).
     _q: tuple[float, ...] = field(init=False, repr=False, compare=False)
     _phi_at_stop: tuple[float, ...] = field(init=False, repr=False, compare=False)
-    # conditional distributions already computed, by progress: a policy asks for the
-    # same job's at the same progress at every decision while the job waits
-    _given: dict[float, EpochDistribution] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         stops = tuple(float(s) for s in self.stops)
@@ -92,7 +88,6 @@ class EpochDistribution:
             prev = s
         object.__setattr__(self, "_q", tuple(q))
         object.__setattr__(self, "_phi_at_stop", tuple(phi))
-        object.__setattr__(self, "_given", {})
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
@@ -168,19 +163,13 @@ class EpochDistribution:
             return self
         if progress >= self.max_epochs:
             raise InstanceError("progress", progress, f"is not below the maximum {self.max_epochs}")
-        known = self._given.get(progress)
-        if known is not None:
-            return known
-        if len(self._given) >= GIVEN_CACHE:  # a running job's progress rarely repeats
-            self._given.clear()
         keep = [i for i, s in enumerate(self.stops) if s > progress + 1e-12]
         mass = math.fsum(self.probabilities[i] for i in keep)
         stops = tuple(self.stops[i] - progress for i in keep)
         probs = [self.probabilities[i] / mass for i in keep]
         # renormalise exactly to 1 against rounding
         probs[-1] = max(0.0, 1.0 - math.fsum(probs[:-1])) if len(probs) > 1 else 1.0
-        out = self._given[progress] = EpochDistribution(stops, tuple(probs))
-        return out
+        return EpochDistribution(stops, tuple(probs))
 
     def sample(self, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
         """Sampled numbers of epochs (one of the stopping points each)."""
