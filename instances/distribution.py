@@ -19,6 +19,7 @@ from instances.errors import InstanceError
 from instances.limits import MAX_EPOCHS, MAX_STOPS
 
 PROB_TOL = 1e-9
+GIVEN_CACHE = 64  # conditional distributions kept per distribution
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class EpochDistribution:
     # Precomputed lookups (not part of equality or of the JSON form).
     _q: tuple[float, ...] = field(init=False, repr=False, compare=False)
     _phi_at_stop: tuple[float, ...] = field(init=False, repr=False, compare=False)
+    # conditional distributions already computed, by progress: a policy asks for a
+    # job's twice per decision, and again at every decision while the job waits
+    _given: dict[float, EpochDistribution] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         stops = tuple(float(s) for s in self.stops)
@@ -76,18 +80,34 @@ class EpochDistribution:
                 probs[-1],
                 "the last stopping point is the maximum epochs and needs a positive probability",
             )
+        self._precompute()
+
+    def _precompute(self) -> None:
         q = []
         tail = 1.0
-        for p in probs:
+        for p in self.probabilities:
             q.append(max(0.0, min(1.0, tail)))
             tail -= p
         phi = [0.0]
         prev = 0.0
-        for s, qb in zip(stops, q, strict=True):
+        for s, qb in zip(self.stops, q, strict=True):
             phi.append(phi[-1] + qb * (s - prev))
             prev = s
         object.__setattr__(self, "_q", tuple(q))
         object.__setattr__(self, "_phi_at_stop", tuple(phi))
+        object.__setattr__(self, "_given", {})
+
+    @classmethod
+    def _trusted(cls, stops: tuple[float, ...], probs: tuple[float, ...]) -> EpochDistribution:
+        """A distribution derived from a valid one (floats, increasing positive stops,
+        probabilities summing to 1), built without the checks: policies condition every
+        present job's distribution at every decision, and the checks were a seventh of
+        an online run's time."""
+        out = object.__new__(cls)
+        object.__setattr__(out, "stops", stops)
+        object.__setattr__(out, "probabilities", probs)
+        out._precompute()
+        return out
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
@@ -163,13 +183,19 @@ class EpochDistribution:
             return self
         if progress >= self.max_epochs:
             raise InstanceError("progress", progress, f"is not below the maximum {self.max_epochs}")
+        known = self._given.get(progress)
+        if known is not None:
+            return known
+        if len(self._given) >= GIVEN_CACHE:  # a running job's progress rarely repeats
+            self._given.clear()
         keep = [i for i, s in enumerate(self.stops) if s > progress + 1e-12]
         mass = math.fsum(self.probabilities[i] for i in keep)
         stops = tuple(self.stops[i] - progress for i in keep)
         probs = [self.probabilities[i] / mass for i in keep]
         # renormalise exactly to 1 against rounding
         probs[-1] = max(0.0, 1.0 - math.fsum(probs[:-1])) if len(probs) > 1 else 1.0
-        return EpochDistribution(stops, tuple(probs))
+        out = self._given[progress] = EpochDistribution._trusted(stops, tuple(probs))
+        return out
 
     def sample(self, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
         """Sampled numbers of epochs (one of the stopping points each)."""

@@ -29,6 +29,19 @@ def test_conditional_renormalises_and_shifts():
         d.conditional(8.0)
 
 
+@given(distributions(), st.floats(0, 1))
+def test_a_conditional_built_unchecked_is_the_checked_one_and_is_kept(d, share):
+    """The conditional skips the checks (its input is valid by construction) and is
+    kept by progress: it must equal, lookups included, the one built with the checks."""
+    w = share * d.max_epochs * 0.999
+    c = d.conditional(w)
+    checked = EpochDistribution(c.stops, c.probabilities)
+    assert c == checked
+    assert (c.block_survival, c.mean()) == (checked.block_survival, checked.mean())
+    assert all(c.phi(x) == checked.phi(x) for x in (0.5, 1.0, c.max_epochs / 2))
+    assert d.conditional(w) is c
+
+
 @given(distributions(), st.floats(0, 40), st.floats(0, 40))
 def test_phi_is_the_integral_of_survival(d, a, b):
     lo, hi = sorted((a, b))
