@@ -8,10 +8,12 @@ after release, probabilities summing to 1, ...) by the data classes. Both raise
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import math
 import os
 import tempfile
+import zlib
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -85,6 +87,8 @@ def _load_text(source: str | Path, what: str) -> Any:
         raw = path.read_bytes()
     except OSError as exc:
         raise InstanceError("", str(path), f"cannot read {what} file: {exc.strerror}") from None
+    if raw.startswith(GZIP_MAGIC):
+        raw = _gunzip(raw, path, what)
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InstanceError("", str(path), "the file is UTF-16 text; save it as UTF-8")
     try:
@@ -106,6 +110,38 @@ def _load_text(source: str | Path, what: str) -> Any:
     except ValueError as exc:  # an integer literal of thousands of digits
         raise InstanceError("", str(path), f"a number JSON cannot hold: {exc}") from None
     return doc
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzip(raw: bytes, path: Path, what: str) -> bytes:
+    """A gzip file's content (whole traces are written as ``.json.gz``), at most
+    ``MAX_FILE_BYTES`` of it: a small file may expand without end."""
+    out = bytearray()
+    try:
+        while raw:  # a gzip file may hold several members, one after the other
+            d = zlib.decompressobj(wbits=31)
+            out += d.decompress(raw, MAX_FILE_BYTES + 1 - len(out))
+            if len(out) > MAX_FILE_BYTES:
+                raise InstanceError(
+                    "", str(path), f"the {what} file expands to over {MAX_FILE_BYTES >> 20} MiB"
+                )
+            if not d.eof:
+                raise InstanceError("", str(path), "the gzip file is cut short")
+            raw = d.unused_data
+    except zlib.error as exc:
+        raise InstanceError("", str(path), f"not a valid gzip file: {exc}") from None
+    return bytes(out)
+
+
+def _encoded(target: str | Path, text: str) -> bytes:
+    """The bytes to write: gzip-compressed for a name ending in ``.gz`` (the time stamp
+    zeroed, so that the same document gives the same file)."""
+    raw = text.encode()
+    if str(target).endswith(".gz"):
+        return gzip.compress(raw, compresslevel=6, mtime=0)
+    return raw
 
 
 def check_numbers(doc: Any) -> None:
@@ -395,7 +431,8 @@ def _umask() -> int:
 
 
 def write_instance(inst: Instance, target: str | Path) -> None:
-    write_atomic(target, json.dumps(instance_to_dict(inst), indent=1) + "\n")
+    """Write the instance as JSON; gzip-compressed if ``target`` ends in ``.gz``."""
+    write_atomic(target, _encoded(target, json.dumps(instance_to_dict(inst), indent=1) + "\n"))
 
 
 # -- plans -------------------------------------------------------------------------------
@@ -457,4 +494,4 @@ def read_plan(source: str | Path) -> Plan:
 
 
 def write_plan(plan: Plan, target: str | Path, **meta: str | None) -> None:
-    write_atomic(target, json.dumps(plan_to_dict(plan, **meta), indent=1) + "\n")
+    write_atomic(target, _encoded(target, json.dumps(plan_to_dict(plan, **meta), indent=1) + "\n"))

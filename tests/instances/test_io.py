@@ -1,20 +1,27 @@
+import gzip
 import json
 
 import jsonschema
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from heuristic.registry import make_policy
 from instances import (
+    InstanceError,
     instance_from_dict,
     instance_to_dict,
     plan_from_dict,
     plan_to_dict,
     read_instance,
+    read_plan,
     write_instance,
+    write_plan,
 )
 from instances.bundled import bundled, bundled_names
 from instances.io import schema
 from tests.strategies import instances, serial_plans
+from validation.simulator import simulate
 
 
 def test_bundled_instances_round_trip_and_match_schema(tmp_path):
@@ -51,3 +58,46 @@ def test_default_tardiness_weight_is_ten_times_top_hourly_energy(base):
     # job a: most powerful config v100x2 = 600 W; price 0.25 -> 10 * 0.25 * 0.6 = 1.5 per hour
     assert base.tardiness_weight("a") == 1.5
     assert base.tardiness_weight("b") == 2.0  # given explicitly
+
+
+def test_gzip_files_are_read_and_written_transparently(tmp_path):
+    inst = bundled("small")
+    write_instance(inst, tmp_path / "x.json.gz")
+    raw = (tmp_path / "x.json.gz").read_bytes()
+    assert raw[:2] == b"\x1f\x8b"  # compressed, and the same bytes every time
+    write_instance(inst, tmp_path / "y.json.gz")
+    assert (tmp_path / "y.json.gz").read_bytes() == raw
+    assert read_instance(tmp_path / "x.json.gz") == inst
+    # the content decides, not the name: a gzip file named .json reads too
+    (tmp_path / "z.json").write_bytes(raw)
+    assert read_instance(tmp_path / "z.json") == inst
+    plan = simulate(inst, make_policy("fifo"), mode="rollout").plan
+    write_plan(plan, tmp_path / "p.json.gz")
+    assert read_plan(tmp_path / "p.json.gz") == plan
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda raw: raw[: len(raw) // 2], "cut short"),
+        (lambda raw: raw[:10] + b"\x00" * 20 + raw[30:], "not a valid gzip file"),
+        (lambda raw: raw + b"trailing junk", "not a valid gzip file"),
+    ],
+)
+def test_a_broken_gzip_file_is_refused_naming_the_file(tmp_path, make, reason):
+    target = tmp_path / "x.json.gz"
+    write_instance(bundled("tiny"), target)
+    target.write_bytes(make(target.read_bytes()))
+    with pytest.raises(InstanceError, match=reason) as err:
+        read_instance(target)
+    assert str(target) in str(err.value)
+
+
+def test_a_gzip_file_that_expands_too_far_is_refused(tmp_path, monkeypatch):
+    import instances.io as io
+
+    monkeypatch.setattr(io, "MAX_FILE_BYTES", 1 << 20)
+    target = tmp_path / "bomb.json.gz"
+    target.write_bytes(gzip.compress(b" " * (2 << 20)))  # 2 KiB that expand to 2 MiB
+    with pytest.raises(InstanceError, match="expands to over 1 MiB"):
+        read_instance(target)
