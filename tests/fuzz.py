@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import gzip
 import io
 import json
 import math
@@ -124,7 +125,20 @@ def path_text(path: JsonPath) -> str:
     return json_path(path)
 
 
-BYTE_MUTANTS = ("utf16", "latin1", "bad_utf8", "deep", "long_number", "nan_literal", "bom")
+BYTE_MUTANTS = (
+    "utf16",
+    "latin1",
+    "bad_utf8",
+    "deep",
+    "long_number",
+    "nan_literal",
+    "bom",
+    "gzip",
+    "gzip_cut",
+    "gzip_junk",
+    "gzip_nan",
+)
+READABLE_MUTANTS = ("bom", "gzip")  # mutants that are still a valid file
 
 
 def byte_mutant(doc: Any, kind: str) -> bytes:
@@ -144,6 +158,14 @@ def byte_mutant(doc: Any, kind: str) -> bytes:
         return re.sub(r'"due": [0-9.e+-]+', '"due": NaN', text, count=1).encode()
     if kind == "bom":
         return b"\xef\xbb\xbf" + text.encode()
+    if kind == "gzip":
+        return gzip.compress(text.encode())
+    if kind == "gzip_cut":
+        return gzip.compress(text.encode())[:-9]
+    if kind == "gzip_junk":
+        return gzip.compress(text.encode()) + b"\x00junk"
+    if kind == "gzip_nan":
+        return gzip.compress(byte_mutant(doc, "nan_literal"))
     raise ValueError(kind)
 
 
