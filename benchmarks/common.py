@@ -17,14 +17,17 @@ class Measured:
     result: Any
 
 
-def measure(fn: Callable[[], Any], repeats: int = 3) -> Measured:
-    """Best of ``repeats`` timed calls (untraced), then one traced call for peak memory."""
+def measure(fn: Callable[[], Any], repeats: int = 3, trace: bool = True) -> Measured:
+    """Best of ``repeats`` timed calls (untraced), then one traced call for peak memory
+    (``trace=False``: none, peak reported as NaN; tracing slows a call several times)."""
     best = float("inf")
     result = None
     for _ in range(repeats):
         t0 = time.perf_counter()
         result = fn()
         best = min(best, time.perf_counter() - t0)
+    if not trace:
+        return Measured(best, float("nan"), result)
     tracemalloc.start()
     fn()
     _, peak = tracemalloc.get_traced_memory()

@@ -31,6 +31,7 @@ from instances.generators.liquid import LiquidSpec, liquid
 from instances.generators.realdata import cluster_mix
 from instances.generators.suite import milp_suite
 from instances.generators.synergy import SHAPES, SynergySpec, synergy
+from instances.generators.synthetic import RATES
 from milp import MilpError
 from validation.check import relaunch_notes
 from validation.evaluate import evaluate
@@ -367,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--jobs", type=_positive_int, default=10)
     g.add_argument("--start", type=_count, default=0, help="realdata: first Philly job index")
-    g.add_argument("--rate", choices=("high", "exponential", "low"), default="exponential")
+    g.add_argument("--rate", choices=RATES, default="exponential")
     g.add_argument(
         "--early-stopping",
         choices=FAMILIES,

@@ -1,9 +1,10 @@
 """Synthetic thesis-style scenarios (seeded, deterministic).
 
 N nodes of mixed GPU types with 2, 4 or 8 GPUs; jobs arrive at a ``high``, ``exponential``
-or ``low`` rate; due dates are a tightness factor times the job's worst-case time on one
-GPU of its fastest type (the time "as submitted"), so that a job may start slow and
-speed up, or run on several slower GPUs.
+or ``low`` rate, or all at time 0 (``batch``, the thesis's scalability instances); due
+dates are a tightness factor times the job's worst-case time on one GPU of its fastest
+type (the time "as submitted"), so that a job may start slow and speed up, or run on
+several slower GPUs.
 Every number that is an assumption is a named parameter with its default here.
 """
 
@@ -35,6 +36,10 @@ from instances.model import Config, GpuType, Instance, Job, Node
 RELATIVE_SPEED = {"k80": 1.0, "t4": 2.0, "p100": 3.3, "v100": 4.2, "a100": 7.0}
 # Mean offered load (busy GPU-hours per GPU-hour of the cluster, worst case) per rate.
 ARRIVAL_LOAD = {"high": 1.5, "exponential": 0.8, "low": 0.4}
+# every job submitted at time 0: the thesis's scalability instances (N, 2N or 4N jobs
+# on N nodes, seed text section 8)
+BATCH = "batch"
+RATES = (*ARRIVAL_LOAD, BATCH)
 
 
 @cache
@@ -76,8 +81,8 @@ class SyntheticSpec:
     def __post_init__(self) -> None:
         check_spec(self, {"nodes": MAX_NODES, "jobs": MAX_JOBS, "blocks": MAX_STOPS})
         check_relaunch(self.relaunch)
-        if self.rate not in ARRIVAL_LOAD:
-            raise InstanceError("rate", self.rate, f"must be one of {tuple(ARRIVAL_LOAD)}")
+        if self.rate not in RATES:
+            raise InstanceError("rate", self.rate, f"must be one of {RATES}")
         unknown = [g for g in self.gpu_types if g not in RELATIVE_SPEED]
         if unknown:
             raise InstanceError(
@@ -156,10 +161,12 @@ def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> In
         if drafts
         else 1.0
     )
-    rate = ARRIVAL_LOAD[spec.rate] * total_gpus / max(mean_gpu_hours, 1e-9)
+    rate = ARRIVAL_LOAD.get(spec.rate, 1.0) * total_gpus / max(mean_gpu_hours, 1e-9)
     gaps = rng.exponential(1.0 / rate, size=spec.jobs)
     arrivals: np.ndarray = np.cumsum(gaps) - (gaps[0] if spec.jobs else 0.0)
-    if spec.rate == "high":
+    if spec.rate == BATCH:
+        arrivals = np.zeros(spec.jobs)
+    elif spec.rate == "high":
         # bursts: the high-rate scenario submits jobs in batches of up to five at once
         arrivals = np.repeat(arrivals[::5], 5)[: spec.jobs]
 

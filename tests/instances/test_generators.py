@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from instances import InstanceError, instance_to_dict
@@ -13,7 +15,7 @@ from instances.generators.realdata import job_configs
 from instances.model import Node
 
 
-@pytest.mark.parametrize("rate", ["high", "exponential", "low"])
+@pytest.mark.parametrize("rate", ["high", "exponential", "low", "batch"])
 def test_synthetic_same_seed_same_instance(rate):
     spec = SyntheticSpec(nodes=5, jobs=12, rate=rate)
     a, b = synthetic(spec, seed=4), synthetic(spec, seed=4)
@@ -30,6 +32,20 @@ def test_arrival_rates_are_ordered():
         return max(j.release for j in inst.jobs)
 
     assert span("high") < span("exponential") < span("low")
+
+
+def test_a_batch_submits_every_job_at_time_zero_with_the_same_jobs():
+    """The thesis's scalability instances: the jobs of the exponential rate, all at 0,
+    due dates as far from 0 as they were from their release."""
+    spec = SyntheticSpec(nodes=6, jobs=24)
+    batch = synthetic(dataclasses.replace(spec, rate="batch"), seed=2)
+    poisson = synthetic(spec, seed=2)
+    assert {j.release for j in batch.jobs} == {0.0}
+    for a, b in zip(batch.jobs, poisson.jobs, strict=True):
+        assert (a.epoch_times, a.distribution) == (b.epoch_times, b.distribution)
+        assert a.due == pytest.approx(b.due - b.release, abs=1e-3)
+    with pytest.raises(InstanceError, match="rate"):
+        SyntheticSpec(rate="burst")
 
 
 def test_helios_family_matches_completion_share():
