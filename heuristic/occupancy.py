@@ -44,6 +44,9 @@ class Occupancy:
         for n in instance.nodes:
             self._bucket.setdefault(n.gpu_type, {}).setdefault(n.num_gpus, {})[n.id] = None
         self.shared: dict[GpuRef, dict[str, float]] = {}  # shared GPU -> {job: memory}
+        # shared GPUs with room for another tenant, by GPU type (an ordered set): a
+        # shared placement scans these, not every shared GPU of the cluster
+        self._open: dict[str, dict[GpuRef, None]] = {}
         self.owner: dict[str, Allocation] = {}
         # E3: CPU cores and DRAM left on the nodes that state them (others: unlimited)
         self.cpus_free: dict[str, int] = {
@@ -61,6 +64,7 @@ class Occupancy:
         new.free = {k: set(v) for k, v in self.free.items()}
         new._bucket = {t: {k: dict(d) for k, d in b.items()} for t, b in self._bucket.items()}
         new.shared = {k: dict(v) for k, v in self.shared.items()}
+        new._open = {t: dict(d) for t, d in self._open.items()}
         new.owner = dict(self.owner)
         new.cpus_free = dict(self.cpus_free)
         new.dram_free = dict(self.dram_free)
@@ -165,6 +169,7 @@ class Occupancy:
                 self._take(ref[0], {ref[1]})
                 self.shared[ref] = {}
             self.shared[ref][job.id] = job.memory_gb
+            self._mark_open(ref)
         elif cfg.nodes > 1:
             for node_id in _nodes_of(alloc):
                 self._take(node_id, set(self.free[node_id]))
@@ -187,6 +192,7 @@ class Occupancy:
             if not self.shared[ref]:
                 del self.shared[ref]
                 self._give(ref[0], {ref[1]})
+            self._mark_open(ref)
         elif cfg.nodes > 1:
             for node_id in _nodes_of(alloc):
                 self._give(node_id, set(range(self.instance.node(node_id).num_gpus)))
@@ -227,13 +233,22 @@ class Occupancy:
                 return Allocation(cfg, tuple((node_id, g) for g in gpus))
         return None
 
+    def _mark_open(self, ref: GpuRef) -> None:
+        """Keep ``ref`` in its type's open set exactly while it is shared and has room."""
+        tenants = self.shared.get(ref)
+        opened = self._open.setdefault(self.instance.node(ref[0]).gpu_type, {})
+        if tenants and len(tenants) < self.instance.max_share:
+            opened[ref] = None
+        else:
+            opened.pop(ref, None)
+
     def _find_shared(self, job: Job, cfg: Config) -> Allocation | None:
         inst = self.instance
         cap = inst.gpu(cfg.gpu_type).memory_gb
         best: tuple[float, GpuRef] | None = None
-        for ref, tenants in self.shared.items():
-            if inst.node(ref[0]).gpu_type != cfg.gpu_type or len(tenants) >= inst.max_share:
-                continue
+        # the least memory left wins, ties by GPU: the same choice in any scan order
+        for ref in self._open.get(cfg.gpu_type, {}):
+            tenants = self.shared[ref]
             if not self.host_fits(ref[0], cfg):
                 continue
             left = cap - sum(tenants.values()) - job.memory_gb
