@@ -8,7 +8,7 @@ tables are in the time). EDF's decision on the same state is beside it. The slop
 that of log(time) against log(jobs) over the sizes of at least 100 jobs: 1 is linear.
 
 Run: python -m benchmarks.scalability [--nodes 10,25,50,100,1000,4000,16000]
-    [--multiples 1,2,4] [--relaunch none|measured|both]
+    [--multiples 1,2,4] [--relaunch none|measured|both] [--plot docs/scalability.png]
 """
 
 from __future__ import annotations
@@ -43,8 +43,10 @@ def main() -> None:
     ap.add_argument("--multiples", default="1,2,4")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--relaunch", choices=RELAUNCH_CHOICES, default="none")
+    ap.add_argument("--plot", default=None, help="write time against jobs to this PNG")
     args = ap.parse_args()
     rows = []
+    measured: list[tuple[str, int, float, float]] = []  # relaunch, jobs, STS s, EDF s
     for relaunch in relaunch_modes(args.relaunch):
         points = []
         for n in (int(x) for x in args.nodes.split(",")):
@@ -59,6 +61,7 @@ def main() -> None:
                 sts = measure(lambda: StsPolicy().decide(fresh()), repeats, trace=small)
                 edf = measure(lambda: EdfPolicy().decide(fresh()), repeats, trace=False)
                 placed = sum(a is not None for a in sts.result.assign.values())
+                measured.append((relaunch, k * n, sts.seconds, edf.seconds))
                 if k * n >= 100:
                     points.append((k * n, sts.seconds))
                 rows.append(
@@ -101,6 +104,31 @@ def main() -> None:
         )
     )
     print(f"\nprocess peak RSS {max_rss_mib():.0f} MiB (includes building the instances)")
+    if args.plot:
+        plot(measured, args.plot)
+
+
+def plot(measured: list[tuple[str, int, float, float]], path: str) -> None:
+    """Time of one solve against the number of jobs, log-log, with the thesis's claim."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for relaunch in dict.fromkeys(m[0] for m in measured):
+        pts = sorted((j, s, e) for r, j, s, e in measured if r == relaunch)
+        jobs = [p[0] for p in pts]
+        ax.plot(jobs, [p[1] for p in pts], "o-", label=f"STS (relaunch {relaunch})")
+        ax.plot(jobs, [p[2] for p in pts], "s--", alpha=0.6, label=f"EDF (relaunch {relaunch})")
+    ax.plot([400], [THESIS_SECONDS], "r*", markersize=12, label="thesis: < 60 s at 100 x 400")
+    ax.set(xscale="log", yscale="log", xlabel="jobs at time 0 (N, 2N, 4N on N nodes)")
+    ax.set(ylabel="one solve (s)", title="STS scalability (benchmarks/scalability.py)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
