@@ -31,7 +31,6 @@ gpusched needs it.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import math
 import re
 import zlib
@@ -41,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from heuristic.registry import missing_extra
 from instances import Instance, Job
 from instances.generators.liquid import FAMILIES, PARAMETERS, LiquidSpec, liquid
 from instances.generators.realdata import family
@@ -54,14 +54,7 @@ FOREST_PARAMETERS: dict[str, Any] = {
     "min_samples_leaf": 5,
     "max_features": None,
 }
-EXTRA = "scikit-learn"
-INSTALL = "pip install 'gpusched[forest]'"
 _BATCH = re.compile(r"\(batch size (\d+)\)")
-
-
-def available() -> bool:
-    """Whether scikit-learn is installed."""
-    return importlib.util.find_spec("sklearn") is not None
 
 
 def features(job: Job) -> list[float] | None:
@@ -126,8 +119,9 @@ class KneeForest:
     ) -> KneeForest:
         """Fit on every job of ``history`` that has features; its label is the knee one
         run measured (noise seeded per history instance and job)."""
-        if not available():
-            raise ValueError(f"the random-forest estimator needs {EXTRA}: {INSTALL}")
+        install = missing_extra("liquid-forest")  # the registry names the extra once
+        if install is not None:
+            raise ValueError(f"the random-forest estimator needs scikit-learn: {install}")
         from sklearn.ensemble import RandomForestRegressor
 
         rows: list[list[float]] = []
@@ -139,8 +133,9 @@ class KneeForest:
                     rows.append(x)
                     g = knee_gpus(inst, job, tolerance, noise, seed * 7919 + k)
                     labels.append(math.log2(g))
-        if len(rows) < FOREST_PARAMETERS["min_samples_split"]:
-            raise ValueError(f"history: {len(rows)} jobs with Liquid's features, need 10")
+        need = FOREST_PARAMETERS["min_samples_split"]
+        if len(rows) < need:
+            raise ValueError(f"history: {len(rows)} jobs with Liquid's features, need {need}")
         model = RandomForestRegressor(**FOREST_PARAMETERS, random_state=seed, n_jobs=1)
         model.fit(np.array(rows), np.array(labels))
         return cls(model)
