@@ -55,6 +55,7 @@ def policy_table(runs: pd.DataFrame) -> pd.DataFrame:
         missed=("missed", "mean"),
         relaunches=("relaunches", "mean"),
         utilisation=("utilisation", "mean"),
+        peak_jobs=("peak_jobs", "mean"),
         mean_jct_h=("mean_jct_h", "mean"),
         decision_ms=("decision_mean_ms", "mean"),
     )
@@ -155,7 +156,7 @@ def markdown_summary(store_path: str | Path, campaign: str) -> str:
         runs = store.runs(campaign)
     runs = runs[runs["status"] == "ok"]
     cols = ["runs", "total", "total_ci95", "energy", "tardiness", "missed", "relaunches"]
-    cols += ["utilisation", "decision_ms"]
+    cols += ["utilisation", "peak_jobs", "decision_ms"]
     parts = [
         f"Campaign `{campaign}`: {len(runs)} runs.",
         "",

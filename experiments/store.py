@@ -32,6 +32,7 @@ METRICS = (
     "overhead_kwh",
     "jobs",
     "utilisation",
+    "peak_jobs",
     "makespan_h",
     "mean_jct_h",
     "max_jct_h",

@@ -50,6 +50,26 @@ def busy_gpus(plan: Plan) -> pd.DataFrame:
     return pd.DataFrame({"time": times, "busy": busy})
 
 
+def jobs_present(instance: Instance, completions: Mapping[str, float]) -> pd.DataFrame:
+    """The number of jobs released and not yet complete over time, a step function:
+    ``present`` holds from ``time`` to the next row. A job that completes at the moment
+    another is released has left first."""
+    events = [(j.release, 1) for j in instance.jobs]
+    events += [(completions[j.id], -1) for j in instance.jobs]
+    events.sort()  # -1 sorts before +1 at the same time
+    times: list[float] = []
+    present: list[int] = []
+    count = 0
+    for t, delta in events:
+        count += delta
+        if times and times[-1] == t:
+            present[-1] = count
+        else:
+            times.append(t)
+            present.append(count)
+    return pd.DataFrame({"time": times, "present": present})
+
+
 def job_table(
     instance: Instance, evaluation: Evaluation, epochs: Mapping[str, float]
 ) -> pd.DataFrame:
@@ -93,6 +113,13 @@ class OnlineRun:
         busy_hours = float(np.dot(widths, steps["busy"].to_numpy()[:-1]))
         return busy_hours / (self.gpus * self.makespan)
 
+    @property
+    def peak_jobs(self) -> int:
+        """The largest number of jobs present (released, not complete) at once: the
+        thesis's measure of a scenario's load (seed text, section 8)."""
+        steps = jobs_present(self.instance, self.result.completions)
+        return int(steps["present"].max()) if not steps.empty else 0
+
     def utilisation_over_time(self) -> pd.DataFrame:
         """``time``, ``busy`` GPUs and ``fraction`` of the cluster's GPUs."""
         steps = busy_gpus(self.result.plan)
@@ -117,6 +144,7 @@ class OnlineRun:
             "overhead_kwh": ev.overhead_kwh,
             "jobs": float(len(self.instance.jobs)),
             "utilisation": self.utilisation,
+            "peak_jobs": float(self.peak_jobs),
             "makespan_h": self.makespan,
             "mean_jct_h": float(jct.mean()),
             "max_jct_h": float(jct.max()),

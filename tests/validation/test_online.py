@@ -14,7 +14,7 @@ from heuristic.registry import make_policy, policy_names
 from instances import Plan, Segment
 from tests.strategies import instances
 from validation.evaluate import evaluate
-from validation.online import busy_gpus, run_online
+from validation.online import busy_gpus, jobs_present, run_online
 from validation.scenario import scenario_instance
 from validation.simulator import rollout
 
@@ -37,6 +37,8 @@ def test_a_run_costed_by_hand(base):
     s = run.summary()
     assert s["decisions"] == len(run.result.decision_seconds) > 0
     assert s["mean_jct_h"] == pytest.approx((1.5 + 1.6) / 2)
+    # a released at 0, done at 1.5; b released at 1: both present from 1 to 1.5
+    assert run.peak_jobs == s["peak_jobs"] == 2
 
 
 @given(instances(max_jobs=5), st.sampled_from(policy_names()), st.integers(0, 20))
@@ -47,6 +49,9 @@ def test_online_metrics_are_consistent(inst, policy, seed):
     assert 0.0 <= s["utilisation"] <= 1.0 + 1e-9
     steps = busy_gpus(run.result.plan)
     assert steps["busy"].max() <= run.gpus and steps["busy"].iloc[-1] == 0
+    present = jobs_present(inst, run.result.completions)
+    assert present["present"].iloc[-1] == 0 and (present["present"] >= 0).all()
+    assert 1 <= run.peak_jobs <= len(inst.jobs)
     jobs = run.by_job()
     assert list(jobs.index) == [j.id for j in inst.jobs]
     assert (jobs["jct_h"] > 0).all()
@@ -84,6 +89,24 @@ def test_busy_gpus_counts_a_shared_gpu_once():
     steps = busy_gpus(plan)
     assert list(steps["time"]) == [0.0, 1.0, 2.0, 3.0]
     assert list(steps["busy"]) == [1, 3, 1, 0]
+
+
+def test_jobs_present_counts_releases_and_completions(base):
+    import dataclasses
+
+    from instances import Instance
+
+    def at(inst: Instance, releases: dict[str, float]) -> Instance:
+        return inst.replace(
+            jobs=tuple(dataclasses.replace(j, release=releases[j.id]) for j in inst.jobs)
+        )
+
+    inst = base
+    # b is released at 1, the moment a completes: a has left first, so never 2 at once
+    steps = jobs_present(at(inst, {"a": 0.0, "b": 1.0}), {"a": 1.0, "b": 3.0})
+    assert list(steps["time"]) == [0.0, 1.0, 3.0] and list(steps["present"]) == [1, 1, 0]
+    steps = jobs_present(at(inst, {"a": 0.0, "b": 0.5}), {"a": 1.0, "b": 3.0})
+    assert list(steps["present"]) == [1, 2, 1, 0]
 
 
 _DIGEST = """
