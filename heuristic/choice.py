@@ -33,10 +33,28 @@ def worst_case_cost(
     return energy + instance.tardiness_weight(job.id) * late
 
 
-def ranked_configs(instance: Instance, job: Job, remaining: float, now: float) -> list[Config]:
-    """The job's configurations, cheapest worst-case first: the cheapest that meets the
-    due date comes first whenever one does, since tardiness weighs ten times energy."""
+# How a fixed-configuration baseline ranks a job's configurations (issue 17 varies it):
+# "cheapest": cheapest in the worst case, as in Filippini et al. (the default);
+# "fastest": shortest epoch first, as a user in a hurry or a JCT-minded manager would
+RULES = ("cheapest", "fastest")
+
+
+def ranked_configs(
+    instance: Instance, job: Job, remaining: float, now: float, rule: str = "cheapest"
+) -> list[Config]:
+    """The job's configurations in the order ``rule`` prefers them. Cheapest worst-case
+    first: the cheapest that meets the due date comes first whenever one does, since
+    tardiness weighs ten times energy. Fastest first: ties go to the cheaper."""
     cfgs = instance.allowed_configs(job)
+    if rule == "fastest":
+        return sorted(
+            cfgs,
+            key=lambda c: (
+                instance.epoch_time(job, c),
+                worst_case_cost(instance, job, c, remaining, now),
+                c,
+            ),
+        )
     return sorted(cfgs, key=lambda c: (worst_case_cost(instance, job, c, remaining, now), c))
 
 
@@ -46,7 +64,13 @@ def first_placement(occupancy: Occupancy, job: Job, configs: Iterable[Config]) -
 
 
 def cheapest_placement(
-    instance: Instance, job: Job, remaining: float, now: float, occupancy: Occupancy
+    instance: Instance,
+    job: Job,
+    remaining: float,
+    now: float,
+    occupancy: Occupancy,
+    rule: str = "cheapest",
 ) -> Allocation | None:
-    """The cheapest configuration (worst case) that can be placed now, best-fit."""
-    return first_placement(occupancy, job, ranked_configs(instance, job, remaining, now))
+    """The first configuration by ``rule`` (default: the cheapest in the worst case)
+    that can be placed now, best-fit."""
+    return first_placement(occupancy, job, ranked_configs(instance, job, remaining, now, rule))

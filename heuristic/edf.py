@@ -18,3 +18,11 @@ class EdfPolicy(FifoPolicy):
 
     def order(self, waiting: list[JobStatus]) -> list[JobStatus]:
         return sorted(waiting, key=lambda s: (s.job.due, s.job.release, s.job.id))
+
+
+class EdfFastestPolicy(EdfPolicy):
+    """EDF with each job on its fastest configuration that fits now (issue 17's
+    sensitivity study: the baselines' configuration rule)."""
+
+    name = "edf-fastest"
+    rule = "fastest"

@@ -15,6 +15,7 @@ from heuristic.policy import Decision, JobStatus, SchedulerState
 class FifoPolicy:
     name = "fifo"
     blocking = True  # head-of-line blocking
+    rule = "cheapest"  # how configurations are ranked (heuristic.choice.RULES)
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed  # FIFO is deterministic; kept for the common factory signature
@@ -28,7 +29,7 @@ class FifoPolicy:
         waiting = [s for s in state.jobs if s.allocation is None]
         for status in self.order(waiting):
             alloc = cheapest_placement(
-                state.instance, status.job, status.remaining, state.time, occ
+                state.instance, status.job, status.remaining, state.time, occ, self.rule
             )
             if alloc is None:
                 if self.blocking:

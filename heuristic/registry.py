@@ -14,6 +14,7 @@ from heuristic.policy import Policy
 _POLICIES: dict[str, str] = {
     "fifo": "heuristic.fifo:FifoPolicy",
     "edf": "heuristic.edf:EdfPolicy",
+    "edf-fastest": "heuristic.edf:EdfFastestPolicy",
     "sts": "heuristic.sts:StsPolicy",
     "sts-greedy": "heuristic.sts:GreedyStsPolicy",
     "rg": "heuristic.rg:RgPolicy",

@@ -43,3 +43,16 @@ def test_fifo_starts_in_arrival_order_with_head_of_line_blocking(base):
     res = simulate(one_gpu, FifoPolicy())
     starts = {j: res.plan.for_job(j)[0].start for j in ("a", "b")}
     assert starts["a"] == 0.0 and starts["b"] == pytest.approx(2.0)
+
+
+def test_the_fastest_rule_takes_the_fastest_configuration_that_fits(base):
+    res = simulate(base, make_policy("edf-fastest"))
+    first = {s.job: s.config for s in reversed(res.plan.segments)}
+    # a's fastest is 2 v100 (0.12 h an epoch, done at 1.2 h). b's is 4 v100, but at its
+    # release (1 h) a holds 2 of the 4: b takes its fastest that fits, 1 v100 (0.25 h),
+    # where the cheapest rule puts both on shared slots
+    assert first == {"a": Config("v100", 2), "b": Config("v100", 1)}
+    cheapest = simulate(base, make_policy("edf"))
+    assert {s.config for s in cheapest.plan} == {Config("v100", 1, shared=True)}
+    assert evaluate(base, res.plan).energy_cost > evaluate(base, cheapest.plan).energy_cost
+    assert evaluate(base, res.plan).missed == 0
