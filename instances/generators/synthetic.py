@@ -36,10 +36,16 @@ from instances.model import Config, GpuType, Instance, Job, Node
 RELATIVE_SPEED = {"k80": 1.0, "t4": 2.0, "p100": 3.3, "v100": 4.2, "a100": 7.0}
 # Mean offered load (busy GPU-hours per GPU-hour of the cluster, worst case) per rate.
 ARRIVAL_LOAD = {"high": 1.5, "exponential": 0.8, "low": 0.4}
+# The offered loads at which EDF's largest number of jobs present at once, for 1,000
+# jobs on 100 nodes (sampled stops, mean of seeds 0-4), is the thesis's 400 / 200 / 100
+# (seed text, section 8). Found by benchmarks/calibrate_load.py; docs/thesis.md.
+THESIS_PEAK_LOAD = {"high": 0.762, "exponential": 0.320, "low": 0.138}
+CALIBRATIONS = {"offered-load": ARRIVAL_LOAD, "thesis-peak": THESIS_PEAK_LOAD}
 # every job submitted at time 0: the thesis's scalability instances (N, 2N or 4N jobs
 # on N nodes, seed text section 8)
 BATCH = "batch"
 RATES = (*ARRIVAL_LOAD, BATCH)
+MAX_LOAD = 100.0  # past this the arrivals are a batch in all but name
 
 
 @cache
@@ -77,17 +83,37 @@ class SyntheticSpec:
     slot: float | None = None
     max_share: int = 2
     relaunch: str = "measured"  # per-job relaunch overheads (generators/relaunch.py)
+    # which offered load each rate stands for: CALIBRATIONS
+    calibration: str = "offered-load"
+    load: float | None = None  # an offered load of its own, instead of the rate's
 
     def __post_init__(self) -> None:
         check_spec(self, {"nodes": MAX_NODES, "jobs": MAX_JOBS, "blocks": MAX_STOPS})
         check_relaunch(self.relaunch)
         if self.rate not in RATES:
             raise InstanceError("rate", self.rate, f"must be one of {RATES}")
+        if self.calibration not in CALIBRATIONS:
+            raise InstanceError(
+                "calibration", self.calibration, f"must be one of {tuple(CALIBRATIONS)}"
+            )
+        if self.load is not None and not 0 < self.load <= MAX_LOAD:
+            raise InstanceError("load", self.load, f"must be in (0, {MAX_LOAD:g}]")
+        if self.load is not None and self.rate == BATCH:
+            raise InstanceError(
+                "load", self.load, "has no meaning with rate 'batch' (every job at time 0)"
+            )
         unknown = [g for g in self.gpu_types if g not in RELATIVE_SPEED]
         if unknown:
             raise InstanceError(
                 "gpu_types", unknown, f"no relative speed known; known: {sorted(RELATIVE_SPEED)}"
             )
+
+
+def offered_load(spec: SyntheticSpec) -> float:
+    """Busy GPU-hours per GPU-hour of the cluster that the arrivals offer (worst case)."""
+    if spec.load is not None:
+        return spec.load
+    return CALIBRATIONS[spec.calibration].get(spec.rate, 1.0)
 
 
 def _one_gpu_time(times: dict[Config, float]) -> float:
@@ -161,7 +187,7 @@ def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> In
         if drafts
         else 1.0
     )
-    rate = ARRIVAL_LOAD.get(spec.rate, 1.0) * total_gpus / max(mean_gpu_hours, 1e-9)
+    rate = offered_load(spec) * total_gpus / max(mean_gpu_hours, 1e-9)
     gaps = rng.exponential(1.0 / rate, size=spec.jobs)
     arrivals: np.ndarray = np.cumsum(gaps) - (gaps[0] if spec.jobs else 0.0)
     if spec.rate == BATCH:
