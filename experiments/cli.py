@@ -31,7 +31,7 @@ from instances.generators.liquid import LiquidSpec, liquid
 from instances.generators.realdata import cluster_mix
 from instances.generators.suite import milp_suite
 from instances.generators.synergy import SHAPES, SynergySpec, synergy
-from instances.generators.synthetic import RATES
+from instances.generators.synthetic import CALIBRATIONS, RATES
 from milp import MilpError
 from validation.check import relaunch_notes
 from validation.evaluate import evaluate
@@ -147,7 +147,13 @@ def _generated(args: argparse.Namespace) -> Instance:
         return liquid(LiquidSpec(jobs=args.jobs, early_stopping=early, **options), seed, name)
     options["early_stopping"] = args.early_stopping or "uniform"
     if args.kind == "synthetic":
-        synth = SyntheticSpec(nodes=args.nodes, jobs=args.jobs, rate=args.rate, **options)
+        synth = SyntheticSpec(
+            nodes=args.nodes,
+            jobs=args.jobs,
+            rate=args.rate,
+            calibration=args.calibration,
+            **options,
+        )
         return synthetic(synth, seed=seed, name=name)
     mix = cluster_mix(args.nodes)
     spec = RealDataSpec(jobs=args.jobs, start=args.start, nodes=mix, **options)
@@ -369,6 +375,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--jobs", type=_positive_int, default=10)
     g.add_argument("--start", type=_count, default=0, help="realdata: first Philly job index")
     g.add_argument("--rate", choices=RATES, default="exponential")
+    g.add_argument(
+        "--calibration",
+        choices=tuple(CALIBRATIONS),
+        default="offered-load",
+        help="synthetic: the offered load of each rate; thesis-peak: the thesis's jobs "
+        "present at once (docs/thesis.md)",
+    )
     g.add_argument(
         "--early-stopping",
         choices=FAMILIES,

@@ -45,6 +45,20 @@ def test_generate_solve_evaluate_round_trip(tmp_path, capsys):
     assert len(read_plan(plan)) > 0
 
 
+def test_generate_synthetic_with_the_thesis_calibration(tmp_path, capsys):
+    from instances.generators import SyntheticSpec, synthetic
+
+    args = ["generate", "synthetic", "--nodes", "3", "--jobs", "6", "--seed", "2"]
+    out = tmp_path / "c.json"
+    assert main([*args, "--calibration", "thesis-peak", "--out", str(out)]) == 0
+    spec = SyntheticSpec(nodes=3, jobs=6, calibration="thesis-peak")
+    assert read_instance(out) == synthetic(spec, seed=2, name=read_instance(out).name)
+    with pytest.raises(SystemExit) as exc:
+        main([*args, "--calibration", "thesis", "--out", str(tmp_path / "t.json")])
+    assert exc.value.code == 2 and "--calibration" in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()
+
+
 def test_generate_synergy_writes_its_setting_and_refuses_a_bad_rate(tmp_path, capsys):
     out = tmp_path / "s.json"
     args = ["generate", "synergy", "--nodes", "2", "--jobs", "5", "--seed", "1"]
