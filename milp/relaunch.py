@@ -141,11 +141,26 @@ def add_relaunch(
         first = sum(jd.slot_power_cost[k] * m.first_run[j, k, t] for k in range(len(jd.configs)))
         rows.append(((j, t, "first_energy"), m.overhead_cost[j, t] >= lam[0] * first))
         rows.append(((j, t, "relaunched"), m.lost[j, t] <= sum(lam[i] * r for i, r in within)))
+        works = {}
         for k in range(len(jd.configs)):
             work = sum(m.work[j, b, k, t] for b in jd.blocks if (j, b, k, t) in m.work_index)
             if not isinstance(work, int):
+                works[k] = work
                 rows.append(((j, t, "work", k), work <= jd.speed[k] * (1 - m.lost[j, t])))
+        if works:
+            # the slot's time is shared by the configurations that run in it, less the
+            # overhead; summed over configurations this binds where run is fractional
+            used = sum(w / jd.speed[k] for k, w in works.items())
+            rows.append(((j, t, "work_all"), used <= running - m.lost[j, t]))
         survival = _survival_before(m, jd, j, t)
+        for k, work in works.items():
+            news = list(config_begins.get((j, k, t), ()))
+            if t > jd.first_slot:
+                news.append(m.run[j, k, t] - m.run[j, k, t - 1])
+            for n, new in enumerate(news):
+                rows.append(
+                    ((j, t, "work_k", k, n), work <= jd.speed[k] * (m.run[j, k, t] - lam[0] * new))
+                )
         for k in range(len(jd.configs)):
             charge = jd.slot_power_cost[k] * lam[0]
             news = list(config_begins.get((j, k, t), ()))
