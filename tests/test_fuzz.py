@@ -230,7 +230,10 @@ def test_byte_mutants_are_refused_or_read_whole(tmp_path_factory, kind, base):
     assert outcome == ("ok" if kind in READABLE_MUTANTS else "refused"), err
 
 
-CAMPAIGNS = {name: campaign_document(name) for name in ("thesis-rates", "sharing", "bound")}
+CAMPAIGNS = {
+    name: campaign_document(name)
+    for name in ("thesis-rates", "sharing", "bound", "thesis-calibrated")
+}
 
 
 @settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "40")), deadline=None)
