@@ -7,6 +7,7 @@ cost report: every reported cost comes from validation.evaluate.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from heuristic.occupancy import Allocation, Occupancy
 from instances import Config, Instance, Job
@@ -45,17 +46,12 @@ def ranked_configs(
     """The job's configurations in the order ``rule`` prefers them. Cheapest worst-case
     first: the cheapest that meets the due date comes first whenever one does, since
     tardiness weighs ten times energy. Fastest first: ties go to the cheaper."""
-    cfgs = instance.allowed_configs(job)
-    if rule == "fastest":
-        return sorted(
-            cfgs,
-            key=lambda c: (
-                instance.epoch_time(job, c),
-                worst_case_cost(instance, job, c, remaining, now),
-                c,
-            ),
-        )
-    return sorted(cfgs, key=lambda c: (worst_case_cost(instance, job, c, remaining, now), c))
+
+    def key(c: Config) -> tuple[Any, ...]:
+        cheapest = (worst_case_cost(instance, job, c, remaining, now), c)
+        return (instance.epoch_time(job, c), *cheapest) if rule == "fastest" else cheapest
+
+    return sorted(instance.allowed_configs(job), key=key)
 
 
 def first_placement(occupancy: Occupancy, job: Job, configs: Iterable[Config]) -> Allocation | None:
@@ -64,13 +60,7 @@ def first_placement(occupancy: Occupancy, job: Job, configs: Iterable[Config]) -
 
 
 def cheapest_placement(
-    instance: Instance,
-    job: Job,
-    remaining: float,
-    now: float,
-    occupancy: Occupancy,
-    rule: str = "cheapest",
+    instance: Instance, job: Job, remaining: float, now: float, occupancy: Occupancy
 ) -> Allocation | None:
-    """The first configuration by ``rule`` (default: the cheapest in the worst case)
-    that can be placed now, best-fit."""
-    return first_placement(occupancy, job, ranked_configs(instance, job, remaining, now, rule))
+    """The cheapest configuration (worst case) that can be placed now, best-fit."""
+    return first_placement(occupancy, job, ranked_configs(instance, job, remaining, now))

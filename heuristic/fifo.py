@@ -7,7 +7,7 @@ starts (that is what distinguishes FIFO from a backfilling policy).
 
 from __future__ import annotations
 
-from heuristic.choice import cheapest_placement
+from heuristic.choice import first_placement, ranked_configs
 from heuristic.occupancy import Allocation
 from heuristic.policy import Decision, JobStatus, SchedulerState
 
@@ -28,9 +28,10 @@ class FifoPolicy:
         assign: dict[str, Allocation | None] = {}
         waiting = [s for s in state.jobs if s.allocation is None]
         for status in self.order(waiting):
-            alloc = cheapest_placement(
-                state.instance, status.job, status.remaining, state.time, occ, self.rule
+            ranked = ranked_configs(
+                state.instance, status.job, status.remaining, state.time, self.rule
             )
+            alloc = first_placement(occ, status.job, ranked)
             if alloc is None:
                 if self.blocking:
                     break
