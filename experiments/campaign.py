@@ -8,7 +8,7 @@ time_limit = 10.0                  # seconds per MILP solve (milp, clairvoyant)
 
 [[scenarios]]
 name = "synthetic"                 # label prefix (default: the generator)
-generator = "synthetic"            # synthetic | realdata | synergy | liquid | file | suite
+generator = "synthetic"            # synthetic | realdata | synergy | liquid | trace | file | suite
 nodes = 10                         # fixed parameters of the generator's spec
 jobs = 60
 [scenarios.grid]                   # every combination of these values is one scenario
@@ -46,6 +46,7 @@ from instances.generators.liquid import LiquidSpec, liquid
 from instances.generators.realdata import cluster_mix
 from instances.generators.suite import suite_specs
 from instances.generators.synergy import SynergySpec, synergy
+from instances.generators.traces import TraceSpec, trace_instance
 
 # runs that are not a policy in the engine but a reference solved per scenario
 REFERENCES = ("clairvoyant",)
@@ -59,6 +60,7 @@ _SPECS: dict[str, type] = {
     "realdata": RealDataSpec,
     "synergy": SynergySpec,
     "liquid": LiquidSpec,
+    "trace": TraceSpec,
 }
 _OWN_KEYS = {"name", "generator", "grid"}
 _EXTRA_KEYS = {"file": {"path", "slot"}, "suite": {"instances", "slot", "relaunch"}}
@@ -102,6 +104,7 @@ _GENERATE: dict[str, Any] = {
     "realdata": real_data,
     "synergy": synergy,
     "liquid": liquid,
+    "trace": trace_instance,
 }
 
 

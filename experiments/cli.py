@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from tqdm import tqdm
 
 from experiments.campaign import CampaignError
 from experiments.store import StoreError
@@ -29,9 +30,11 @@ from instances.bundled import bundled, bundled_names
 from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_data, synthetic
 from instances.generators.liquid import LiquidSpec, liquid
 from instances.generators.realdata import cluster_mix
+from instances.generators.stops_fit import RUNNING_READINGS
 from instances.generators.suite import milp_suite
 from instances.generators.synergy import SHAPES, SynergySpec, synergy
 from instances.generators.synthetic import CALIBRATIONS, RATES
+from instances.generators.traces import FITTED, TRACES, TraceSpec, trace_instance
 from milp import MilpError
 from validation.check import relaunch_notes
 from validation.evaluate import evaluate
@@ -155,8 +158,16 @@ def _generated(args: argparse.Namespace) -> Instance:
             **options,
         )
         return synthetic(synth, seed=seed, name=name)
+    if args.kind in TRACES:
+        options["early_stopping"] = args.early_stopping or FITTED
+        trace = TraceSpec(
+            trace=args.kind, start=args.start, hours=args.hours, running=args.running, **options
+        )
+        return trace_instance(trace, seed=seed, name=name)
+    if args.start != int(args.start):
+        raise CliError(f"--start: realdata takes a whole job index, got {args.start:g}")
     mix = cluster_mix(args.nodes)
-    spec = RealDataSpec(jobs=args.jobs, start=args.start, nodes=mix, **options)
+    spec = RealDataSpec(jobs=args.jobs, start=int(args.start), nodes=mix, **options)
     return real_data(spec, seed=seed, name=name)
 
 
@@ -198,6 +209,9 @@ _seconds = _option(
 )
 _positive_float = _option(
     float, "a number", lambda v: math.isfinite(v) and v > 0, "a positive number"
+)
+_hours = _option(
+    float, "a number of hours", lambda v: math.isfinite(v) and v >= 0, "0 or more hours"
 )
 _count_seconds = _option(
     float,
@@ -268,7 +282,14 @@ def cmd_online(args: argparse.Namespace) -> int:
             raise CliError(f"--policy: unknown policy {name!r}; known: {', '.join(known)}")
     rows = {}
     for name in names:
-        run = run_online(inst, name, seed=args.seed)
+        with tqdm(
+            total=len(inst.jobs), desc=name, unit="job", disable=args.quiet, file=sys.stderr
+        ) as bar:
+
+            def done(n: int, bar: tqdm = bar) -> None:
+                bar.update(n - bar.n)
+
+            run = run_online(inst, name, seed=args.seed, progress=done)
         rows[name] = run.summary()
         if args.jobs:
             print(f"{name}: per job")
@@ -276,6 +297,36 @@ def cmd_online(args: argparse.Namespace) -> int:
     table = pd.DataFrame(rows).T
     print(f"online runs on {inst.name!r}, stops of seed {args.seed} (realised costs, evaluator)")
     print(table.to_string(float_format=lambda x: f"{x:.4g}"))
+    return 0
+
+
+def cmd_fit_stops(args: argparse.Namespace) -> int:
+    import json
+
+    from instances.generators.stops_fit import alibaba_history, csv_history, fit_stops
+    from instances.io import write_atomic
+
+    if args.trace == "philly":
+        raise CliError(
+            "philly: the bundled Philly week records no job status (the Pollux per-job CSV "
+            "dropped Pass/Killed/Failed), so nothing tells a completed job from a stopped "
+            "one; fit 'alibaba', or a CSV of your own history (hours,status,gpus)"
+        )
+    hist = alibaba_history(args.running) if args.trace == "alibaba" else csv_history(args.trace)
+    fit = fit_stops(hist)
+    print(f"early stopping fitted on {hist.source}: {len(hist.hours)} jobs")
+    rows = {
+        label: {
+            **{f"n {s}": c.counts[s] for s in c.counts},
+            "P(complete)": c.completion(),
+            **{f"P(F>{f:.1f})": c.beyond(f) for f in (0.2, 0.5, 0.8)},
+        }
+        for label, c in fit.classes.items()
+    }
+    print(pd.DataFrame.from_dict(rows, orient="index").to_string(float_format=lambda x: f"{x:.3f}"))
+    if args.out:
+        write_atomic(args.out, json.dumps(fit.to_dict(), indent=1) + "\n")
+        print(f"fit written to {args.out}")
     return 0
 
 
@@ -362,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_evaluate)
 
     g = sub.add_parser("generate", help="write a seeded instance file")
-    g.add_argument("kind", choices=("synthetic", "realdata", "synergy", "liquid", "suite"))
+    g.add_argument("kind", choices=("synthetic", "realdata", "synergy", "liquid", *TRACES, "suite"))
     g.add_argument("--out", required=True)
     g.add_argument("--seed", type=_count, default=0)
     g.add_argument("--name", default=None)
@@ -373,7 +424,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="number of nodes (realdata: cycles k80x4, p100x4, v100x4, v100x8)",
     )
     g.add_argument("--jobs", type=_positive_int, default=10)
-    g.add_argument("--start", type=_count, default=0, help="realdata: first Philly job index")
+    g.add_argument(
+        "--start",
+        type=_hours,
+        default=0.0,
+        help="realdata: first Philly job index; philly-week, alibaba: hours from the trace start",
+    )
+    g.add_argument(
+        "--hours",
+        type=_positive_float,
+        default=None,
+        help="philly-week, alibaba: the window's length in hours (default: to the end)",
+    )
+    g.add_argument(
+        "--running",
+        choices=RUNNING_READINGS,
+        default="completed",
+        help="philly-week, alibaba with fitted stops: how the Alibaba fit reads pods "
+        "deleted while Running (docs/model.md)",
+    )
     g.add_argument("--rate", choices=RATES, default="exponential")
     g.add_argument(
         "--calibration",
@@ -384,9 +453,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument(
         "--early-stopping",
-        choices=FAMILIES,
+        choices=(*FAMILIES, FITTED),
         default=None,
-        help="default: uniform (synthetic, realdata), none (synergy, liquid: their settings)",
+        help="default: uniform (synthetic, realdata), none (synergy, liquid: their settings), "
+        "fitted (philly-week, alibaba: the Alibaba trace's fit, gpusched fit-stops)",
     )
     g.add_argument(
         "--shape",
@@ -466,7 +536,18 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--seed", type=_count, default=0)
     o.add_argument("--slot", type=float, default=None)
     o.add_argument("--jobs", action="store_true", help="also print each run's jobs")
+    o.add_argument("--quiet", action="store_true", help="no progress bar")
     o.set_defaults(func=cmd_online)
+
+    fs = sub.add_parser(
+        "fit-stops", help="fit early-stopping distributions from a trace's past jobs"
+    )
+    fs.add_argument(
+        "trace", help="'alibaba' (bundled), 'philly' (refused: no status), or a CSV file"
+    )
+    fs.add_argument("--running", choices=RUNNING_READINGS, default="completed")
+    fs.add_argument("--out", default=None, help="write the fit as JSON")
+    fs.set_defaults(func=cmd_fit_stops)
 
     ca = sub.add_parser("campaign", help="run a campaign file (grid of runs) into a store")
     ca.add_argument("config", nargs="?", help="TOML file, or a bundled campaign's name")

@@ -613,8 +613,20 @@ class Instance:
         """GPUs of each type, summed over its nodes (every type listed, 0 if no node)."""
         return {t: sum(n.num_gpus for n in ns) for t, ns in self.nodes_by_type.items()}
 
+    @cached_property
+    def _hosted(self) -> dict[Config, bool]:
+        # jobs of one trace share few configurations, and the cluster may have a
+        # thousand nodes: each configuration is looked up once per instance
+        return {}
+
     def hosts(self, cfg: Config) -> bool:
         """Whether some node (or set of whole nodes) of the cluster can ever host ``cfg``."""
+        known = self._hosted.get(cfg)
+        if known is None:
+            known = self._hosted[cfg] = self._hosts(cfg)
+        return known
+
+    def _hosts(self, cfg: Config) -> bool:
         nodes = self.nodes_by_type.get(cfg.gpu_type, ())
         if cfg.distributed:
             return self._hosts_spread(cfg)

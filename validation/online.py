@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time as clock
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +164,7 @@ def run_online(
     seed: int = 0,
     slot: float | None = None,
     options: Mapping[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> OnlineRun:
     """Run ``policy`` (a registered name, built with ``options``) on ``instance`` with
     the stops of ``seed``."""
@@ -171,7 +172,11 @@ def run_online(
         instance = instance.replace(slot=slot)
     t0 = clock.perf_counter()
     result = simulate(
-        instance, make_policy(policy, seed=seed, **(options or {})), mode="sampled", seed=seed
+        instance,
+        make_policy(policy, seed=seed, **(options or {})),
+        mode="sampled",
+        seed=seed,
+        progress=progress,
     )
     wall = clock.perf_counter() - t0
     if any(math.isinf(c) for c in result.completions.values()):  # pragma: no cover

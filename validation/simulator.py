@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 import math
 import time as clock
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -88,6 +88,7 @@ class _Engine:
         self.wakes: list[float] = []
         self.seconds: list[float] = []
         self.t = self.arrivals[0][0] if self.arrivals else 0.0
+        self.ended = 0  # jobs done, for a progress bar
 
     def close(self, job_id: str) -> None:
         """End the job's current segment now and free its GPUs."""
@@ -210,6 +211,7 @@ class _Engine:
                 self.close(j)
                 run.done_at = t_next
                 self.present.remove(j)
+                self.ended += 1
             else:
                 assert run.alloc is not None
                 tau = self.instance.epoch_time(j, run.alloc.config)
@@ -231,8 +233,10 @@ def simulate(
     seed: int = 0,
     slot: float | None = None,
     max_events: int = 10_000_000,
+    progress: Callable[[int], None] | None = None,
 ) -> SimulationResult:
-    """Run ``policy`` on ``instance``; see the module docstring for the modes."""
+    """Run ``policy`` on ``instance``; see the module docstring for the modes.
+    ``progress`` is told the number of jobs done whenever it grows."""
     if mode not in ("rollout", "sampled"):
         raise ValueError(f"mode must be 'rollout' or 'sampled', got {mode!r}")
     if slot is not None and instance.slot != slot:
@@ -246,8 +250,11 @@ def simulate(
     for _ in range(max_events):
         if eng.present:
             eng.decide()
+        done = eng.ended
         if not eng.advance():
             break
+        if progress is not None and eng.ended > done:
+            progress(eng.ended)
     else:
         raise SimulationError(f"more than {max_events} events: the policy does not converge")
     return SimulationResult(

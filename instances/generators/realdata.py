@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
@@ -97,32 +98,43 @@ def family(job_type: str) -> str:
 
 
 def job_configs(
-    job_type: str, iterations_per_epoch: float, nodes: list[Node], sharing: bool
+    job_type: str,
+    iterations_per_epoch: float,
+    nodes: list[Node],
+    sharing: bool,
+    measured_as: Mapping[str, str] | None = None,
+    memory_gb: Mapping[str, float] | None = None,
 ) -> dict[Config, float]:
     """Epoch time (hours) per configuration the cluster can host; zero throughputs are
-    left out. Raises :class:`InstanceError` if none is left."""
+    left out. Raises :class:`InstanceError` if none is left.
+
+    ``measured_as`` gives a cluster GPU type Gavel did not measure the measured type
+    whose throughputs it takes (default: its own); ``memory_gb`` the cluster types'
+    memory per GPU (default: the vendor figures)."""
     tput = gavel_throughputs().get(job_type)
     if tput is None:
         raise InstanceError("job_type", job_type, "not a Gavel job type")
     sizes: dict[str, set[int]] = defaultdict(set)
     for n in nodes:
         sizes[n.gpu_type].add(n.num_gpus)
-    specs = gpu_specs()
+    as_measured = measured_as or {t: t for t in sizes}
+    gb = memory_gb or {t: s.memory_gb for t, s in gpu_specs().items()}
     memory = MEMORY_GB[family(job_type)]
     out: dict[Config, float] = {}
-    for (gpu, g), its in sorted(tput.items()):
-        if its <= 0 or gpu not in sizes:
-            continue  # measured as not runnable, or no such GPU in the cluster
-        hours = iterations_per_epoch / its / 3600.0
-        if any(s >= g for s in sizes[gpu]):
-            out[Config(gpu, g)] = hours
-        else:
-            per = max((s for s in sizes[gpu] if g % s == 0), default=None)
-            if per is not None:
-                out[Config(gpu, g, nodes=g // per)] = hours * MULTI_NODE_SLOWDOWN
-        rho = gavel_interference().get((job_type, gpu))
-        if g == 1 and sharing and rho and memory <= specs[gpu].memory_gb:
-            out[Config(gpu, 1, shared=True)] = hours / rho
+    for gpu in sorted(sizes):
+        for (measured, g), its in sorted(tput.items()):
+            if its <= 0 or measured != as_measured[gpu]:
+                continue  # measured as not runnable, or another GPU type
+            hours = iterations_per_epoch / its / 3600.0
+            if any(s >= g for s in sizes[gpu]):
+                out[Config(gpu, g)] = hours
+            else:
+                per = max((s for s in sizes[gpu] if g % s == 0), default=None)
+                if per is not None:
+                    out[Config(gpu, g, nodes=g // per)] = hours * MULTI_NODE_SLOWDOWN
+            rho = gavel_interference().get((job_type, measured))
+            if g == 1 and sharing and rho and memory <= gb[gpu]:
+                out[Config(gpu, 1, shared=True)] = hours / rho
     if not out:
         raise InstanceError(
             "job_type", job_type, "every throughput of this job type is 0 on the cluster's GPUs"

@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from experiments.campaign import CampaignError, bundled_campaigns, load_campaign
 from experiments.cli import main
 from experiments.runner import run_campaign
 from experiments.store import Store, StoreError
+from instances import InstanceError
 
 SMALL = """
 name = "small"
@@ -232,3 +234,42 @@ def test_a_store_of_another_layout_is_refused_with_a_clear_message(tmp_path):
     (tmp_path / "junk.sqlite").write_text("not a database at all, just text " * 20)
     with pytest.raises(StoreError, match="not a gpusched results store"):
         Store(tmp_path / "junk.sqlite")
+
+
+def test_the_philly_week_campaign_runs_a_window_on_a_dask_cluster(tmp_path):
+    """The bundled campaign, its window cut to an hour and two seeds: the same figures
+    on a real LocalCluster as in local processes."""
+    from distributed import LocalCluster
+
+    text = resources.files("experiments.campaigns").joinpath("philly-week.toml").read_text()
+    assert 'trace = "philly-week"' in text and "seeds = 5" in text
+    cfg = tmp_path / "philly-week.toml"
+    cfg.write_text(
+        text.replace("seeds = 5", "seeds = 2").replace(
+            'trace = "philly-week"', 'trace = "philly-week"\nstart = 30.0\nhours = 1.0'
+        )
+    )
+    camp = load_campaign(cfg)
+    assert len(camp.runs()) == 2 * 4
+    local, remote = tmp_path / "local.sqlite", tmp_path / "dask.sqlite"
+    assert main(["campaign", str(cfg), "--store", str(local), "--quiet"]) == 0
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        args = ["campaign", str(cfg), "--store", str(remote), "--scheduler"]
+        assert main([*args, cluster.scheduler_address, "--quiet"]) == 0
+    assert _figures(local) == _figures(remote)
+    with Store(remote) as s:
+        runs = s.runs()
+    assert set(runs["policy"]) == {"sts", "edf", "fifo", "static"}
+    assert (runs["status"] == "ok").all() and (runs["jobs"] > 5).all()
+
+
+def test_a_bad_trace_window_in_a_campaign_is_refused_before_any_run(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'name = "t"\npolicies = ["edf"]\nseeds = 1\n[[scenarios]]\ngenerator = "trace"\n'
+        'trace = "philly-week"\nhours = -2.0\n'
+    )
+    with pytest.raises((CampaignError, InstanceError), match="hours"):
+        load_campaign(cfg)

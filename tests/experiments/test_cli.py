@@ -166,3 +166,41 @@ def test_improve_from_a_plan_that_does_not_fit_is_a_clean_error(tmp_path, capsys
     assert main(["improve", "tiny", "--plan", str(plan), "--quiet", "--out", str(out)]) == 2
     assert "initial plan is infeasible" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_generate_a_trace_window_and_replay_it_online(tmp_path, capsys):
+    out = tmp_path / "w.json.gz"
+    args = ["generate", "philly-week", "--start", "30", "--hours", "1", "--out", str(out)]
+    assert main(args) == 0
+    assert "552 nodes" in capsys.readouterr().out
+    assert main(["online", str(out), "--policy", "edf,sts", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "edf" in text and "sts" in text and "peak_jobs" in text
+    assert main(["generate", "alibaba", "--start", "3200", "--hours", "1", "--out", str(out)]) == 0
+    assert "1213 nodes" in capsys.readouterr().out
+
+
+def test_online_shows_a_progress_bar_over_the_jobs(capsys):
+    assert main(["online", "tiny", "--policy", "edf"]) == 0
+    err = capsys.readouterr().err
+    assert "edf" in err and "3/3" in err
+
+
+def test_fit_stops(tmp_path, capsys):
+    out = tmp_path / "fit.json"
+    assert main(["fit-stops", "alibaba", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "6203 jobs" in text and "1 GPU" in text and "2+ GPUs" in text
+    assert json.loads(out.read_text())["classes"]["1 GPU"]["jobs"]["complete"] == 4284
+    assert main(["fit-stops", "philly"]) == 2
+    assert "records no job status" in capsys.readouterr().err
+    bad = tmp_path / "h.csv"
+    bad.write_text("hours,status,gpus\n1,finished?,1\n")
+    assert main(["fit-stops", str(bad)]) == 2
+    assert "rows[0].status" in capsys.readouterr().err
+
+
+def test_generate_refuses_a_fractional_realdata_start(tmp_path, capsys):
+    assert main(["generate", "realdata", "--start", "1.5", "--out", str(tmp_path / "x")]) == 2
+    assert "whole job index" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

@@ -1,0 +1,306 @@
+"""Whole-trace instances: the Philly week and the Alibaba GPU trace, on their clusters.
+
+- **Philly** (``philly-week``): the 6,391 jobs submitted 2017-11-06 to 2017-11-12 (the
+  Pollux per-job CSV, CC-BY-4.0, bundled gzipped) on Philly's documented machines: 321
+  servers with 2 GPUs of 12 GB and 231 with 8 GPUs of 24 GB (the trace's
+  ``cluster_machine_list``; 552 servers, 2,490 GPUs). The trace names no GPU model; we
+  follow Hu et al. (2024) in reading them as P100 12 GB and P40 24 GB. Gavel measured
+  no P40: it takes the P100's throughputs (the same Pascal generation), with its own
+  memory and board power (250 W, datasheet).
+- **Alibaba** (``alibaba``): the 6,203 GPU pods of the v2023 "openb" trace that ran
+  (the 861 never scheduled are left out) on its 1,213 GPU nodes (6,212 GPUs) of the
+  trace's node list. Types Gavel measured keep their throughputs (P100, V100 16 and 32
+  GB); the others take those of the measured GPU with the nearest FP32 peak (datasheets:
+  T4 8.1 TFLOPS -> P100 9.3; A10 31.2 -> V100 15.7), and the undisclosed G2 and G3 those
+  and the power of a V100 (an assumption: the trace says nothing of them). A pod asking
+  for a fraction of a GPU did that fraction of a whole GPU's work per hour.
+
+Every job keeps its trace submission time (hours from the window's start) and its run
+time as its work at its GPU count on the trace's reference GPU (P100 for Philly, V100
+for Alibaba). Its Gavel job type is drawn, seeded, among the types measured at that GPU
+count on the reference GPU, by duration class: under an hour, the small-data families
+(ResNet-18 on CIFAR-10, A3C, LM, Recommendation); ten hours or more, the large ones
+(ResNet-50 on ImageNet, Transformer, CycleGAN, LM); between, any family. A job on more
+than 8 GPUs (Philly has 31 of 16 and 32) keeps its GPU time: its work is that of 8 GPUs
+for ``gpus/8`` times as long, since Gavel measured nothing wider. Epochs, due dates and
+relaunch overheads are drawn as for ``realdata``; early stopping is the fit of the
+Alibaba trace (``stops_fit``) by GPU class unless a family is named.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import math
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+from instances.distribution import EpochDistribution
+from instances.errors import InstanceError
+from instances.generators.common import (
+    assemble,
+    check_relaunch,
+    check_spec,
+    draw_tightness,
+    due_date,
+)
+from instances.generators.early_stopping import FAMILIES, make_distribution
+from instances.generators.realdata import (
+    MEMORY_GB,
+    _requested,
+    family,
+    gavel_throughputs,
+    job_configs,
+)
+from instances.generators.relaunch import family_relaunch_hours
+from instances.generators.stops_fit import RUNNING_READINGS, StopsFit, alibaba_pods, bundled_fit
+from instances.limits import MAX_STOPS, MIN_EPOCH_HOURS
+from instances.model import GpuType, Instance, Job, Node
+
+TRACES = ("philly-week", "alibaba")
+FITTED = "fitted"  # the early-stopping option that reads the Alibaba fit
+SHORT_HOURS, LONG_HOURS = 1.0, 10.0
+SHORT_FAMILIES = ("ResNet-18", "A3C", "LM", "Recommendation")
+LONG_FAMILIES = ("ResNet-50", "Transformer", "CycleGAN", "LM")
+WIDEST = 8  # Gavel's widest measurement
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A kind of node in a trace's cluster and the Gavel type whose speed it has."""
+
+    gpu_type: str
+    measured_as: str
+    memory_gb: float
+    power_w: float
+    gpus: int
+    count: int
+
+
+PHILLY_MACHINES = (
+    Machine("p100", "p100", 12.0, 250.0, 2, 321),
+    Machine("p40", "p100", 24.0, 250.0, 8, 231),
+)
+# Alibaba model -> (our type, measured as, GB, W). G2 and G3: undisclosed (V100 assumed).
+ALIBABA_TYPES = {
+    "P100": ("p100", "p100", 16.0, 250.0),
+    "V100M16": ("v100", "v100", 16.0, 300.0),
+    "V100M32": ("v100m32", "v100", 32.0, 300.0),
+    "T4": ("t4", "p100", 16.0, 70.0),
+    "A10": ("a10", "v100", 24.0, 150.0),
+    "G2": ("g2", "v100", 16.0, 300.0),
+    "G3": ("g3", "v100", 16.0, 300.0),
+}
+
+
+@dataclass(frozen=True)
+class TraceJob:
+    """One trace job: submission (hours from the trace start), run hours, GPUs."""
+
+    key: str
+    submit: float
+    hours: float
+    gpus: int
+    share: float = 1.0  # the fraction of a GPU it asked for (Alibaba), else 1
+
+
+@dataclass(frozen=True)
+class TraceSpec:
+    """Which window of which trace, with what options. Times in hours."""
+
+    trace: str = "philly-week"
+    start: float = 0.0  # hours from the trace's first submission
+    hours: float | None = None  # the window's length (None: to the end)
+    epochs: tuple[int, int] = (10, 50)
+    blocks: int = 5
+    early_stopping: str = FITTED
+    running: str = "completed"  # how the fit reads Alibaba pods deleted while Running
+    tightness: tuple[float, float] = (1.5, 3.0)
+    sharing: bool = True
+    energy_price: float = 0.2
+    tardiness: str = "worst_case"
+    slot: float | None = None
+    max_share: int = 2
+    relaunch: str = "measured"
+
+    def __post_init__(self) -> None:
+        check_spec(self, {"blocks": MAX_STOPS})
+        check_relaunch(self.relaunch)
+        if self.trace not in TRACES:
+            raise InstanceError("trace", self.trace, f"must be one of {TRACES}")
+        if self.early_stopping not in (FITTED, *FAMILIES):
+            raise InstanceError(
+                "early_stopping", self.early_stopping, f"must be {FITTED} or one of {FAMILIES}"
+            )
+        if self.running not in RUNNING_READINGS:
+            raise InstanceError("running", self.running, f"must be one of {RUNNING_READINGS}")
+        if self.start < 0:
+            raise InstanceError("start", self.start, "must be 0 or more hours")
+        if self.hours is not None and not self.hours > 0:
+            raise InstanceError("hours", self.hours, "must be a positive number of hours")
+        if not 1 <= self.epochs[0] <= self.epochs[1]:
+            raise InstanceError("epochs", list(self.epochs), "must be 1 <= low <= high")
+
+
+def _gunzipped(name: str) -> str:
+    return gzip.decompress(resources.files("instances.data").joinpath(name).read_bytes()).decode()
+
+
+@cache
+def philly_week() -> tuple[TraceJob, ...]:
+    """The bundled Philly week, in submission order."""
+    rows = list(csv.DictReader(io.StringIO(_gunzipped("philly_2017wk45.csv.gz"))))
+    t0 = datetime.fromisoformat(rows[0]["timestamp"])
+    return tuple(
+        TraceJob(
+            f"ph{i}",
+            (datetime.fromisoformat(r["timestamp"]) - t0).total_seconds() / 3600.0,
+            float(r["duration"]) / 3600.0,
+            int(r["num_gpus"]),
+        )
+        for i, r in enumerate(rows)
+    )
+
+
+@cache
+def alibaba_jobs() -> tuple[TraceJob, ...]:
+    """The bundled Alibaba GPU pods that ran, in creation order."""
+    out = []
+    for r in alibaba_pods():
+        if r["scheduled_time"] == "":
+            continue  # never scheduled: no run to replay
+        hours = (float(r["deletion_time"]) - float(r["scheduled_time"])) / 3600.0
+        if hours <= 0:
+            continue
+        share = int(r["gpu_milli"]) / 1000.0 if int(r["num_gpu"]) == 1 else 1.0
+        out.append(
+            TraceJob(
+                r["name"].replace("openb-pod-", "ali"),
+                float(r["creation_time"]) / 3600.0,
+                hours,
+                int(r["num_gpu"]),
+                share,
+            )
+        )
+    out.sort(key=lambda j: j.submit)
+    return tuple(out)
+
+
+@cache
+def alibaba_machines() -> tuple[Machine, ...]:
+    text = resources.files("instances.data").joinpath("alibaba_openb_gpu_nodes.csv").read_text()
+    out: dict[tuple[str, int], int] = {}
+    for r in csv.DictReader(text.splitlines()):
+        key = (r["model"], int(r["gpu"]))
+        out[key] = out.get(key, 0) + int(r["count"])
+    return tuple(
+        Machine(*ALIBABA_TYPES[model][:2], *ALIBABA_TYPES[model][2:], gpus, count)
+        for (model, gpus), count in sorted(out.items())
+    )
+
+
+def _types_for(hours: float, gpus: int, reference: str) -> list[str]:
+    """The Gavel types a job of this run time and GPU count may be (module docstring)."""
+    tput = gavel_throughputs()
+    fams = SHORT_FAMILIES if hours < SHORT_HOURS else LONG_FAMILIES if hours >= LONG_HOURS else None
+    measured = sorted(t for t, m in tput.items() if m.get((reference, gpus), 0.0) > 0)
+    chosen = [t for t in measured if fams is None or family(t) in fams]
+    return chosen or measured
+
+
+def trace_window(spec: TraceSpec) -> list[TraceJob]:
+    jobs = philly_week() if spec.trace == "philly-week" else alibaba_jobs()
+    end = math.inf if spec.hours is None else spec.start + spec.hours
+    window = [j for j in jobs if spec.start <= j.submit < end]
+    if not window:
+        raise InstanceError("start", spec.start, f"no {spec.trace} job is submitted in this window")
+    return window
+
+
+def trace_instance(
+    spec: TraceSpec,
+    seed: int = 0,
+    name: str | None = None,
+    fit: StopsFit | None = None,
+) -> Instance:
+    """The window's jobs on the trace's cluster; same seed, same instance. ``fit``, if
+    given, replaces the bundled fit (``early_stopping = "fitted"``): the jobs, their
+    epochs and due dates do not depend on it."""
+    rng = np.random.default_rng([seed, 0x7ACE])
+    machines = PHILLY_MACHINES if spec.trace == "philly-week" else alibaba_machines()
+    reference = "p100" if spec.trace == "philly-week" else "v100"
+    nodes = [
+        Node(f"{m.gpu_type}x{m.gpus}-{i}", m.gpu_type, m.gpus)
+        for m in machines
+        for i in range(m.count)
+    ]
+    measured_as = {m.gpu_type: m.measured_as for m in machines}
+    memory = {m.gpu_type: m.memory_gb for m in machines}
+    if spec.early_stopping != FITTED:
+        fit = None
+    elif fit is None:
+        fit = bundled_fit(spec.running)
+    tput = gavel_throughputs()
+    config_cache: dict[tuple[str, float], dict] = {}
+    jobs, asked = [], {}
+    for tj in trace_window(spec):
+        wide = min(tj.gpus, WIDEST)
+        job_type = str(rng.choice(_types_for(tj.hours, wide, reference)))
+        # the run's work in iterations at its GPU count (its GPU time kept above 8 GPUs)
+        iterations = (
+            tj.hours * 3600.0 * tput[job_type][(reference, wide)] * tj.share * tj.gpus / wide
+        )
+        per_iteration = (job_type, 1.0)
+        if per_iteration not in config_cache:
+            config_cache[per_iteration] = job_configs(
+                job_type, 1.0, nodes, spec.sharing, measured_as, memory
+            )
+        unit = config_cache[per_iteration]  # epoch hours per iteration, by configuration
+        drawn = int(rng.integers(spec.epochs[0], spec.epochs[1] + 1))
+        fastest_all = iterations * min(unit.values())
+        # a run of seconds cannot hold dozens of epochs above the bound on epoch time
+        E = max(1, min(drawn, int(fastest_all / (10 * MIN_EPOCH_HOURS))))
+        times = {c: iterations / E * h for c, h in unit.items()}
+        fam = family(job_type)
+        delta = family_relaunch_hours(fam) if spec.relaunch == "measured" else None
+        release = round(tj.submit - spec.start, 4)
+        due = due_date(
+            release, draw_tightness(rng, spec), E * min(times.values()), spec.slot, delta or 0.0
+        )
+        stops: EpochDistribution = (
+            fit.for_gpus(tj.gpus).distribution(E, spec.blocks)
+            if fit is not None
+            else make_distribution(spec.early_stopping, E, spec.blocks)
+        )
+        jobs.append(
+            Job(
+                tj.key,
+                release,
+                due,
+                stops,
+                times,
+                MEMORY_GB[fam],
+                job_type=job_type,
+                relaunch_hours=delta,
+            )
+        )
+        asked[tj.key] = wide
+    types = {m.gpu_type: GpuType(m.gpu_type, m.memory_gb, m.power_w) for m in machines}
+    inst = assemble(
+        tuple(types.values()),
+        nodes,
+        jobs,
+        spec,
+        name or f"{spec.trace}-{spec.start:g}h-{len(jobs)}j-s{seed}",
+    )
+    return inst.replace(
+        jobs=tuple(
+            replace(j, requested=_requested(asked[j.id], inst.allowed_configs(j)))
+            for j in inst.jobs
+        )
+    )
