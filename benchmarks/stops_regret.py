@@ -17,6 +17,8 @@ import argparse
 import time
 from dataclasses import replace
 
+import numpy as np
+
 from benchmarks.common import markdown
 from heuristic.registry import make_policy
 from instances.generators.stops_fit import (
@@ -33,13 +35,20 @@ from validation.simulator import rollout
 GOAL = 0.05
 
 
-def halves(running: str) -> tuple[StopsFit, StopsFit, float]:
-    """The history's fit, the held-out half's fit, and the cut (hours)."""
+def halves(running: str, split: str = "time") -> tuple[StopsFit, StopsFit, float]:
+    """The history's fit, the held-out half's fit, and the cut (hours). ``split="random"``
+    draws the history at random (seeded) instead: a history that resembles the future,
+    the control for the drift between the trace's halves in time."""
     pods = [p for p in alibaba_pods() if p["scheduled_time"] != ""]
     times = sorted(float(p["creation_time"]) for p in pods)
     cut = times[len(times) // 2]
-    first = [p for p in pods if float(p["creation_time"]) < cut]
-    second = [p for p in pods if float(p["creation_time"]) >= cut]
+    if split == "time":
+        first = [p for p in pods if float(p["creation_time"]) < cut]
+        second = [p for p in pods if float(p["creation_time"]) >= cut]
+    else:
+        pick = np.random.default_rng(16).permutation(len(pods)) < len(pods) // 2
+        first = [p for p, k in zip(pods, pick, strict=True) if k]
+        second = [p for p, k in zip(pods, pick, strict=True) if not k]
     fitted = fit_stops(alibaba_history(running, first))
     true = fit_stops(alibaba_history(running, second))
     return fitted, true, cut / 3600.0
@@ -59,12 +68,18 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--running", choices=RUNNING_READINGS, default="completed")
     ap.add_argument(
+        "--split",
+        choices=("time", "random"),
+        default="time",
+        help="history = the trace's first half in time, or a random half (the control)",
+    )
+    ap.add_argument(
         "--tightness", default="1.5,3.0", help="due-date factors, low,high (default 1.5,3.0)"
     )
     args = ap.parse_args()
     low, high = (float(x) for x in args.tightness.split(","))
     tight = (low, high)
-    fitted, true, cut = halves(args.running)
+    fitted, true, cut = halves(args.running, args.split)
     for label, fit in (("history (fitted)", fitted), ("held out (true)", true)):
         cells = ", ".join(
             f"{c}: P(complete) {f.completion():.3f}, P(F>0.5) {f.beyond(0.5):.3f}"
