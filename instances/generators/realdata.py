@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -56,8 +57,10 @@ MEMORY_GB = {
 }
 
 
-def _data(name: str) -> list[dict[str, str]]:
-    text = resources.files("instances.data").joinpath(name).read_text()
+def bundled_rows(name: str) -> list[dict[str, str]]:
+    """The rows of a bundled CSV file of ``instances/data`` (gunzipped if ``.gz``)."""
+    raw = resources.files("instances.data").joinpath(name).read_bytes()
+    text = (gzip.decompress(raw) if name.endswith(".gz") else raw).decode()
     return list(csv.DictReader(text.splitlines()))
 
 
@@ -65,7 +68,7 @@ def _data(name: str) -> list[dict[str, str]]:
 def gavel_throughputs() -> dict[str, dict[tuple[str, int], float]]:
     """``{job_type: {(gpu_type, gpus): iterations per second}}``, zeros included."""
     out: dict[str, dict[tuple[str, int], float]] = defaultdict(dict)
-    for r in _data("gavel_throughputs.csv"):
+    for r in bundled_rows("gavel_throughputs.csv"):
         out[r["job_type"]][(r["gpu_type"], int(r["gpus"]))] = float(r["iterations_per_s"])
     return dict(out)
 
@@ -75,7 +78,7 @@ def gavel_interference() -> dict[tuple[str, str], float]:
     """``{(job_type, gpu_type): median co-located / isolated throughput}`` (1 GPU)."""
     return {
         (r["job_type"], r["gpu_type"]): float(r["median_colocated_ratio"])
-        for r in _data("gavel_colocation.csv")
+        for r in bundled_rows("gavel_colocation.csv")
     }
 
 
@@ -85,7 +88,7 @@ def gavel_pair_ratios() -> dict[tuple[str, str, str], tuple[float, float]]:
     throughput when the two share one GPU over its throughput alone (Gavel's measured
     pairs, 1 GPU), both orders of every pair. 0.0: the pair was not runnable."""
     out: dict[tuple[str, str, str], tuple[float, float]] = {}
-    for r in _data("gavel_pairs.csv"):
+    for r in bundled_rows("gavel_pairs.csv"):
         a, b, gpu = r["job_type"], r["other_type"], r["gpu_type"]
         ra, rb = float(r["ratio"]), float(r["other_ratio"])
         out[(a, b, gpu)] = (ra, rb)
@@ -200,7 +203,7 @@ def cluster_mix(count: int) -> tuple[tuple[str, int], ...]:
 @cache
 def philly_jobs() -> tuple[tuple[float, float, int], ...]:
     """(submit hour from the first job, duration hours, GPUs) of the bundled Philly day."""
-    rows = _data("philly_2017-11-06.csv")
+    rows = bundled_rows("philly_2017-11-06.csv")
     t0 = datetime.fromisoformat(rows[0]["timestamp"])
     return tuple(
         (

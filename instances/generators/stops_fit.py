@@ -27,7 +27,6 @@ import io
 import math
 from dataclasses import dataclass, replace
 from functools import cache, cached_property
-from importlib import resources
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from scipy.stats import CensoredData, ecdf
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
 from instances.generators.early_stopping import checkpoints
+from instances.generators.realdata import bundled_rows
 
 STATUSES = ("complete", "stopped", "censored")
 # The words traces use for how a job ended (Philly's Pass / Killed / Failed, Kubernetes
@@ -278,8 +278,20 @@ def _rows(text: str) -> list[dict[str, str]]:
 
 def alibaba_pods() -> list[dict[str, str]]:
     """The bundled Alibaba GPU pods (docs: instances/data/README.md)."""
-    raw = resources.files("instances.data").joinpath("alibaba_openb_gpu_pods.csv.gz").read_bytes()
-    return _rows(gzip.decompress(raw).decode())
+    return bundled_rows("alibaba_openb_gpu_pods.csv.gz")
+
+
+def alibaba_runs(pods: list[dict[str, str]]) -> list[tuple[dict[str, str], float]]:
+    """The pods that ran, each with its run time in hours (scheduled to deleted): the
+    pods never scheduled, and the few deleted at their scheduling, have no run."""
+    out = []
+    for r in pods:
+        if r["scheduled_time"] == "":
+            continue
+        hours = (float(r["deletion_time"]) - float(r["scheduled_time"])) / 3600.0
+        if hours > 0:
+            out.append((r, hours))
+    return out
 
 
 def alibaba_history(
@@ -293,10 +305,7 @@ def alibaba_history(
     rows = [r for r in (pods or alibaba_pods()) if r["scheduled_time"] != ""]
     end = max(float(r["deletion_time"]) for r in rows)
     hours, status, gpus = [], [], []
-    for r in rows:
-        h = (float(r["deletion_time"]) - float(r["scheduled_time"])) / 3600.0
-        if h <= 0:
-            continue
+    for r, h in alibaba_runs(rows):
         if float(r["deletion_time"]) >= end - 3600.0:
             s = "censored"
         elif r["pod_phase"] == "Running":

@@ -29,14 +29,10 @@ Alibaba trace (``stops_fit``) by GPU class unless a family is named.
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import math
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
-from importlib import resources
 
 import numpy as np
 
@@ -53,14 +49,21 @@ from instances.generators.early_stopping import FAMILIES, make_distribution
 from instances.generators.realdata import (
     MEMORY_GB,
     _requested,
+    bundled_rows,
     family,
     gavel_throughputs,
     job_configs,
 )
 from instances.generators.relaunch import family_relaunch_hours
-from instances.generators.stops_fit import RUNNING_READINGS, StopsFit, alibaba_pods, bundled_fit
+from instances.generators.stops_fit import (
+    RUNNING_READINGS,
+    StopsFit,
+    alibaba_pods,
+    alibaba_runs,
+    bundled_fit,
+)
 from instances.limits import MAX_STOPS, MIN_EPOCH_HOURS
-from instances.model import GpuType, Instance, Job, Node
+from instances.model import Config, GpuType, Instance, Job, Node
 
 TRACES = ("philly-week", "alibaba")
 FITTED = "fitted"  # the early-stopping option that reads the Alibaba fit
@@ -147,14 +150,10 @@ class TraceSpec:
             raise InstanceError("epochs", list(self.epochs), "must be 1 <= low <= high")
 
 
-def _gunzipped(name: str) -> str:
-    return gzip.decompress(resources.files("instances.data").joinpath(name).read_bytes()).decode()
-
-
 @cache
 def philly_week() -> tuple[TraceJob, ...]:
     """The bundled Philly week, in submission order."""
-    rows = list(csv.DictReader(io.StringIO(_gunzipped("philly_2017wk45.csv.gz"))))
+    rows = bundled_rows("philly_2017wk45.csv.gz")
     t0 = datetime.fromisoformat(rows[0]["timestamp"])
     return tuple(
         TraceJob(
@@ -170,37 +169,28 @@ def philly_week() -> tuple[TraceJob, ...]:
 @cache
 def alibaba_jobs() -> tuple[TraceJob, ...]:
     """The bundled Alibaba GPU pods that ran, in creation order."""
-    out = []
-    for r in alibaba_pods():
-        if r["scheduled_time"] == "":
-            continue  # never scheduled: no run to replay
-        hours = (float(r["deletion_time"]) - float(r["scheduled_time"])) / 3600.0
-        if hours <= 0:
-            continue
-        share = int(r["gpu_milli"]) / 1000.0 if int(r["num_gpu"]) == 1 else 1.0
-        out.append(
-            TraceJob(
-                r["name"].replace("openb-pod-", "ali"),
-                float(r["creation_time"]) / 3600.0,
-                hours,
-                int(r["num_gpu"]),
-                share,
-            )
+    out = [
+        TraceJob(
+            r["name"].replace("openb-pod-", "ali"),
+            float(r["creation_time"]) / 3600.0,
+            hours,
+            int(r["num_gpu"]),
+            int(r["gpu_milli"]) / 1000.0 if int(r["num_gpu"]) == 1 else 1.0,
         )
+        for r, hours in alibaba_runs(alibaba_pods())
+    ]
     out.sort(key=lambda j: j.submit)
     return tuple(out)
 
 
 @cache
 def alibaba_machines() -> tuple[Machine, ...]:
-    text = resources.files("instances.data").joinpath("alibaba_openb_gpu_nodes.csv").read_text()
     out: dict[tuple[str, int], int] = {}
-    for r in csv.DictReader(text.splitlines()):
+    for r in bundled_rows("alibaba_openb_gpu_nodes.csv"):
         key = (r["model"], int(r["gpu"]))
         out[key] = out.get(key, 0) + int(r["count"])
     return tuple(
-        Machine(*ALIBABA_TYPES[model][:2], *ALIBABA_TYPES[model][2:], gpus, count)
-        for (model, gpus), count in sorted(out.items())
+        Machine(*ALIBABA_TYPES[model], gpus, count) for (model, gpus), count in sorted(out.items())
     )
 
 
@@ -246,7 +236,8 @@ def trace_instance(
     elif fit is None:
         fit = bundled_fit(spec.running)
     tput = gavel_throughputs()
-    config_cache: dict[tuple[str, float], dict] = {}
+    # epoch hours per iteration, by configuration: the same for every job of a type
+    per_iteration: dict[str, dict[Config, float]] = {}
     jobs, asked = [], {}
     for tj in trace_window(spec):
         wide = min(tj.gpus, WIDEST)
@@ -255,12 +246,11 @@ def trace_instance(
         iterations = (
             tj.hours * 3600.0 * tput[job_type][(reference, wide)] * tj.share * tj.gpus / wide
         )
-        per_iteration = (job_type, 1.0)
-        if per_iteration not in config_cache:
-            config_cache[per_iteration] = job_configs(
+        if job_type not in per_iteration:
+            per_iteration[job_type] = job_configs(
                 job_type, 1.0, nodes, spec.sharing, measured_as, memory
             )
-        unit = config_cache[per_iteration]  # epoch hours per iteration, by configuration
+        unit = per_iteration[job_type]
         drawn = int(rng.integers(spec.epochs[0], spec.epochs[1] + 1))
         fastest_all = iterations * min(unit.values())
         # a run of seconds cannot hold dozens of epochs above the bound on epoch time
