@@ -232,8 +232,10 @@ def test_byte_mutants_are_refused_or_read_whole(tmp_path_factory, kind, base):
 
 CAMPAIGNS = {
     name: campaign_document(name)
-    for name in ("thesis-rates", "sharing", "bound", "thesis-calibrated")
+    for name in ("thesis-rates", "sharing", "bound", "thesis-calibrated", "philly-week")
 }
+# the whole week would be built at every example: a one-hour window has every trace field
+CAMPAIGNS["philly-week"]["scenarios"][0].update(start=30.0, hours=1.0, running="completed")
 
 
 @settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "40")), deadline=None)
