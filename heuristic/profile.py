@@ -118,75 +118,88 @@ def exact_profile(
     hull = list(options) if on_hull else lower_hull(options)
     if not hull:
         raise ValueError("exact_profile needs at least one option")
+    parts, worst, energy = greedy_parts(hull, dist, budget, omega)
+    steps = tuple(Step(hull[k].config, start, end) for k, start, end in parts)
+    return Profile(steps, worst, energy, omega * max(0.0, worst - budget), budget)
+
+
+def greedy_parts(
+    hull: Sequence[Option], dist: EpochDistribution, budget: float, omega: float
+) -> tuple[list[tuple[int, float, float]], float, float]:
+    """:func:`exact_profile`'s solution on a (non-empty) lower hull as steps (hull index,
+    start epoch, end epoch), with its worst-case hours and expected energy cost. Callers
+    that price many candidate profiles (:mod:`heuristic.relaunch`) build
+    :class:`Step` objects only for the one they keep."""
     L = dist.block_lengths
     q = dist.block_survival
     B, N = len(L), len(hull)
     level = [0] * B  # index of the config of block b (below: fraction of the next one)
     frac = [0.0] * B
-    time = sum(L) * hull[0].time
-    ups = []
-    for b in range(B):
-        for i in range(N - 1):
-            dt = hull[i].time - hull[i + 1].time
-            dc = hull[i + 1].cost - hull[i].cost
-            ups.append((q[b] * dc / dt, -b, i, dt))
-    ups.sort()  # equal rates: later blocks first, which keeps the speed monotone
-    for rate, nb, i, dt in ups:
-        if time <= budget + 1e-12 or rate >= omega:
-            break
-        b = -nb
-        need = (time - budget) / dt  # epochs to move to reach the budget
-        if need >= L[b]:
-            level[b], frac[b] = i + 1, 0.0
-            time -= L[b] * dt
-        else:
-            level[b], frac[b] = i, need / L[b]
-            time = budget
-    steps: list[Step] = []
+    work = sum(L)
+    time = work * hull[0].time
+    if time > budget + 1e-12 and N > 1:  # else no upgrade is needed: skip building them
+        dts = [hull[i].time - hull[i + 1].time for i in range(N - 1)]
+        dcs = [hull[i + 1].cost - hull[i].cost for i in range(N - 1)]
+        ups = [(q[b] * dcs[i] / dts[i], -b, i, dts[i]) for b in range(B) for i in range(N - 1)]
+        ups.sort()  # equal rates: later blocks first, which keeps the speed monotone
+        for rate, nb, i, dt in ups:
+            if time <= budget + 1e-12 or rate >= omega:
+                break
+            b = -nb
+            need = (time - budget) / dt  # epochs to move to reach the budget
+            if need >= L[b]:
+                level[b], frac[b] = i + 1, 0.0
+                time -= L[b] * dt
+            else:
+                level[b], frac[b] = i, need / L[b]
+                time = budget
+    # steps as (hull index, start, end), merged while the configuration stays the same
+    # (hull configurations are distinct, so equal indices mean equal configurations)
+    idx: list[int] = []
+    lo: list[float] = []
+    hi: list[float] = []
     energy = 0.0
     pos = 0.0
     for b in range(B):
         i, f = level[b], frac[b]
-        parts = [(hull[i], L[b] * (1 - f))]
-        if f > 0:
-            parts.append((hull[i + 1], L[b] * f))
-        for opt, epochs in parts:
+        for k, epochs in ((i, L[b] * (1 - f)), (i + 1, L[b] * f)):
             if epochs <= 0:
-                continue
-            energy += q[b] * opt.cost * epochs
-            if steps and steps[-1].config == opt.config:
-                steps[-1] = Step(opt.config, steps[-1].start, pos + epochs)
+                continue  # with f == 0, the faster part is empty
+            energy += q[b] * hull[k].cost * epochs
+            if idx and idx[-1] == k:
+                hi[-1] = pos + epochs
             else:
-                steps.append(Step(opt.config, pos, pos + epochs))
+                idx.append(k)
+                lo.append(pos)
+                hi.append(pos + epochs)
             pos += epochs
-    steps = _without_slivers(steps, sum(L))
-    worst = sum(s.epochs * _time_of(hull, s.config) for s in steps)
-    return Profile(tuple(steps), worst, energy, omega * max(0.0, worst - budget), budget)
+    parts = _without_slivers(list(zip(idx, lo, hi, strict=True)), work)
+    worst = sum((end - start) * hull[k].time for k, start, end in parts)
+    return parts, worst, energy
 
 
-def _without_slivers(steps: list[Step], work: float) -> list[Step]:
+def _without_slivers(
+    parts: list[tuple[int, float, float]], work: float
+) -> list[tuple[int, float, float]]:
     """Float leftovers (a step of ~1e-12 epochs) are merged into the next, faster step:
     a policy cannot act on them (a wake-up that close to now is no event) and running
-    them faster only shortens the worst case. Energy changes by at most ~1e-12 relative."""
+    them faster only shortens the worst case. Energy changes by at most ~1e-12 relative.
+    Steps are (hull index, start, end)."""
     tol = 1e-9 * max(1.0, work)
-    out: list[Step] = []
+    out: list[tuple[int, float, float]] = []
     carry = None
-    for k, s in enumerate(steps):
-        start = carry if carry is not None else s.start
+    for n, (k, s_start, s_end) in enumerate(parts):
+        start = carry if carry is not None else s_start
         carry = None
-        if s.end - start <= tol:
-            if k < len(steps) - 1:
+        if s_end - start <= tol:
+            if n < len(parts) - 1:
                 carry = start  # the next step starts here instead
                 continue
             if out:  # a sliver at the very end: the previous step runs to the end
-                out[-1] = Step(out[-1].config, out[-1].start, s.end)
+                out[-1] = (out[-1][0], out[-1][1], s_end)
                 continue
-        out.append(Step(s.config, start, s.end))
+        out.append((k, start, s_end))
     return out
-
-
-def _time_of(hull: Sequence[Option], cfg: Config) -> float:
-    return next(o.time for o in hull if o.config == cfg)
 
 
 def continuous_profile(

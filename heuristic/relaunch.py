@@ -21,7 +21,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from heuristic.profile import Option, Profile, Step, exact_profile, lower_hull, pareto_front
+from heuristic.profile import Option, Profile, Step, greedy_parts, lower_hull, pareto_front
 from instances import Config, EpochDistribution
 
 # beyond this many hull configurations, the hull's subsets are not all tried: only the
@@ -44,12 +44,15 @@ class Relaunch:
 @dataclass(frozen=True)
 class ChainStats:
     """What a chain's floor needs (:func:`relaunch_profile`): its cheapest cost per
-    epoch, fastest hours per epoch, cheapest hour of overhead, and configurations."""
+    epoch, fastest hours per epoch, cheapest hour of overhead, and configurations; and
+    what pricing its profile needs: the cost of an hour of overhead on each of its
+    options, in order."""
 
     cost: float
     time: float
     hourly: float
     configs: frozenset[Config]
+    each: tuple[float, ...]
 
 
 def chain_stats(chain: Sequence[Option], hourly_cost: Mapping[Config, float]) -> ChainStats:
@@ -58,6 +61,7 @@ def chain_stats(chain: Sequence[Option], hourly_cost: Mapping[Config, float]) ->
         min(o.time for o in chain),
         min(hourly_cost[o.config] for o in chain),
         frozenset(o.config for o in chain),
+        tuple(hourly_cost[o.config] for o in chain),
     )
 
 
@@ -86,13 +90,11 @@ def chains(options: Sequence[Option]) -> list[list[Option]]:
     return list(found.values())
 
 
-def continuing(
-    options: Sequence[Option], current: Config | None, tried: Sequence[Sequence[Option]]
-) -> list[list[Option]]:
-    """Chains that start on the configuration the job runs now, if no chain has it:
-    continuing it is free, so even an option off the Pareto front may pay (alone, or
-    before a faster and dearer one)."""
-    if current is None or any(o.config == current for c in tried for o in c):
+def continuing(options: Sequence[Option], current: Config | None) -> list[list[Option]]:
+    """Chains that start on the configuration the job runs now (for a job none of
+    whose chains has it): continuing it is free, so even an option off the Pareto front
+    may pay (alone, or before a faster and dearer one)."""
+    if current is None:
         return []
     now = next((o for o in options if o.config == current), None)
     if now is None:
@@ -104,23 +106,27 @@ def continuing(
     return out
 
 
-def priced(
-    profile: Profile,
-    times: Mapping[Config, float],
+def _priced(
+    chain: Sequence[Option],
+    each: Sequence[float],
+    parts: Sequence[tuple[int, float, float]],
     dist: EpochDistribution,
-    omega: float,
     relaunch: Relaunch,
-) -> Profile:
-    """``profile`` with the overhead each of its steps pays (time and expected energy)."""
-    steps = []
+) -> tuple[list[float], float, float]:
+    """The overhead each step of a profile on ``chain`` pays (steps as chain index,
+    start, end; ``each``: an hour of overhead's cost on each option), its worst-case
+    hours with the overheads, and the overheads' expected energy cost."""
+    losts = []
     overhead = 0.0
-    for k, s in enumerate(profile.steps):
-        lost = relaunch.left if k == 0 and s.config == relaunch.current else relaunch.hours
-        steps.append(Step(s.config, s.start, s.end, lost))
-        overhead += relaunch.hourly_cost[s.config] * lost * dist.beyond(s.start)
-    worst = sum(s.epochs * times[s.config] + s.lost for s in steps)
-    late = omega * max(0.0, worst - profile.budget)
-    return Profile(tuple(steps), worst, profile.energy_cost + overhead, late, profile.budget)
+    for n, (k, start, _) in enumerate(parts):
+        lost = relaunch.left if n == 0 and chain[k].config == relaunch.current else relaunch.hours
+        losts.append(lost)
+        overhead += each[k] * lost * dist.beyond(start)
+    worst = sum(
+        (end - start) * chain[k].time + lost
+        for (k, start, end), lost in zip(parts, losts, strict=True)
+    )
+    return losts, worst, overhead
 
 
 def relaunch_profile(
@@ -140,38 +146,51 @@ def relaunch_profile(
     slowly: a test compares them)."""
     tried = list(candidates if candidates is not None else chains(options))
     known = list(stats) if stats is not None and candidates is not None else []
-    tried += continuing(options, relaunch.current, tried)
     known += [chain_stats(c, relaunch.hourly_cost) for c in tried[len(known) :]]
-    times = {o.config: o.time for o in options}  # every chain is made of these
+    current = relaunch.current
+    holds = [current is not None and current in st.configs for st in known]
+    if not any(holds):
+        extra = continuing(options, current)
+        tried += extra
+        known += [chain_stats(c, relaunch.hourly_cost) for c in extra]
+        holds += [True] * len(extra)
     mean, worst = dist.mean(), dist.max_epochs
 
-    def floor(st: ChainStats) -> float:
+    def floor(st: ChainStats, held: bool) -> float:
         """No profile on the chain costs less: every expected epoch at the chain's
         cheapest cost, the first step's overhead (surely paid) at its cheapest hour, and
         the lateness of every epoch at its fastest time after that overhead."""
         lost = relaunch.hours
-        if relaunch.current in st.configs:
+        if held:
             lost = min(lost, relaunch.left)
         late = max(0.0, worst * st.time + lost - budget)
         return mean * st.cost + lost * st.hourly + omega * late
 
     # Chains in order of their floor, until a floor exceeds the best found: the ones
     # left out cannot win. Ties go to the earlier chain in ``tried``, as if every chain
-    # were solved in that order (same profiles as without the floors).
-    floors = [floor(st) for st in known]
-    best: Profile | None = None
+    # were solved in that order (same profiles as without the floors). Only the best
+    # profile's steps are built.
+    floors = [floor(st, held) for st, held in zip(known, holds, strict=True)]
+    best: tuple[int, list[tuple[int, float, float]], list[float], float, float, float] | None
+    best = None
     best_key: tuple[float, int, int] | None = None
     for i in sorted(range(len(tried)), key=lambda i: (floors[i], i)):
         if prune and best_key is not None and floors[i] > best_key[0] * (1 + 1e-9) + 1e-15:
             break
         chain = tried[i]
-        first = relaunch.left if chain[0].config == relaunch.current else relaunch.hours
+        first = relaunch.left if chain[0].config == current else relaunch.hours
         ahead = first + relaunch.hours * (len(chain) - 1)
-        p = exact_profile(chain, dist, budget - ahead, omega, on_hull=True)
-        p = Profile(p.steps, p.worst_time, p.energy_cost, 0.0, budget)
-        p = priced(p, times, dist, omega, relaunch)
-        key = (p.objective, len(p.steps), i)
+        parts, _, energy = greedy_parts(chain, dist, budget - ahead, omega)
+        losts, time, overhead = _priced(chain, known[i].each, parts, dist, relaunch)
+        energy += overhead
+        late = omega * max(0.0, time - budget)
+        key = (energy + late, len(parts), i)
         if best_key is None or key < best_key:
-            best, best_key = p, key
+            best, best_key = (i, parts, losts, time, energy, late), key
     assert best is not None, "a job has at least one option"
-    return best
+    i, parts, losts, time, energy, late = best
+    steps = tuple(
+        Step(tried[i][k].config, start, end, lost)
+        for (k, start, end), lost in zip(parts, losts, strict=True)
+    )
+    return Profile(steps, time, energy, late, budget)

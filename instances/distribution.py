@@ -34,6 +34,7 @@ class EpochDistribution:
     # Precomputed lookups (not part of equality or of the JSON form).
     _q: tuple[float, ...] = field(init=False, repr=False, compare=False)
     _phi_at_stop: tuple[float, ...] = field(init=False, repr=False, compare=False)
+    _lengths: tuple[float, ...] = field(init=False, repr=False, compare=False)
     # conditional distributions already computed, by progress: a policy asks for a
     # job's twice per decision, and again at every decision while the job waits
     _given: dict[float, EpochDistribution] = field(init=False, repr=False, compare=False)
@@ -94,6 +95,9 @@ class EpochDistribution:
             phi.append(phi[-1] + qb * (s - prev))
             prev = s
         object.__setattr__(self, "_q", tuple(q))
+        prev_stops = (0.0, *self.stops[:-1])
+        lengths = tuple(s - p for s, p in zip(self.stops, prev_stops, strict=True))
+        object.__setattr__(self, "_lengths", lengths)  # every profile solve reads them
         object.__setattr__(self, "_phi_at_stop", tuple(phi))
         object.__setattr__(self, "_given", {})
 
@@ -128,8 +132,7 @@ class EpochDistribution:
     @property
     def block_lengths(self) -> tuple[float, ...]:
         """``L_b = e_b - e_{b-1}`` (epochs), with ``e_0 = 0``."""
-        prev = (0.0, *self.stops[:-1])
-        return tuple(s - p for s, p in zip(self.stops, prev, strict=True))
+        return self._lengths
 
     @property
     def block_survival(self) -> tuple[float, ...]:
