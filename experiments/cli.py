@@ -30,7 +30,7 @@ from instances.bundled import bundled, bundled_names
 from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_data, synthetic
 from instances.generators.liquid import LiquidSpec, liquid
 from instances.generators.realdata import cluster_mix
-from instances.generators.stops_fit import RUNNING_READINGS
+from instances.generators.stops_fit import RUNNING_READINGS, StopsFit, read_fit
 from instances.generators.suite import milp_suite
 from instances.generators.synergy import SHAPES, SynergySpec, synergy
 from instances.generators.synthetic import CALIBRATIONS, RATES
@@ -133,6 +133,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def _generated(args: argparse.Namespace) -> Instance:
     """The instance ``gpusched generate KIND`` asks for (any kind but the suite)."""
     seed, name = args.seed, args.name
+    if args.stops is not None and args.kind not in TRACES:
+        raise CliError(f"--stops: only philly-week and alibaba read a fit, not {args.kind}")
     options = dict(tardiness=args.tardiness, slot=args.slot, relaunch=args.relaunch)
     if args.kind == "synergy":
         syn = SynergySpec(
@@ -163,12 +165,23 @@ def _generated(args: argparse.Namespace) -> Instance:
         trace = TraceSpec(
             trace=args.kind, start=args.start, hours=args.hours, running=args.running, **options
         )
-        return trace_instance(trace, seed=seed, name=name)
+        return trace_instance(trace, seed=seed, name=name, fit=_stops_fit(args))
     if args.start != int(args.start):
         raise CliError(f"--start: realdata takes a whole job index, got {args.start:g}")
     mix = cluster_mix(args.nodes)
     spec = RealDataSpec(jobs=args.jobs, start=int(args.start), nodes=mix, **options)
     return real_data(spec, seed=seed, name=name)
+
+
+def _stops_fit(args: argparse.Namespace) -> StopsFit | None:
+    """The fit ``--stops`` names (a trace's jobs then stop as it says), if any."""
+    if args.stops is None:
+        return None
+    if (args.early_stopping or FITTED) != FITTED:
+        raise CliError(
+            f"--stops: a fit is read only with fitted early stopping, not {args.early_stopping}"
+        )
+    return read_fit(args.stops)
 
 
 def _instances(sources: Sequence[str], slot: float | None = None) -> list[Instance]:
@@ -442,6 +455,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="completed",
         help="philly-week, alibaba with fitted stops: how the Alibaba fit reads pods "
         "deleted while Running (docs/model.md)",
+    )
+    g.add_argument(
+        "--stops",
+        metavar="FIT.json",
+        default=None,
+        help="philly-week, alibaba: the early-stopping fit to use, as written by "
+        "gpusched fit-stops --out (default: the bundled Alibaba fit)",
     )
     g.add_argument("--rate", choices=RATES, default="exponential")
     g.add_argument(

@@ -71,7 +71,7 @@ def _check_schema(doc: Any, kind: str) -> None:
     raise InstanceError(path, error.instance, error.message)
 
 
-def _load_text(source: str | Path, what: str) -> Any:
+def load_json_file(source: str | Path, what: str) -> Any:
     """The JSON document of a file, or an :class:`InstanceError` saying what is wrong
     with its bytes: not a regular file, too large, not UTF-8, not JSON, nested too deep
     for the parser, an integer of thousands of digits. (Its numbers are checked by
@@ -392,7 +392,7 @@ def config_to_dict(c: Config) -> dict[str, Any]:
 def read_instance(source: str | Path) -> Instance:
     """Read an instance file; every problem is an :class:`InstanceError` naming the field."""
     try:
-        return instance_from_dict(_load_text(source, "instance"))
+        return instance_from_dict(load_json_file(source, "instance"))
     except InstanceError as exc:
         raise InstanceError(exc.path, exc.value, f"{exc.reason} [in {source}]") from None
 
@@ -487,7 +487,7 @@ def plan_from_dict(doc: Any) -> Plan:
 
 def read_plan(source: str | Path) -> Plan:
     try:
-        doc = _load_text(source, "plan")
+        doc = load_json_file(source, "plan")
     except InstanceError as exc:
         raise PlanError(f"bad plan: {exc}") from None
     return plan_from_dict(doc)

@@ -38,6 +38,7 @@ from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
 from instances.generators.early_stopping import checkpoints
 from instances.generators.realdata import bundled_rows
+from instances.io import load_json_file
 
 STATUSES = ("complete", "stopped", "censored")
 # The words traces use for how a job ended (Philly's Pass / Killed / Failed, Kubernetes
@@ -249,6 +250,12 @@ class StopsFit:
             str(d.get("source", "")),
             {c: ClassFit.from_dict(c, d["classes"][c]) for c in CLASSES},
         )
+
+
+def read_fit(path: str | Path) -> StopsFit:
+    """A fit written by ``gpusched fit-stops --out`` (``.json`` or ``.json.gz``); a
+    broken file is refused naming the field."""
+    return StopsFit.from_dict(load_json_file(path, "stopping fit"))
 
 
 def fit_stops(hist: History) -> StopsFit:

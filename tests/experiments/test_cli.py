@@ -200,6 +200,44 @@ def test_fit_stops(tmp_path, capsys):
     assert "rows[0].status" in capsys.readouterr().err
 
 
+def test_generate_a_trace_with_a_fit_from_a_file(tmp_path, capsys):
+    """``--stops`` reads what ``fit-stops --out`` wrote: the jobs stop as that fit says,
+    and nothing else about them changes."""
+    from instances.generators.stops_fit import read_fit
+
+    fit = tmp_path / "fit.json"
+    assert main(["fit-stops", "alibaba", "--running", "stopped", "--out", str(fit)]) == 0
+    window = ["generate", "philly-week", "--start", "30", "--hours", "2"]
+    mine, default = tmp_path / "mine.json", tmp_path / "default.json"
+    assert main([*window, "--stops", str(fit), "--out", str(mine)]) == 0
+    assert main([*window, "--out", str(default)]) == 0
+    a, b = read_instance(mine), read_instance(default)
+    assert [(j.id, j.due, j.max_epochs) for j in a.jobs] == [
+        (j.id, j.due, j.max_epochs) for j in b.jobs
+    ]
+    read = read_fit(fit)
+    for job in a.jobs:
+        want = read.for_gpus(job.requested.gpus).distribution(int(job.max_epochs), 5)
+        assert job.distribution.probabilities == pytest.approx(want.probabilities, abs=1e-12)
+    assert any(x.distribution != y.distribution for x, y in zip(a.jobs, b.jobs, strict=True))
+    capsys.readouterr()
+    # a broken fit is refused by field, and nothing is written
+    doc = json.loads(fit.read_text())
+    doc["classes"]["1 GPU"]["plan_mass"] = [2.0]
+    fit.write_text(json.dumps(doc))
+    out = tmp_path / "never.json"
+    assert main([*window, "--stops", str(fit), "--out", str(out)]) == 2
+    assert "classes.1 GPU.plan_mass" in capsys.readouterr().err
+    assert not out.exists()
+    # only the traces read a fit, and only with fitted early stopping
+    assert main(["generate", "synthetic", "--stops", str(fit), "--out", str(out)]) == 2
+    assert "--stops: only philly-week and alibaba" in capsys.readouterr().err
+    uniform = [*window, "--early-stopping", "uniform", "--stops", str(fit), "--out", str(out)]
+    assert main(uniform) == 2
+    assert "fitted early stopping" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_generate_refuses_a_fractional_realdata_start(tmp_path, capsys):
     assert main(["generate", "realdata", "--start", "1.5", "--out", str(tmp_path / "x")]) == 2
     assert "whole job index" in capsys.readouterr().err
