@@ -9,6 +9,7 @@ true distribution by the one evaluator. Regret: that cost over the true-distribu
 plan's, minus one. Goal: fitted within 5%, and below no-early-stopping.
 
 Run: python -m benchmarks.stops_regret [--windows 3] [--hours 12] [--running completed]
+     [--trace alibaba|philly-week] [--split time|random] [--recent H]
 """
 
 from __future__ import annotations
@@ -35,15 +36,20 @@ from validation.simulator import rollout
 GOAL = 0.05
 
 
-def halves(running: str, split: str = "time") -> tuple[StopsFit, StopsFit, float]:
+def halves(
+    running: str, split: str = "time", recent: float | None = None
+) -> tuple[StopsFit, StopsFit, float]:
     """The history's fit, the held-out half's fit, and the cut (hours). ``split="random"``
     draws the history at random (seeded) instead: a history that resembles the future,
-    the control for the drift between the trace's halves in time."""
+    the control for the drift between the trace's halves in time. ``recent``: the
+    history is only the jobs created in that many hours before the cut (a sliding
+    window, against drift)."""
     pods = [p for p in alibaba_pods() if p["scheduled_time"] != ""]
     times = sorted(float(p["creation_time"]) for p in pods)
     cut = times[len(times) // 2]
     if split == "time":
-        first = [p for p in pods if float(p["creation_time"]) < cut]
+        since = -float("inf") if recent is None else cut - 3600.0 * recent
+        first = [p for p in pods if since <= float(p["creation_time"]) < cut]
         second = [p for p in pods if float(p["creation_time"]) >= cut]
     else:
         pick = np.random.default_rng(16).permutation(len(pods)) < len(pods) // 2
@@ -74,12 +80,18 @@ def main() -> None:
         help="history = the trace's first half in time, or a random half (the control)",
     )
     ap.add_argument(
+        "--recent",
+        type=float,
+        default=None,
+        help="fit only the history's last H hours before the cut (--split time)",
+    )
+    ap.add_argument(
         "--tightness", default="1.5,3.0", help="due-date factors, low,high (default 1.5,3.0)"
     )
     args = ap.parse_args()
     low, high = (float(x) for x in args.tightness.split(","))
     tight = (low, high)
-    fitted, true, cut = halves(args.running, args.split)
+    fitted, true, cut = halves(args.running, args.split, args.recent)
     for label, fit in (("history (fitted)", fitted), ("held out (true)", true)):
         cells = ", ".join(
             f"{c}: P(complete) {f.completion():.3f}, P(F>0.5) {f.beyond(0.5):.3f}"
