@@ -40,6 +40,7 @@ import math
 import highspy
 import numpy as np
 
+from heuristic import highs_run
 from heuristic.choice import ranked_configs, worst_case_cost
 from heuristic.holds import Holds
 from heuristic.occupancy import Allocation, Occupancy
@@ -201,7 +202,7 @@ def _run(
     h.changeColsCost(n, np.arange(n, dtype=np.int32), cost)
     for cols, vals, lo, hi in rows:
         h.addRow(lo, hi, len(cols), np.array(cols, dtype=np.int32), np.array(vals))
-    h.run()
+    highs_run.run(h)
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         # always feasible (the shortfalls absorb any need); a failure of the solver
         # falls back to no preference: every job takes its cheapest configuration

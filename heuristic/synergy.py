@@ -51,6 +51,7 @@ from typing import Any
 import highspy
 import numpy as np
 
+from heuristic import highs_run
 from heuristic.choice import first_placement
 from heuristic.occupancy import Allocation, Occupancy
 from heuristic.policy import Decision, JobStatus, SchedulerState
@@ -491,7 +492,7 @@ def _highs_binary_max(
             nz,
             a[i, nz],
         )
-    h.run()
+    highs_run.run(h)
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
     return np.asarray(h.getSolution().col_value, dtype=float)

@@ -18,6 +18,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
+from heuristic import highs_run
 from milp.result import Termination
 
 INF = highspy.kHighsInf
@@ -134,13 +135,12 @@ def run_highs(
         for i in mats.integer
     ]
     h.passModel(lp)
-    _match_scheduler(0 if threads is None else threads)  # 0: HiGHS's default
     if start is not None:
         sol = highspy.HighsSolution()
         sol.col_value = start
         sol.value_valid = True
         h.setSolution(sol)
-    h.run()
+    highs_run.run(h, threads)
     termination = _STATUS.get(h.getModelStatus(), Termination.UNKNOWN)
     info = h.getInfo()
     solution = h.getSolution()
@@ -155,21 +155,6 @@ def run_highs(
     h.setOptionValue("log_file", "")  # closes the file so the log can be read
     log = log_file.read_text() if log_file.exists() else ""
     return Answer(termination, objective, bound, values, log)
-
-
-# the thread count HiGHS's process-wide scheduler was last started with
-_scheduler_threads: list[int] = []
-
-
-def _match_scheduler(threads: int) -> None:
-    """HiGHS starts one thread scheduler per process, with the first solve's thread
-    count. From highspy 1.16 a later solve asking for another count fails at once
-    (``kError``, model status ``kNotset``; 1.15 ran it on the old scheduler): the
-    improvement's one-thread sub-MILPs after a full solve, for one. So the scheduler is
-    restarted when the count changes (solves in one process run one at a time)."""
-    if _scheduler_threads and _scheduler_threads[0] != threads:
-        highspy.Highs.resetGlobalScheduler(True)
-    _scheduler_threads[:] = [threads]
 
 
 def load_values(mats: Matrices, values: np.ndarray) -> None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
+from heuristic import highs_run
 from instances import Config, Instance, TardinessMode
 from milp.data import MilpData, MilpError, milp_data, require_slot
 
@@ -289,7 +290,7 @@ class _Master:
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
         """The LP's value, the capacity prices (types x slots, >= 0) and the jobs' duals."""
-        self.h.run()
+        highs_run.run(self.h, 1)
         dual = np.asarray(self.h.getSolution().row_dual)
         lam = np.maximum(0.0, -dual[: self.cap_rows]).reshape(self.types, self.slots)
         return float(self.h.getInfo().objective_function_value), lam, dual[self.cap_rows :]

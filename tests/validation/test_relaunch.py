@@ -46,8 +46,15 @@ def one_job(delta: float, *, job_delta: float | None = None, slot: float | None 
 def test_without_overhead_every_figure_is_unchanged():
     """Every registered policy on the bundled instances and the MILP suite, rollout and
     a sampled run, and the MILP's optimum on the small suite instances: the figures the
-    code gave before the overhead existed (tests/delta0_golden.py), to the last digit."""
-    assert figures() == json.loads(GOLDEN.read_text())
+    code gave before the overhead existed (tests/delta0_golden.py), to the last digit.
+    HiGHS's own objective value is its arithmetic, not ours: it may move in the last
+    digits between HiGHS releases (1.16 did, by 1e-14 relative), so it is compared to
+    1e-12; the evaluator's cost of the MILP's plan stays exact."""
+    got, want = figures(), json.loads(GOLDEN.read_text())
+    solver = {k: row["milp"].pop(1) for k, row in got.items() if "milp" in row}
+    pinned = {k: row["milp"].pop(1) for k, row in want.items() if "milp" in row}
+    assert got == want
+    assert solver == pytest.approx(pinned, rel=1e-12, abs=0.0)
 
 
 def test_explicit_zero_overhead_is_no_overhead():
