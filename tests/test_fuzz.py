@@ -12,12 +12,14 @@ import math
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from experiments.campaign import CampaignError, parse_campaign
 from heuristic.registry import make_policy
 from instances import InstanceError, PlanError, instance_from_dict, plan_from_dict, plan_to_dict
+from instances.generators.stops_fit import StopsFit, bundled_fit
 from instances.io import check_numbers
 from tests.fuzz import (
     BYTE_MUTANTS,
@@ -265,3 +267,23 @@ def test_the_number_walk_reports_depth_without_recursing():
         assert "nested deeper" in str(exc)
     else:
         raise AssertionError("a 100,000-deep document passed")
+
+
+FIT = bundled_fit("completed").to_dict()
+FIT_PATHS = list(paths(FIT))
+
+
+@SETTINGS
+@given(st.sampled_from(FIT_PATHS), st.sampled_from(OPS), st.sampled_from(NASTY))
+def test_a_mutated_stopping_fit_is_refused_naming_the_field_or_sound(path, op, value):
+    """A fit file (``fit-stops --out``, read by ``generate --stops``): refused naming
+    the field, or every class gives a valid distribution of finite probabilities."""
+    doc = json.loads(json.dumps(mutate(FIT, path, op, value)))
+    try:
+        fit = StopsFit.from_dict(doc)
+    except InstanceError as exc:
+        assert names_field(str(exc), path), f"mutated {path}, refused as: {exc}"
+        return
+    for label in fit.classes:
+        probs = fit.classes[label].distribution(20, 5).probabilities
+        assert _finite(*probs) and math.fsum(probs) == pytest.approx(1.0)

@@ -38,7 +38,7 @@ from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
 from instances.generators.early_stopping import checkpoints
 from instances.generators.realdata import bundled_rows
-from instances.io import load_json_file
+from instances.io import check_numbers, load_json_file
 
 STATUSES = ("complete", "stopped", "censored")
 # The words traces use for how a job ended (Philly's Pass / Killed / Failed, Kubernetes
@@ -241,6 +241,7 @@ class StopsFit:
 
     @classmethod
     def from_dict(cls, d: Any) -> StopsFit:
+        check_numbers(d)  # NaN, 1e400, a 400-digit integer: refused by their path
         if not isinstance(d, dict) or not isinstance(d.get("classes"), dict):
             raise InstanceError("classes", type(d).__name__, "a stopping fit has a 'classes' map")
         missing = [c for c in CLASSES if c not in d["classes"]]
