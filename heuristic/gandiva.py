@@ -11,7 +11,8 @@ cheap mechanisms instead of queueing (docs/gandiva.md says what is kept and adap
 - **Time-slicing.** An over-subscribed job joins a group of jobs of its size that take
   turns on one set of GPUs, round robin, every ``quantum`` hours (60 s by default).
   Turning is a suspend and a resume on the same GPUs: it pays the instance's suspend
-  overhead (``suspend_hours``; the relaunch overhead where there is none).
+  overhead (``suspend_hours``; the relaunch overhead where there is none). A resume
+  longer than half a quantum lengthens the turn (:meth:`GandivaPolicy.turn`).
 - **Packing.** Rather than time-slice two one-GPU jobs, Gandiva runs them together on one
   GPU when their normalised throughputs add up to more than 1 (each packed throughput
   over its throughput alone). The pair's measured ratios come from Gavel's co-location
@@ -175,8 +176,7 @@ class GandivaPolicy:
         """Each group's holder runs; at the end of a quantum the next one takes over."""
         occ, present, assign = d.occ, d.present, d.assign
         rotate = now >= self._next_turn - 1e-9
-        if rotate:
-            self._next_turn = now + self.quantum
+        resumes = [0.0]
         for g in self._groups:
             if rotate and len(g.jobs) > 1:
                 head = g.jobs.pop(0)
@@ -184,10 +184,20 @@ class GandivaPolicy:
                 if present[head].allocation is not None:
                     occ.release(head)
                     assign[head] = None  # suspended: its state waits in host memory
+                resumes.append(d.inst.resume(g.jobs[0]))
             holder = present[g.jobs[0]]
             if holder.allocation != g.alloc and occ.why_not(holder.job, g.alloc) is None:
                 occ.place(holder.job, g.alloc)
                 assign[holder.job.id] = g.alloc
+        if rotate:
+            self._next_turn = now + self.turn(max(resumes))
+
+    def turn(self, resume: float) -> float:
+        """Hours a turn lasts when its new holders take ``resume`` hours to resume: the
+        quantum, or the resume plus half a quantum where that is longer. Gandiva's 60 s
+        quantum assumes a resume of about a second; a resume as long as the quantum
+        would fill every turn, and no job in the group would ever progress."""
+        return max(self.quantum, resume + self.quantum / 2)
 
     # -- placing a job --------------------------------------------------------------------
     def _admit(

@@ -3,6 +3,8 @@ migration, grow-shrink, and its burst scenario against the `static` baseline."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -100,6 +102,32 @@ def test_time_slicing_is_round_robin_and_pays_the_suspend_overhead():
     assert max(run.completions.values()) == pytest.approx(
         6.0 + 3 * 0.01 + (len(segs) - 3) * 0.001, abs=1e-6
     )
+
+
+@pytest.mark.parametrize("suspend", [0.1, 0.3, None])
+def test_a_resume_longer_than_the_quantum_still_leaves_each_turn_time_to_progress(suspend):
+    """A 0.1 h quantum against a 0.1 h or 0.3 h suspend (or, with none, the 0.5 h
+    relaunch): a turn lasts the resume plus half a quantum, so each turn's holder
+    progresses and the jobs end. With turns of one quantum every turn was all overhead
+    and the run never ended (found by the overheads property test)."""
+    inst = Instance(
+        (V100,),
+        (Node("a", "v100", 1),),
+        (_job(0, epochs=1), replace(_job(1, epochs=1), release=0.2)),  # j0 runs: j1 joins it
+        max_share=1,
+        relaunch_hours=0.5,
+        suspend_hours=suspend,
+    )
+    policy = GandivaPolicy(quantum=0.1, packing=False, grow=False)
+    resume = suspend if suspend is not None else 0.5
+    assert policy.turn(resume) == pytest.approx(resume + 0.05)
+    assert policy.turn(0.001) == 0.1  # a second-long resume: Gandiva's own quantum
+    run = simulate(inst, policy, mode="rollout", max_events=10_000)
+    assert set(run.completions) == {"j0", "j1"}
+    # a turn leaves at least half a quantum beyond its resume to the holder's first
+    # launch (carried across turns) or its epochs: 2 h of epochs and 2 launches of
+    # 0.5 h take at most (2 + 1) / 0.05 turns, and the last ones end early
+    assert 2 < len(run.plan.segments) <= 3 / 0.05 + 2
 
 
 @settings(max_examples=60, deadline=None)
