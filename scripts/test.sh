@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The tests: set up if needed, then run the whole pytest suite (solver tests included).
+# The tests: set up if needed, then run the whole pytest suite (solver tests included),
+# one pytest-xdist worker per core (-n auto; pass -n 0 to run in one process).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$repo/scripts/setup.sh"
 cd "$repo"
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest -n auto "$@"
