@@ -325,7 +325,10 @@ def cmd_fit_stops(args: argparse.Namespace) -> int:
             "dropped Pass/Killed/Failed), so nothing tells a completed job from a stopped "
             "one; fit 'alibaba', or a CSV of your own history (hours,status,gpus)"
         )
-    hist = alibaba_history(args.running) if args.trace == "alibaba" else csv_history(args.trace)
+    if args.trace == "alibaba":
+        hist = alibaba_history(args.running, recent=args.recent)
+    else:
+        hist = csv_history(args.trace, recent=args.recent)
     fit = fit_stops(hist)
     print(f"early stopping fitted on {hist.source}: {len(hist.hours)} jobs")
     rows = {
@@ -566,6 +569,14 @@ def build_parser() -> argparse.ArgumentParser:
         "trace", help="'alibaba' (bundled), 'philly' (refused: no status), or a CSV file"
     )
     fs.add_argument("--running", choices=RUNNING_READINGS, default="completed")
+    fs.add_argument(
+        "--recent",
+        type=float,
+        default=None,
+        metavar="HOURS",
+        help="fit only the jobs created in the history's last HOURS hours (a CSV needs a "
+        "'created' column, in hours); docs/model.md measures 72 and 168",
+    )
     fs.add_argument("--out", default=None, help="write the fit as JSON")
     fs.set_defaults(func=cmd_fit_stops)
 

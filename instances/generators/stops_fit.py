@@ -302,16 +302,32 @@ def alibaba_runs(pods: list[dict[str, str]]) -> list[tuple[dict[str, str], float
     return out
 
 
+def check_recent(recent: float | None) -> None:
+    """``recent`` (hours of history to fit, counted back from its last job) must be a
+    positive number where given."""
+    if recent is not None and not (math.isfinite(recent) and recent > 0):
+        raise InstanceError("recent", recent, "must be a positive number of hours")
+
+
 def alibaba_history(
-    running: str = "completed", pods: list[dict[str, str]] | None = None
+    running: str = "completed",
+    pods: list[dict[str, str]] | None = None,
+    recent: float | None = None,
 ) -> History:
     """The Alibaba pods that ran: a pod deleted within an hour of the trace's last
     deletion is censored; ``Failed`` stopped early; ``Succeeded`` completed; a pod
-    deleted while ``Running`` as ``running`` says. Pending pods never ran."""
+    deleted while ``Running`` as ``running`` says. Pending pods never ran. ``recent``:
+    only the pods created in that many hours before the last creation (a sliding
+    window: docs/model.md measures its regret); the censoring still reads the end of
+    the whole trace."""
     if running not in RUNNING_READINGS:
         raise InstanceError("running", running, f"must be one of {RUNNING_READINGS}")
+    check_recent(recent)
     rows = [r for r in (pods or alibaba_pods()) if r["scheduled_time"] != ""]
     end = max(float(r["deletion_time"]) for r in rows)
+    if recent is not None:
+        last = max(float(r["creation_time"]) for r in rows)
+        rows = [r for r in rows if float(r["creation_time"]) >= last - 3600.0 * recent]
     hours, status, gpus = [], [], []
     for r, h in alibaba_runs(rows):
         if float(r["deletion_time"]) >= end - 3600.0:
@@ -323,14 +339,18 @@ def alibaba_history(
         hours.append(h)
         status.append(s)
         gpus.append(int(r["num_gpu"]))
+    window = "" if recent is None else f", last {recent:g} h"
     return History(
-        np.array(hours), np.array(status), np.array(gpus), f"alibaba (running={running})"
+        np.array(hours), np.array(status), np.array(gpus), f"alibaba (running={running}{window})"
     )
 
 
-def csv_history(path: str | Path) -> History:
+def csv_history(path: str | Path, recent: float | None = None) -> History:
     """A history file of one's own: CSV with columns ``hours``, ``status`` (complete,
-    stopped, censored, or Pass / Killed / Failed / Succeeded / Running) and ``gpus``."""
+    stopped, censored, or Pass / Killed / Failed / Succeeded / Running) and ``gpus``.
+    ``recent``: only the jobs created in that many hours before the last one, read from
+    a column ``created`` (hours, from any origin)."""
+    check_recent(recent)
     p = Path(path)
     try:
         raw = p.read_bytes()
@@ -340,6 +360,8 @@ def csv_history(path: str | Path) -> History:
     rows = _rows(text)
     if not rows or not {"hours", "status", "gpus"} <= set(rows[0]):
         raise InstanceError("trace", str(path), "needs CSV columns hours, status, gpus")
+    created = _created(rows, str(path)) if recent is not None else None
+    last = max(created) if created else 0.0
     hours, status, gpus = [], [], []
     for i, r in enumerate(rows):
         try:
@@ -353,10 +375,33 @@ def csv_history(path: str | Path) -> History:
             raise InstanceError(
                 f"rows[{i}].status", r["status"], f"must be one of {sorted(STATUS_WORDS)}"
             )
+        if not (math.isfinite(h) and h > 0) or g < 1:
+            # here, so that the row number is the file's even where a window drops rows
+            what = ("hours", h) if not (math.isfinite(h) and h > 0) else ("gpus", g)
+            raise InstanceError(f"rows[{i}].{what[0]}", what[1], "must be positive")
+        if created is not None and recent is not None and created[i] < last - recent:
+            continue  # checked, but older than the window
         hours.append(h)
         status.append(STATUS_WORDS[word])
         gpus.append(g)
-    return History(np.array(hours, float), np.array(status), np.array(gpus), p.name)
+    window = "" if recent is None else f" (last {recent:g} h)"
+    return History(np.array(hours, float), np.array(status), np.array(gpus), p.name + window)
+
+
+def _created(rows: list[dict[str, str]], path: str) -> list[float]:
+    """Each row's creation time (hours), from the column ``created``."""
+    if "created" not in rows[0]:
+        raise InstanceError("trace", path, "needs a CSV column created (hours) for --recent")
+    out = []
+    for i, r in enumerate(rows):
+        try:
+            c = float(r["created"])
+        except (TypeError, ValueError):
+            c = math.nan
+        if not math.isfinite(c):
+            raise InstanceError(f"rows[{i}].created", r["created"], "must be a number of hours")
+        out.append(c)
+    return out
 
 
 @cache

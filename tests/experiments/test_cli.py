@@ -200,6 +200,40 @@ def test_fit_stops(tmp_path, capsys):
     assert "rows[0].status" in capsys.readouterr().err
 
 
+def test_fit_stops_recent_fits_only_the_last_hours(tmp_path, capsys):
+    """``--recent H`` keeps the jobs created in the history's last H hours: on a CSV,
+    by its ``created`` column (the old job that stopped early is left out, so the fit
+    says every job completes); without that column, or with H not positive, the error
+    names what is wrong and nothing is written."""
+    hist = tmp_path / "h.csv"
+    rows = ["hours,status,gpus,created", "2,Killed,1,0"]
+    rows += [f"{h},Pass,1,{100 + h}" for h in (1, 2, 3, 4)]
+    hist.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "fit.json"
+    assert main(["fit-stops", str(hist), "--recent", "24", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "h.csv (last 24 h): 4 jobs" in text
+    assert json.loads(out.read_text())["classes"]["1 GPU"]["jobs"] == {
+        "complete": 4,
+        "stopped": 0,
+        "censored": 0,
+    }
+    assert main(["fit-stops", str(hist)]) == 0
+    assert "5 jobs" in capsys.readouterr().out
+    plain = tmp_path / "plain.csv"
+    plain.write_text("hours,status,gpus\n1,Pass,1\n")
+    other = tmp_path / "other.json"
+    assert main(["fit-stops", str(plain), "--recent", "24", "--out", str(other)]) == 2
+    assert "column created" in capsys.readouterr().err
+    for bad in ("0", "nan", "-3"):
+        assert main(["fit-stops", "alibaba", "--recent", bad, "--out", str(other)]) == 2
+        assert "recent = " in capsys.readouterr().err
+    assert not other.exists()
+    # the bundled trace's last 168 hours: fewer jobs than the whole trace
+    assert main(["fit-stops", "alibaba", "--recent", "168"]) == 0
+    assert "last 168 h): 1676 jobs" in capsys.readouterr().out
+
+
 def test_generate_a_trace_with_a_fit_from_a_file(tmp_path, capsys):
     """``--stops`` reads what ``fit-stops --out`` wrote: the jobs stop as that fit says,
     and nothing else about them changes."""

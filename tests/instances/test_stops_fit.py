@@ -129,10 +129,19 @@ def test_a_history_csv(tmp_path):
         ("hours,status,gpus\nx,Pass,1\n", r"rows\[0\]"),
         ("hours,status\n1,Pass\n", "trace"),
         ("hours,status,gpus\n1,Killed,1\n", "history"),  # no job completed
+        # with a window: creation times must be numbers, and a bad row outside the
+        # window is still refused
+        ("hours,status,gpus,created\n1,Pass,1,x\n", r"rows\[0\]\.created"),
+        ("hours,status,gpus,created\n1,Pass,1,inf\n", r"rows\[0\]\.created"),
+        ("hours,status,gpus,created\n1,done?,1,0\n1,Pass,1,100\n", r"rows\[0\]\.status"),
+        ("hours,status,gpus\n1,Pass,1\n", "column created"),
+        ("hours,status,gpus,created\n1,Pass,1,100\nnan,Pass,1,0\n", r"rows\[1\]\.hours"),
+        ("hours,status,gpus,created\n1,Pass,1,100\n1,Pass,0,0\n", r"rows\[1\]\.gpus"),
     ],
 )
 def test_a_bad_history_is_refused_naming_the_row(tmp_path, body, field):
     p = tmp_path / "h.csv"
     p.write_text(body)
+    recent = 24.0 if "created" in body or field == "column created" else None
     with pytest.raises(InstanceError, match=field):
-        fit_stops(csv_history(p))
+        fit_stops(csv_history(p, recent=recent))
