@@ -38,6 +38,13 @@ class SimulationError(RuntimeError):
     """The policy broke the rules (over-subscribed GPUs, unknown job) or left jobs stuck."""
 
 
+# A run whose events, this many in a row, run no epoch and admit or end no job is
+# stuck (e.g. turns that are all overhead): it fails now rather than after max_events.
+# Waiting out a long overhead takes one event per wake-up; a day of overhead woken
+# every minute is 1,440.
+STALL_EVENTS = 100_000
+
+
 @dataclass
 class _Run:
     """Engine-side state of one job."""
@@ -89,6 +96,7 @@ class _Engine:
         self.seconds: list[float] = []
         self.t = self.arrivals[0][0] if self.arrivals else 0.0
         self.ended = 0  # jobs done, for a progress bar
+        self.moved = True  # the last event advanced, admitted or ended some job
 
     def close(self, job_id: str) -> None:
         """End the job's current segment now and free its GPUs."""
@@ -204,8 +212,12 @@ class _Engine:
         t_next = max(min(candidates), self.t)
         dt = t_next - self.t
         t_prev, self.t = self.t, t_next
+        arrived = self.next_arrival
+        self.moved = False
         for j in running:
             run = self.runs[j]
+            if finish[j] <= t_next + EPS or t_prev < t_next > run.busy_until:
+                self.moved = True  # epochs were run (or the job ended)
             if finish[j] <= t_next + EPS:
                 run.progress = run.target
                 self.close(j)
@@ -220,6 +232,7 @@ class _Engine:
                 else:
                     run.progress += dt / tau
         self.admit()
+        self.moved = self.moved or self.next_arrival > arrived
         while self.wakes and self.wakes[0] <= self.t + EPS:
             heapq.heappop(self.wakes)
         return True
@@ -247,12 +260,19 @@ def simulate(
         targets = {j.id: j.max_epochs for j in instance.jobs}
     eng = _Engine(instance, policy, targets, instance.slot)
     eng.admit()
+    still = 0  # events in a row in which no job ran an epoch, arrived or ended
     for _ in range(max_events):
         if eng.present:
             eng.decide()
         done = eng.ended
         if not eng.advance():
             break
+        still = 0 if eng.moved else still + 1
+        if still >= STALL_EVENTS:
+            raise SimulationError(
+                f"policy {policy.name!r} ran {still} events in a row, up to t={eng.t:g}, in "
+                "which no job ran an epoch, arrived or ended: it does not converge"
+            )
         if progress is not None and eng.ended > done:
             progress(eng.ended)
     else:

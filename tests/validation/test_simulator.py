@@ -89,3 +89,30 @@ def test_engine_rejects_oversubscription(base):
 def test_engine_reports_stuck_jobs(base):
     with pytest.raises(SimulationError, match="left jobs \\['a', 'b'\\] waiting at t=1"):
         simulate(base, Idle())
+
+
+class Hopper:
+    """Moves every present job to the other v100 GPU at each decision and wakes again
+    after 0.01 h: with a 0.5 h relaunch overhead no epoch is ever run."""
+
+    name = "hopper"
+
+    def decide(self, state: SchedulerState) -> Decision:
+        assign = {}
+        for k, s in enumerate(state.jobs):
+            gpu = 2 * k + (0 if s.allocation is None or s.allocation.gpus[0][1] else 1)
+            assign[s.job.id] = Allocation(Config("v100", 1), (("n1", gpu),))
+        return Decision(assign, wake_at=state.time + 0.01)
+
+
+def test_engine_stops_a_run_in_which_nothing_progresses(base, monkeypatch):
+    """A policy whose events never run an epoch, admit or end a job fails after
+    STALL_EVENTS events in a row, naming itself, instead of after max_events; the same
+    moves with an overhead shorter than the wake-up finish."""
+    import validation.simulator as sim
+
+    monkeypatch.setattr(sim, "STALL_EVENTS", 500)
+    with pytest.raises(SimulationError, match="'hopper' ran 500 events in a row"):
+        simulate(base.replace(relaunch_hours=0.5), Hopper())
+    run = simulate(base.replace(relaunch_hours=0.001), Hopper())
+    assert set(run.completions) == {"a", "b"}
