@@ -44,6 +44,7 @@ from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthet
 from instances.generators.common import check_relaunch
 from instances.generators.liquid import LiquidSpec, liquid
 from instances.generators.realdata import cluster_mix
+from instances.generators.stops_fit import read_fit
 from instances.generators.suite import suite_specs
 from instances.generators.synergy import SynergySpec, synergy
 from instances.generators.traces import TraceSpec, trace_instance
@@ -313,6 +314,8 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
         resolved = [str((base / p).resolve()) for p in paths]
         grid = {**grid, "path": resolved} if "path" in grid else grid
         fixed = {**fixed, "path": resolved[0]} if "path" in fixed else fixed
+    if gen == "trace" and "stops" in [*fixed, *grid]:
+        grid, fixed = _fit_files(where, grid, fixed, base)
     gen = str(gen)  # checked by _allowed_keys
     prefix = str(table.get("name", gen))
     out = []
@@ -335,8 +338,30 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
     return out
 
 
+def _fit_files(
+    where: str, grid: dict[str, Any], fixed: dict[str, Any], base: Path
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A trace scenario's ``stops``: fit files (``gpusched fit-stops --out``), relative to
+    the campaign file, each read now so that a missing or broken one is refused before
+    any run, naming the scenario and the fit's field."""
+    values = grid["stops"] if "stops" in grid else [fixed["stops"]]
+    resolved = []
+    for v in values:
+        if not isinstance(v, str):
+            raise CampaignError(f"{where}.stops", v, "give a fit file's path")
+        path = (base / v).resolve()
+        try:
+            read_fit(path)
+        except InstanceError as exc:
+            raise CampaignError(f"{where}.stops", v, str(exc)) from None
+        resolved.append(str(path))
+    if "stops" in grid:
+        return {**grid, "stops": resolved}, fixed
+    return grid, {**fixed, "stops": resolved[0]}
+
+
 def _short(key: str, value: Any) -> str:
-    return Path(value).stem if key == "path" else str(value)
+    return Path(value).stem if key in ("path", "stops") else str(value)
 
 
 def _allowed_keys(gen: Any, where: str) -> set[str]:

@@ -61,6 +61,7 @@ from instances.generators.stops_fit import (
     alibaba_pods,
     alibaba_runs,
     bundled_fit,
+    read_fit,
 )
 from instances.limits import MAX_STOPS, MIN_EPOCH_HOURS
 from instances.model import Config, GpuType, Instance, Job, Node
@@ -130,9 +131,16 @@ class TraceSpec:
     slot: float | None = None
     max_share: int = 2
     relaunch: str = "measured"
+    # a fit file (gpusched fit-stops --out) whose stops the jobs take instead of the
+    # bundled Alibaba fit; read when the instance is built
+    stops: str | None = None
 
     def __post_init__(self) -> None:
         check_spec(self, {"blocks": MAX_STOPS})
+        if self.stops is not None and self.early_stopping != FITTED:
+            raise InstanceError(
+                "stops", self.stops, f"a fit is read only with early_stopping = {FITTED!r}"
+            )
         check_relaunch(self.relaunch)
         if self.trace not in TRACES:
             raise InstanceError("trace", self.trace, f"must be one of {TRACES}")
@@ -220,7 +228,7 @@ def trace_instance(
 ) -> Instance:
     """The window's jobs on the trace's cluster; same seed, same instance. ``fit``, if
     given, replaces the bundled fit (``early_stopping = "fitted"``): the jobs, their
-    epochs and due dates do not depend on it."""
+    epochs and due dates do not depend on it; without it, ``spec.stops`` names one."""
     rng = np.random.default_rng([seed, 0x7ACE])
     machines = PHILLY_MACHINES if spec.trace == "philly-week" else alibaba_machines()
     reference = "p100" if spec.trace == "philly-week" else "v100"
@@ -234,7 +242,7 @@ def trace_instance(
     if spec.early_stopping != FITTED:
         fit = None
     elif fit is None:
-        fit = bundled_fit(spec.running)
+        fit = bundled_fit(spec.running) if spec.stops is None else read_fit(spec.stops)
     tput = gavel_throughputs()
     # epoch hours per iteration, by configuration: the same for every job of a type
     per_iteration: dict[str, dict[Config, float]] = {}

@@ -272,3 +272,40 @@ def test_a_bad_trace_window_in_a_campaign_is_refused_before_any_run(tmp_path):
     )
     with pytest.raises(CampaignError, match=r"hours = -2\.0"):
         load_campaign(cfg)
+
+
+def test_a_trace_scenario_reads_a_fit_file_relative_to_the_campaign(tmp_path, capsys):
+    """``stops = "fit.json"`` in a trace scenario: the jobs stop as that fit says, as
+    ``gpusched generate ... --stops`` gives them; a missing or broken fit, or one with
+    another early-stopping family, is refused when the campaign is loaded."""
+    from instances.generators.traces import TraceSpec, trace_instance
+
+    fits = tmp_path / "fits"
+    fits.mkdir()
+    assert main(["fit-stops", "alibaba", "--recent", "72", "--out", str(fits / "f.json")]) == 0
+    capsys.readouterr()
+    head = 'name = "t"\npolicies = ["edf"]\nseeds = 1\n[[scenarios]]\ngenerator = "trace"\n'
+    window = 'trace = "philly-week"\nhours = 2.0\n'
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(head + window + 'stops = "fits/f.json"\n')
+    (spec,) = load_campaign(cfg).runs()
+    inst = spec.scenario.instance(0)
+    plain = trace_instance(TraceSpec(hours=2.0), 0)
+    assert [j.epoch_times for j in inst.jobs] == [j.epoch_times for j in plain.jobs]
+    assert [j.distribution for j in inst.jobs] != [j.distribution for j in plain.jobs]
+    cfg.write_text(head + window + 'grid = { stops = ["fits/f.json"] }\n')
+    (gridded,) = load_campaign(cfg).runs()
+    assert gridded.scenario.label == "trace[stops=f]"
+    assert gridded.scenario.instance(0).jobs == inst.jobs
+    for extra, field in (
+        ('stops = "fits/none.json"\n', "stops"),
+        ('stops = "fits/f.json"\nearly_stopping = "helios"\n', "stops"),
+        ("stops = 3\n", "stops"),
+    ):
+        cfg.write_text(head + window + extra)
+        with pytest.raises(CampaignError, match=field):
+            load_campaign(cfg)
+    (fits / "bad.json").write_text('{"classes": {}}')
+    cfg.write_text(head + window + 'stops = "fits/bad.json"\n')
+    with pytest.raises(CampaignError, match="classes"):
+        load_campaign(cfg)
