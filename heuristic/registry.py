@@ -17,6 +17,7 @@ _POLICIES: dict[str, str] = {
     "edf-fastest": "heuristic.edf:EdfFastestPolicy",
     "sts": "heuristic.sts:StsPolicy",
     "sts-greedy": "heuristic.sts:GreedyStsPolicy",
+    "sts-incremental": "heuristic.sts_incremental:IncrementalStsPolicy",
     "rg": "heuristic.rg:RgPolicy",
     "pr": "heuristic.pr:PrPolicy",
     "lp": "heuristic.lp:LpPolicy",

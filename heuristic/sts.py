@@ -110,12 +110,23 @@ class HullTable:
             tuple[str, str], tuple[list[Option], list[list[Option]], list[ChainStats]]
         ] = {}
         self._fastest: dict[str, float] = {}
+        self._cheapest: dict[str, list[tuple[float, str]]] = {}
 
     def hull(self, job: Job, gpu_type: str) -> list[Option]:
         key = (job.id, gpu_type)
         if key not in self._hulls:
             self._hulls[key] = lower_hull(options(self.instance, job, gpu_type))
         return self._hulls[key]
+
+    def cheapest(self, job: Job) -> list[tuple[float, str]]:
+        """(cheapest cost per epoch, type) for every GPU type the job can use."""
+        found = self._cheapest.get(job.id)
+        if found is None:
+            types = [g.name for g in self.instance.gpu_types]
+            found = self._cheapest[job.id] = [
+                (hull[0].cost, t) for t in types if (hull := self.hull(job, t))
+            ]
+        return found
 
     def chains(
         self, job: Job, gpu_type: str
@@ -294,6 +305,7 @@ class StsPolicy:
         self.lookahead = lookahead
         self.reserve, self.lead = reserve, lead
         self._table: HullTable | None = None
+        self.asks: dict[str, float] = {}  # the last decision's wake-up per job
 
     def decide(self, state: SchedulerState) -> Decision:
         inst, now, occ = state.instance, state.time, state.occupancy
@@ -301,7 +313,8 @@ class StsPolicy:
             self._table = HullTable(inst)
         all_types = tuple(g.name for g in inst.gpu_types)
         assign: dict[str, Allocation | None] = {}
-        wake = math.inf
+        # when each job asks to be woken (its step's end, its hold, the next slot)
+        asks: dict[str, float] = {}
         # Every present job is placed afresh in urgency order: a running job holds its
         # GPUs only if nothing more urgent needs them (else it pauses, progress kept).
         holds = Holds(occ, state.jobs) if inst.has_relaunch else None
@@ -324,7 +337,7 @@ class StsPolicy:
                 holds.drop(status.job.id)
             held = tune.hold.get(status.job.id, 0.0)
             if status.allocation is None and now < held - 1e-9:
-                wake = min(wake, held)
+                asks[status.job.id] = held
                 continue
             types = self._types(status.job, all_types)
             earlier = tune.earlier.get(status.job.id, 0.0)
@@ -366,7 +379,7 @@ class StsPolicy:
                 plan, step, step_end, last = booked
                 if not last or alloc.config != step.config:
                     # wake when this step's epochs are done (on the grid, not after)
-                    wake = min(wake, self._grid(inst, now, step_end))
+                    asks[status.job.id] = self._grid(inst, now, step_end)
                 if ledger is not None:
                     ledger.book(status.job, plan.profile, dist)
             if alloc is None and status.allocation is not None and self.lookahead:
@@ -374,13 +387,16 @@ class StsPolicy:
                 # next slot re-plans
                 alloc = self._rescue(inst, occ, status, now, types)
                 if alloc is not None:
-                    wake = min(wake, self._grid(inst, now, now + (inst.slot or 0.25)))
+                    rescue = self._grid(inst, now, now + (inst.slot or 0.25))
+                    asks[status.job.id] = min(asks.get(status.job.id, math.inf), rescue)
             if alloc is None and status.allocation is not None:
                 alloc = self._keep(occ, status)
             if holds is not None and alloc is not None:
                 holds.take(status.job, alloc)
             if alloc != status.allocation:
                 assign[status.job.id] = alloc
+        self.asks = asks
+        wake = min(asks.values(), default=math.inf)
         return Decision(assign, wake_at=None if math.isinf(wake) else wake)
 
     @staticmethod

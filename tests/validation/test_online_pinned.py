@@ -49,3 +49,15 @@ def test_sts_online_figures_are_unchanged(
     assert (repr(s["energy_cost"]), repr(s["tardiness_cost"])) == (energy, tardiness)
     assert int(s["decisions"]) == decisions
     assert _fingerprint(run) == segments
+
+
+def test_incremental_sts_figures_are_pinned():
+    """``sts-incremental`` on the 1,000 x 100 run (3-4 s, against STS's 40-55 s): same
+    seed, same segments and costs to the last digit; within 0.003% of STS's energy."""
+    inst = synthetic(SyntheticSpec(nodes=100, jobs=1000, relaunch="none"), seed=0)
+    run = run_online(inst, "sts-incremental", seed=0)
+    s = run.summary()
+    assert repr(s["energy_cost"]) == "91.52858087226353"
+    assert abs(s["energy_cost"] / 91.52649233283769 - 1) < 3e-5  # STS's, pinned above
+    assert int(s["decisions"]) == 2037
+    assert _fingerprint(run) == "1a33468730363b5f"
