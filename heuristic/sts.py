@@ -305,7 +305,10 @@ class StsPolicy:
         self.lookahead = lookahead
         self.reserve, self.lead = reserve, lead
         self._table: HullTable | None = None
-        self.asks: dict[str, float] = {}  # the last decision's wake-up per job
+        # the last decision's wake-up per job, and the jobs it kept running as they were
+        # because no profile's step could be placed (they ask for no wake-up)
+        self.asks: dict[str, float] = {}
+        self.stuck: set[str] = set()
 
     def decide(self, state: SchedulerState) -> Decision:
         inst, now, occ = state.instance, state.time, state.occupancy
@@ -315,6 +318,7 @@ class StsPolicy:
         assign: dict[str, Allocation | None] = {}
         # when each job asks to be woken (its step's end, its hold, the next slot)
         asks: dict[str, float] = {}
+        stuck: set[str] = set()  # running jobs kept where they are: no profile's step fit
         # Every present job is placed afresh in urgency order: a running job holds its
         # GPUs only if nothing more urgent needs them (else it pauses, progress kept).
         holds = Holds(occ, state.jobs) if inst.has_relaunch else None
@@ -391,11 +395,13 @@ class StsPolicy:
                     asks[status.job.id] = min(asks.get(status.job.id, math.inf), rescue)
             if alloc is None and status.allocation is not None:
                 alloc = self._keep(occ, status)
+                if alloc is not None:
+                    stuck.add(status.job.id)
             if holds is not None and alloc is not None:
                 holds.take(status.job, alloc)
             if alloc != status.allocation:
                 assign[status.job.id] = alloc
-        self.asks = asks
+        self.asks, self.stuck = asks, stuck
         wake = min(asks.values(), default=math.inf)
         return Decision(assign, wake_at=None if math.isinf(wake) else wake)
 

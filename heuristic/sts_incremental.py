@@ -10,7 +10,8 @@ the others as they run and re-plans, in STS's urgency order, only the *dirty* jo
 - running jobs that passed a stopping point since they were planned (their conditional
   distribution, hence their profile, changed);
 - running jobs on a GPU type dearer per epoch than their cheapest (STS moves them as
-  soon as a cheaper type frees up);
+  soon as a cheaper type frees up), and those STS kept where they were because no step
+  of their profiles could be placed;
 - jobs it has not planned yet.
 
 The clean jobs keep their GPUs, so the dirty ones are placed around them. Where that
@@ -98,12 +99,15 @@ class IncrementalStsPolicy(StsPolicy):
             self._block[job.id] = job.distribution.block_of(s.progress)
             alloc = decision.assign.get(job.id, s.allocation)
             self._dear.discard(job.id)
-            if alloc is not None:
+            if job.id in self.stuck:
+                self._due[job.id] = -math.inf  # no step of its plan fits: try again next event
+            elif alloc is not None:
                 cheapest = min(cost for cost, _ in table.cheapest(job))
                 own = table.hull(job, alloc.config.gpu_type)
                 if not own or own[0].cost > cheapest:
                     self._dear.add(job.id)
 
     def _wake(self) -> float | None:
-        wake = min(self._due.values(), default=math.inf)
+        # a stuck job's -inf asks for no wake-up: as in STS, the next event re-plans it
+        wake = min((t for t in self._due.values() if t > -math.inf), default=math.inf)
         return None if math.isinf(wake) else wake
