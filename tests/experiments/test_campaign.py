@@ -249,7 +249,7 @@ def test_the_philly_week_campaign_runs_a_window_on_a_dask_cluster(tmp_path):
         )
     )
     camp = load_campaign(cfg)
-    assert len(camp.runs()) == 2 * 4
+    assert len(camp.runs()) == 2 * 5
     local, remote = tmp_path / "local.sqlite", tmp_path / "dask.sqlite"
     assert main(["campaign", str(cfg), "--store", str(local), "--quiet"]) == 0
     with LocalCluster(
@@ -260,7 +260,7 @@ def test_the_philly_week_campaign_runs_a_window_on_a_dask_cluster(tmp_path):
     assert _figures(local) == _figures(remote)
     with Store(remote) as s:
         runs = s.runs()
-    assert set(runs["policy"]) == {"sts", "edf", "fifo", "static"}
+    assert set(runs["policy"]) == {"sts", "sts-incremental", "edf", "fifo", "static"}
     assert (runs["status"] == "ok").all() and (runs["jobs"] > 5).all()
 
 
