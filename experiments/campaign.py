@@ -30,7 +30,7 @@ import json
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -307,15 +307,10 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
             raise CampaignError(f"{where}.instances", bad[0], "not a suite instance name")
         grid = {"instance": wanted, **grid}
     if gen == "file":
-        paths = grid.get("path", [fixed.get("path")])
-        for p in paths:
-            if not isinstance(p, str):
-                raise CampaignError(f"{where}.path", p, "give the instance file's path")
-        resolved = [str((base / p).resolve()) for p in paths]
-        grid = {**grid, "path": resolved} if "path" in grid else grid
-        fixed = {**fixed, "path": resolved[0]} if "path" in fixed else fixed
+        grid, fixed = _files(where, "path", "the instance file's", grid, fixed, base)
     if gen == "trace" and "stops" in [*fixed, *grid]:
-        grid, fixed = _fit_files(where, grid, fixed, base)
+        # read now, so that a missing or broken fit is refused before any run
+        grid, fixed = _files(where, "stops", "a fit file's", grid, fixed, base, read_fit)
     gen = str(gen)  # checked by _allowed_keys
     prefix = str(table.get("name", gen))
     out = []
@@ -338,26 +333,33 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
     return out
 
 
-def _fit_files(
-    where: str, grid: dict[str, Any], fixed: dict[str, Any], base: Path
+def _files(
+    where: str,
+    key: str,
+    what: str,
+    grid: dict[str, Any],
+    fixed: dict[str, Any],
+    base: Path,
+    check: Callable[[Path], object] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A trace scenario's ``stops``: fit files (``gpusched fit-stops --out``), relative to
-    the campaign file, each read now so that a missing or broken one is refused before
-    any run, naming the scenario and the fit's field."""
-    values = grid["stops"] if "stops" in grid else [fixed["stops"]]
+    """The scenario's ``key`` (fixed or a grid of them): paths relative to the campaign
+    file, made absolute; each passed to ``check``, whose :class:`InstanceError` is
+    refused naming the scenario's field."""
+    values = grid[key] if key in grid else [fixed.get(key)]
     resolved = []
     for v in values:
         if not isinstance(v, str):
-            raise CampaignError(f"{where}.stops", v, "give a fit file's path")
+            raise CampaignError(f"{where}.{key}", v, f"give {what} path")
         path = (base / v).resolve()
-        try:
-            read_fit(path)
-        except InstanceError as exc:
-            raise CampaignError(f"{where}.stops", v, str(exc)) from None
+        if check is not None:
+            try:
+                check(path)
+            except InstanceError as exc:
+                raise CampaignError(f"{where}.{key}", v, str(exc)) from None
         resolved.append(str(path))
-    if "stops" in grid:
-        return {**grid, "stops": resolved}, fixed
-    return grid, {**fixed, "stops": resolved[0]}
+    if key in grid:
+        return {**grid, key: resolved}, fixed
+    return grid, {**fixed, key: resolved[0]} if key in fixed else fixed
 
 
 def _short(key: str, value: Any) -> str:

@@ -110,7 +110,7 @@ class HullTable:
             tuple[str, str], tuple[list[Option], list[list[Option]], list[ChainStats]]
         ] = {}
         self._fastest: dict[str, float] = {}
-        self._cheapest: dict[str, list[tuple[float, str]]] = {}
+        self._cheapest: dict[str, float] = {}
 
     def hull(self, job: Job, gpu_type: str) -> list[Option]:
         key = (job.id, gpu_type)
@@ -118,15 +118,12 @@ class HullTable:
             self._hulls[key] = lower_hull(options(self.instance, job, gpu_type))
         return self._hulls[key]
 
-    def cheapest(self, job: Job) -> list[tuple[float, str]]:
-        """(cheapest cost per epoch, type) for every GPU type the job can use."""
-        found = self._cheapest.get(job.id)
-        if found is None:
-            types = [g.name for g in self.instance.gpu_types]
-            found = self._cheapest[job.id] = [
-                (hull[0].cost, t) for t in types if (hull := self.hull(job, t))
-            ]
-        return found
+    def cheapest_cost(self, job: Job) -> float:
+        """The job's least cost per epoch, over every GPU type it can use."""
+        if job.id not in self._cheapest:
+            inst = self.instance
+            self._cheapest[job.id] = min(inst.epoch_cost(job, c) for c in inst.allowed_configs(job))
+        return self._cheapest[job.id]
 
     def chains(
         self, job: Job, gpu_type: str

@@ -32,7 +32,6 @@ import math
 
 from heuristic.policy import Decision, JobStatus, SchedulerState
 from heuristic.sts import StsPolicy
-from instances import Instance
 
 EPS = 1e-9
 
@@ -42,24 +41,23 @@ class IncrementalStsPolicy(StsPolicy):
 
     def __init__(self, seed: int = 0) -> None:
         super().__init__(seed)
-        self._instance: Instance | None = None
         self._due: dict[str, float] = {}  # job -> when its plan asked to be re-planned
         self._block: dict[str, int] = {}  # job -> its progress's block when planned
-        # running jobs not on a GPU type of their cheapest cost per epoch: STS moves such
-        # a job as soon as a cheaper type frees up, so they are re-planned at every event
-        self._dear: set[str] = set()
+        # jobs re-planned at every event, as STS would: those running on a GPU type
+        # dearer per epoch than their cheapest (STS moves them as soon as a cheaper type
+        # frees up), and those STS kept as they were because no step of theirs fit
+        self._restless: set[str] = set()
         self.full_decisions = 0  # events decided by plain STS (for the benchmark)
 
     def decide(self, state: SchedulerState) -> Decision:
-        if self._instance is not state.instance:
-            self._instance = state.instance
-            self._due.clear()
+        if self._table is None or self._table.instance is not state.instance:
+            self._due.clear()  # a new run (StsPolicy.decide builds its table below)
             self._block.clear()
-            self._dear.clear()
+            self._restless.clear()
         present = {s.job.id for s in state.jobs}
         for gone in [j for j in self._due if j not in present]:
             del self._due[gone], self._block[gone]
-            self._dear.discard(gone)
+            self._restless.discard(gone)
         dirty = tuple(s for s in state.jobs if self._dirty(s, state.time))
         if not dirty:
             return Decision({}, wake_at=self._wake())
@@ -76,7 +74,7 @@ class IncrementalStsPolicy(StsPolicy):
 
     def _dirty(self, s: JobStatus, now: float) -> bool:
         job_id = s.job.id
-        if s.allocation is None or job_id not in self._due or job_id in self._dear:
+        if s.allocation is None or job_id not in self._due or job_id in self._restless:
             return True
         if now >= self._due[job_id] - EPS:
             return True
@@ -98,16 +96,14 @@ class IncrementalStsPolicy(StsPolicy):
             self._due[job.id] = self.asks.get(job.id, math.inf)
             self._block[job.id] = job.distribution.block_of(s.progress)
             alloc = decision.assign.get(job.id, s.allocation)
-            self._dear.discard(job.id)
+            self._restless.discard(job.id)
             if job.id in self.stuck:
-                self._due[job.id] = -math.inf  # no step of its plan fits: try again next event
+                self._restless.add(job.id)
             elif alloc is not None:
-                cheapest = min(cost for cost, _ in table.cheapest(job))
                 own = table.hull(job, alloc.config.gpu_type)
-                if not own or own[0].cost > cheapest:
-                    self._dear.add(job.id)
+                if not own or own[0].cost > table.cheapest_cost(job):
+                    self._restless.add(job.id)
 
     def _wake(self) -> float | None:
-        # a stuck job's -inf asks for no wake-up: as in STS, the next event re-plans it
-        wake = min((t for t in self._due.values() if t > -math.inf), default=math.inf)
+        wake = min(self._due.values(), default=math.inf)
         return None if math.isinf(wake) else wake

@@ -360,8 +360,6 @@ def csv_history(path: str | Path, recent: float | None = None) -> History:
     rows = _rows(text)
     if not rows or not {"hours", "status", "gpus"} <= set(rows[0]):
         raise InstanceError("trace", str(path), "needs CSV columns hours, status, gpus")
-    created = _created(rows, str(path)) if recent is not None else None
-    last = max(created) if created else 0.0
     hours, status, gpus = [], [], []
     for i, r in enumerate(rows):
         try:
@@ -375,17 +373,15 @@ def csv_history(path: str | Path, recent: float | None = None) -> History:
             raise InstanceError(
                 f"rows[{i}].status", r["status"], f"must be one of {sorted(STATUS_WORDS)}"
             )
-        if not (math.isfinite(h) and h > 0) or g < 1:
-            # here, so that the row number is the file's even where a window drops rows
-            what = ("hours", h) if not (math.isfinite(h) and h > 0) else ("gpus", g)
-            raise InstanceError(f"rows[{i}].{what[0]}", what[1], "must be positive")
-        if created is not None and recent is not None and created[i] < last - recent:
-            continue  # checked, but older than the window
         hours.append(h)
         status.append(STATUS_WORDS[word])
         gpus.append(g)
-    window = "" if recent is None else f" (last {recent:g} h)"
-    return History(np.array(hours, float), np.array(status), np.array(gpus), p.name + window)
+    # every row is checked, with the file's row numbers, before a window drops any
+    hist = History(np.array(hours, float), np.array(status), np.array(gpus), p.name)
+    if recent is None:
+        return hist
+    created = np.array(_created(rows, str(path)))
+    return hist.where(created >= created.max() - recent, f"{p.name} (last {recent:g} h)")
 
 
 def _created(rows: list[dict[str, str]], path: str) -> list[float]:
