@@ -125,7 +125,9 @@ def _type_problem(value: Any, hint: Any) -> str:
         return "" if ok else "a whole number"
     if hint is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        return "" if ok and math.isfinite(value) and abs(value) <= 1e15 else "a finite number"
+        # the bound first: a 400-digit integer compares exactly, but isfinite would
+        # convert it to a float and overflow
+        return "" if ok and abs(value) <= 1e15 and math.isfinite(value) else "a finite number"
     if hint is str:
         return "" if isinstance(value, str) else "a string"
     return ""

@@ -116,6 +116,8 @@ def test_a_window_written_gzipped_reads_back(tmp_path):
         ({"running": "maybe"}, "running"),
         ({"epochs": (5, 2)}, "epochs"),
         ({"hours": float("nan")}, "hours"),
+        ({"start": 10**400}, "start"),  # an integer too large for a float (campaign fuzz)
+        ({"stops": "fit.json", "early_stopping": "helios"}, "stops"),
     ],
 )
 def test_a_bad_trace_spec_is_refused_naming_the_field(kw, field):
