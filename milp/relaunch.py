@@ -31,8 +31,15 @@ them the root bound ignored the overhead almost entirely, docs/milp.md):
 - ``relaunched <= Σ_k run`` and ``lost >= λ_0 · relaunched`` (a relaunch in slot ``t``
   loses ``λ_0`` of that very slot);
 - per configuration, a new placement of ``k`` or ``run[k,t] - run[k,t-1]`` is a
-  relaunch on ``k``: ``overhead_cost >= b_k λ_0 (new + S - 1)``, which does not need
-  ``run`` at 1 as the general product does.
+  relaunch on ``k``, charged ``b_k λ_0 q_b`` with ``q_b`` the survival of the block in
+  progress: ``start_block[j,k,t,b]`` in [0, 1] splits the relaunch by that block,
+  ``Σ_b start_block >= new``, ``start_block[b] <= in_progress[b]`` (1 exactly for the
+  block in progress at the start of slot ``t``, read from ``done`` of slot ``t - 1``),
+  and ``overhead_cost >= Σ_k Σ_b b_k λ_0 q_b start_block``. This is the convex hull of
+  the product of a relaunch with the one-hot block in progress; the McCormick row it
+  replaced, ``b_k λ_0 (new + S - 1)``, charged nothing for a fractional relaunch below
+  ``1 - S`` (docs/milp.md). Summing over configurations is valid: a job runs one per
+  slot.
 """
 
 from __future__ import annotations
@@ -88,6 +95,10 @@ def add_relaunch(
     m.overhead_cost = pyo.Var(m.relaunch_index, domain=pyo.NonNegativeReals)
     m.ever = pyo.Var(m.relaunch_index, bounds=(0, 1))
     m.first_run = pyo.Var([i for i in m.run_index if i[0] in jobs], bounds=(0, 1))
+    m.start_block = pyo.Var(
+        [(j, k, t, b) for j, k, t in m.run_index if j in jobs for b in d.jobs[j].blocks],
+        bounds=(0, 1),
+    )
 
     begins: dict[tuple[str, int], list[Any]] = defaultdict(list)
     # per (job, configuration, slot): the begin variables that relaunch it on that
@@ -161,18 +172,24 @@ def add_relaunch(
                 rows.append(
                     ((j, t, "work_k", k, n), work <= jd.speed[k] * (m.run[j, k, t] - lam[0] * new))
                 )
+        charges = []
         for k in range(len(jd.configs)):
-            charge = jd.slot_power_cost[k] * lam[0]
             news = list(config_begins.get((j, k, t), ()))
             if t > jd.first_slot:
                 news.append(m.run[j, k, t] - m.run[j, k, t - 1])
+            split = [m.start_block[j, k, t, b] for b in jd.blocks]
             for n, new in enumerate(news):
-                rows.append(
-                    (
-                        (j, t, "energy_k", k, n),
-                        m.overhead_cost[j, t] >= charge * (new + survival - 1),
-                    )
-                )
+                rows.append(((j, t, "start_k", k, n), sum(split) >= new))
+            charges += [
+                jd.slot_power_cost[k] * lam[0] * jd.survival[b] * split[b] for b in jd.blocks
+            ]
+        for b in jd.blocks:
+            pending = _in_progress(m, jd, j, t, b)
+            rows += [
+                ((j, t, "start_block", k, b), m.start_block[j, k, t, b] <= pending)
+                for k in range(len(jd.configs))
+            ]
+        rows.append(((j, t, "energy_start"), m.overhead_cost[j, t] >= sum(charges)))
         for k in range(len(jd.configs)):
             for i, r in within:
                 charge = jd.slot_power_cost[k] * lam[i]
@@ -202,6 +219,15 @@ def _first_start_rows(m: pyo.ConcreteModel, jd: JobData, j: str, t: int) -> list
     if t == jd.last_slot and math.fsum(jd.lengths) > 0:
         m.ever[j, t].fix(1)  # a job with epochs to run starts within the horizon
     return rows
+
+
+def _in_progress(m: pyo.ConcreteModel, jd: JobData, j: str, t: int, b: int) -> Any:
+    """1 if block ``b`` is the job's block in progress at the start of slot ``t``:
+    blocks before it complete by the end of slot ``t - 1``, ``b`` not."""
+    if t <= jd.first_slot:
+        return 1 if b == 0 else 0
+    before = m.done[j, b - 1, t - 1] if b > 0 else 1
+    return before - m.done[j, b, t - 1]
 
 
 def _survival_before(m: pyo.ConcreteModel, jd: JobData, j: str, t: int) -> Any:
@@ -262,7 +288,15 @@ def overhead_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> None:
     lam = lost_fractions(jd)
     for t in d.slot_range(j):
         s = pyo.value(_survival_before(m, jd, j, t))
-        best = 0.0
+        relaunched = (m.relaunched[j, t].value or 0) > ON
+        charges = 0.0
+        for k in range(len(jd.configs)):
+            start = relaunched and (m.run[j, k, t].value or 0) > ON
+            for b in jd.blocks:
+                on = start and pyo.value(_in_progress(m, jd, j, t, b)) > ON
+                m.start_block[j, k, t, b].set_value(1.0 if on else 0.0)
+                charges += jd.slot_power_cost[k] * lam[0] * jd.survival[b] * on
+        best = charges
         for k in range(len(jd.configs)):
             run = m.run[j, k, t].value or 0
             for i in range(len(lam)):
