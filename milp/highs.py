@@ -9,6 +9,7 @@ loaded back into the Pyomo variables, so the plan extraction reads the model as 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,8 +105,10 @@ def run_highs(
     threads: int | None,
     log_file: Path,
     stream: bool,
+    options: Mapping[str, Any] | None = None,
 ) -> Answer:
-    """Solve the matrices with HiGHS; ``start`` (column values) is a MIP start."""
+    """Solve the matrices with HiGHS; ``start`` (column values) is a MIP start;
+    ``options`` are further HiGHS options by name (set last)."""
     h = highspy.Highs()
     h.setOptionValue("output_flag", True)
     h.setOptionValue("log_to_console", stream)
@@ -114,6 +117,8 @@ def run_highs(
     h.setOptionValue("mip_rel_gap", mip_gap)
     if threads is not None:
         h.setOptionValue("threads", threads)
+    for name, value in (options or {}).items():
+        h.setOptionValue(name, value)
     a = mats.matrix
     lp = highspy.HighsLp()
     lp.num_col_ = len(mats.columns)
