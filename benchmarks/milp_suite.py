@@ -11,6 +11,7 @@ median <= 2%, max <= 10%.
 The suite's seed-2 half pays measured relaunch overheads (issue 13); ``--relaunch all``
 gives every instance its measured overheads, ``--relaunch none`` none.
 Run: python -m benchmarks.milp_suite [--time-limit 60] [--out gap-report] [--relaunch all]
+[--only s2]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def main() -> None:
     ap.add_argument("--out", default="gap-report")
     ap.add_argument("--first", type=int, default=None, help="only the first N instances")
     ap.add_argument("--relaunch", choices=("suite", "all", "none"), default="suite")
+    ap.add_argument("--only", default=None, help="only the instances whose name contains this text")
     args = ap.parse_args()
     if args.relaunch == "suite":
         suite = milp_suite()
@@ -38,7 +40,7 @@ def main() -> None:
             synthetic(replace(spec, relaunch=mode), seed, name)
             for name, spec, seed in suite_specs()
         ]
-    suite = suite[: args.first]
+    suite = [i for i in suite if args.only is None or args.only in i.name][: args.first]
     df = gap_report(suite, args.out, time_limit=args.time_limit, echo=lambda s: None)
     df["improved_gap"] = (df["improved_cost"] - df["milp_cost"]) / df["milp_cost"]
     cols = ["slots", "sts_cost", "tuned_cost", "improved_cost", "milp_cost", "milp_bound"]
