@@ -180,9 +180,7 @@ def add_relaunch(
             split = [m.start_block[j, k, t, b] for b in jd.blocks]
             for n, new in enumerate(news):
                 rows.append(((j, t, "start_k", k, n), sum(split) >= new))
-            charges += [
-                jd.slot_power_cost[k] * lam[0] * jd.survival[b] * split[b] for b in jd.blocks
-            ]
+            charges += [_start_charge(jd, k, b) * split[b] for b in jd.blocks]
         for b in jd.blocks:
             pending = _in_progress(m, jd, j, t, b)
             rows += [
@@ -219,6 +217,12 @@ def _first_start_rows(m: pyo.ConcreteModel, jd: JobData, j: str, t: int) -> list
     if t == jd.last_slot and math.fsum(jd.lengths) > 0:
         m.ever[j, t].fix(1)  # a job with epochs to run starts within the horizon
     return rows
+
+
+def _start_charge(jd: JobData, k: int, b: int) -> float:
+    """The expected energy of the overhead a relaunch on ``k`` loses in its own slot
+    while block ``b`` is in progress: ``b_k λ_0 q_b``."""
+    return jd.slot_power_cost[k] * lost_fractions(jd)[0] * jd.survival[b]
 
 
 def _in_progress(m: pyo.ConcreteModel, jd: JobData, j: str, t: int, b: int) -> Any:
@@ -289,14 +293,13 @@ def overhead_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> None:
     for t in d.slot_range(j):
         s = pyo.value(_survival_before(m, jd, j, t))
         relaunched = (m.relaunched[j, t].value or 0) > ON
-        charges = 0.0
+        best = 0.0  # the split relaunch charge, then the rows of earlier relaunches
         for k in range(len(jd.configs)):
             start = relaunched and (m.run[j, k, t].value or 0) > ON
             for b in jd.blocks:
                 on = start and pyo.value(_in_progress(m, jd, j, t, b)) > ON
                 m.start_block[j, k, t, b].set_value(1.0 if on else 0.0)
-                charges += jd.slot_power_cost[k] * lam[0] * jd.survival[b] * on
-        best = charges
+                best += _start_charge(jd, k, b) * on
         for k in range(len(jd.configs)):
             run = m.run[j, k, t].value or 0
             for i in range(len(lam)):
