@@ -53,3 +53,28 @@ def test_it_costs_about_what_sts_does_deciding_mostly_incrementally():
         assert abs(mine["energy_cost"] / sts["energy_cost"] - 1) < 0.005, relaunch
         assert mine["missed"] <= sts["missed"] + 1
         assert policy.full_decisions < 0.5 * result.decisions
+
+
+def test_a_running_job_no_step_fits_is_replanned_at_the_next_event():
+    """Two nodes, six jobs (synthetic, seed 250). ``j1`` runs on a shared P100; at 7.36 h
+    no step of its profiles fits, so STS keeps it where it is (``stuck``) and it asks
+    for no wake-up. The next event (7.85 h) is another job's, and it frees an exclusive
+    P100: the policy re-plans ``j1`` there, as it re-plans every stuck job at every
+    event. Left clean (measured by removing that rule), ``j1`` stayed shared until
+    9.82 h, 1.09 h after its due date, and the plan cost 2.21 instead of 1.18."""
+    inst = synthetic(SyntheticSpec(nodes=2, jobs=6, relaunch="none"), seed=250)
+    stuck_at: list[tuple[float, set[str]]] = []
+
+    class Recording(IncrementalStsPolicy):
+        def decide(self, state):
+            decision = super().decide(state)
+            stuck_at.append((round(state.time, 2), set(self.stuck)))
+            return decision
+
+    plan = simulate(inst, Recording()).plan
+    times = [t for t, _ in stuck_at]
+    kept = times.index(7.36)
+    assert "j1" in stuck_at[kept][1]
+    assert times[kept + 1] == 7.85  # not j1's event: it asked for none
+    j1 = [(round(s.start, 2), s.config.shared) for s in plan.for_job("j1")]
+    assert j1 == [(0.96, True), (7.85, False)]
