@@ -299,3 +299,63 @@ def test_a_mutated_stopping_fit_is_refused_naming_the_field_or_sound(path, op, v
     for label in fit.classes:
         probs = fit.classes[label].distribution(20, 5).probabilities
         assert _finite(*probs) and math.fsum(probs) == pytest.approx(1.0)
+
+
+# a history CSV of one's own (``fit-stops FILE [--recent H]``): every cell, ``created``
+# included, mutated to text a user's export may hold
+HISTORY = [
+    {"hours": h, "status": s, "gpus": g, "created": 100 + i}
+    for i, (h, s, g) in enumerate(
+        [(2, "Pass", 1), (1, "Killed", 1), (3, "Pass", 2), (0.5, "Running", 1)] * 2
+    )
+]
+CSV_CELLS = [(i, column) for i in range(len(HISTORY)) for column in HISTORY[0]]
+CSV_NASTY = (
+    "",
+    " ",
+    "x",
+    "nan",
+    "inf",
+    "-inf",
+    "-1",
+    "0",
+    "1e400",
+    "1e308",
+    "5e-324",
+    "2.5",
+    "Running",
+    "done?",
+    "\u0000",
+    "é",
+    ",",
+    '"',
+    "1,2",
+    "10**400",
+)
+
+
+@SETTINGS
+@given(st.sampled_from(CSV_CELLS), st.sampled_from(CSV_NASTY), st.booleans())
+def test_a_mutated_history_csv_is_refused_naming_the_row_or_fitted(
+    tmp_path_factory, cell, value, recent
+):
+    """Refused (exit 2) naming the mutated row, or the history as a whole when no job
+    in it completed, with nothing written; or fitted, every class a valid distribution."""
+    tmp = tmp_path_factory.mktemp("history")
+    row, column = cell
+    rows = [dict(r) for r in HISTORY]
+    rows[row][column] = value
+    lines = [",".join(HISTORY[0])] + [",".join(str(r[c]) for c in HISTORY[0]) for r in rows]
+    (tmp / "h.csv").write_text("\n".join(lines) + "\n")
+    out = tmp / "fit.json"
+    argv = ["fit-stops", str(tmp / "h.csv"), "--out", str(out)]
+    outcome, _, _, err = run_command(argv + (["--recent", "24"] if recent else []))
+    if outcome == "refused":
+        assert f"rows[{row}]" in err or "history" in err, err
+        assert not out.exists()
+        return
+    assert outcome == "ok", f"{outcome}: {err}"
+    fit = StopsFit.from_dict(json.loads(out.read_text()))
+    for label in fit.classes:
+        probs = fit.classes[label].distribution(20, 5).probabilities
+        assert _finite(*probs) and math.fsum(probs) == pytest.approx(1.0)

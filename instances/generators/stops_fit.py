@@ -361,7 +361,11 @@ def csv_history(path: str | Path, recent: float | None = None) -> History:
     if not rows or not {"hours", "status", "gpus"} <= set(rows[0]):
         raise InstanceError("trace", str(path), "needs CSV columns hours, status, gpus")
     hours, status, gpus = [], [], []
+    width = len(rows[0]) - (None in rows[0])
     for i, r in enumerate(rows):
+        if None in r:  # csv puts a row's fields past the header's under None
+            extra = ",".join(r[None])  # type: ignore[index]
+            raise InstanceError(f"rows[{i}]", extra, f"fields past the header's {width} columns")
         try:
             h, g = float(r["hours"]), int(r["gpus"])
         except (TypeError, ValueError):

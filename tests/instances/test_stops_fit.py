@@ -128,6 +128,8 @@ def test_a_history_csv(tmp_path):
         ("hours,status,gpus\n-1,Pass,1\n", r"rows\[0\]\.hours"),
         ("hours,status,gpus\nx,Pass,1\n", r"rows\[0\]"),
         ("hours,status\n1,Pass\n", "trace"),
+        # a field past the header's columns (csv would file it under None, unread)
+        ("hours,status,gpus\n2,Pass,1\n1,Pass,1,2\n", r"rows\[1\] = '2'"),
         ("hours,status,gpus\n1,Killed,1\n", "history"),  # no job completed
         # with a window: creation times must be numbers, and a bad row outside the
         # window is still refused
