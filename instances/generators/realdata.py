@@ -153,6 +153,17 @@ def _requested(gpus: int, hostable: tuple[Config, ...]) -> Requested:
     return Requested(max((g for g in counts if g <= gpus), default=min(counts)))
 
 
+def with_requests(inst: Instance, asked: dict[str, int]) -> Instance:
+    """``inst`` with each job requesting the GPU count its trace record asked for
+    (``asked``, by job id), read against what the assembled cluster can host."""
+    return inst.replace(
+        jobs=tuple(
+            replace(j, requested=_requested(asked[j.id], inst.allowed_configs(j)))
+            for j in inst.jobs
+        )
+    )
+
+
 @dataclass(frozen=True)
 class RealDataSpec:
     """Which Philly jobs, on which cluster, with what options. Times in hours."""
@@ -273,10 +284,4 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
     )
     # the request is read against what this cluster can host, so it is set on the
     # assembled instance
-    return inst.replace(
-        jobs=tuple(
-            replace(j, requested=_requested(asked[j.id], inst.allowed_configs(j)))
-            for j in inst.jobs
-        ),
-        suspend_hours=spec.suspend_hours,
-    )
+    return with_requests(inst, asked).replace(suspend_hours=spec.suspend_hours)

@@ -30,7 +30,7 @@ Alibaba trace (``stops_fit``) by GPU class unless a family is named.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 
@@ -48,11 +48,11 @@ from instances.generators.common import (
 from instances.generators.early_stopping import FAMILIES, make_distribution
 from instances.generators.realdata import (
     MEMORY_GB,
-    _requested,
     bundled_rows,
     family,
     gavel_throughputs,
     job_configs,
+    with_requests,
 )
 from instances.generators.relaunch import family_relaunch_hours
 from instances.generators.stops_fit import (
@@ -296,9 +296,4 @@ def trace_instance(
         spec,
         name or f"{spec.trace}-{spec.start:g}h-{len(jobs)}j-s{seed}",
     )
-    return inst.replace(
-        jobs=tuple(
-            replace(j, requested=_requested(asked[j.id], inst.allowed_configs(j)))
-            for j in inst.jobs
-        )
-    )
+    return with_requests(inst, asked)
