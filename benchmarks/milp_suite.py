@@ -42,7 +42,7 @@ def main() -> None:
         ]
     suite = [i for i in suite if args.only is None or args.only in i.name][: args.first]
     df = gap_report(suite, args.out, time_limit=args.time_limit, echo=lambda s: None)
-    df["improved_gap"] = (df["improved_cost"] - df["milp_cost"]) / df["milp_cost"]
+    df["improved_gap"] = (df["improved_cost"] - df["best_cost"]) / df["best_cost"]
     cols = ["slots", "sts_cost", "tuned_cost", "improved_cost", "milp_cost", "milp_bound"]
     cols += ["sts_gap", "tuned_gap", "improved_gap", "proved", "seconds_search"]
     cols += ["seconds_improve", "seconds_warm", "seconds_cold", "solver_ratio", "warm_ratio"]

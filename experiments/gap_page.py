@@ -80,7 +80,7 @@ def summary_items(df: pd.DataFrame) -> list[str]:
     if built.any():
         g, tg = g.dropna(), tg.dropna()
         items += [
-            f"STS above the MILP's best: median {g.median():.2f}%, max {g.max():.2f}%",
+            f"STS above the best plan found: median {g.median():.2f}%, max {g.max():.2f}%",
             f"STS tuned by its search: median {tg.median():.2f}%, max {tg.max():.2f}%",
         ]
     ratios = df.dropna(subset=["solver_ratio"])
@@ -92,8 +92,8 @@ def summary_items(df: pd.DataFrame) -> list[str]:
         )
     if proved < len(df):
         items.append(
-            "where optimality is not proved, gaps to the MILP are to the best plan it found "
-            "and the optimum may be as low as the best bound"
+            "where optimality is not proved, gaps are to the best plan found (the MILP's or "
+            "the improved one) and the optimum may be as low as the best bound"
         )
     return items
 
