@@ -359,7 +359,7 @@ def _files(
         resolved.append(str(path))
     if key in grid:
         return {**grid, key: resolved}, fixed
-    return grid, {**fixed, key: resolved[0]} if key in fixed else fixed
+    return grid, {**fixed, key: resolved[0]}  # a missing key was refused above
 
 
 def _short(key: str, value: Any) -> str:

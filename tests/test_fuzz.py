@@ -281,6 +281,12 @@ def test_the_number_walk_reports_depth_without_recursing():
         raise AssertionError("a 100,000-deep document passed")
 
 
+def _every_class_is_a_distribution(fit: StopsFit) -> None:
+    for label in fit.classes:
+        probs = fit.classes[label].distribution(20, 5).probabilities
+        assert _finite(*probs) and math.fsum(probs) == pytest.approx(1.0)
+
+
 FIT = bundled_fit("completed").to_dict()
 FIT_PATHS = list(paths(FIT))
 
@@ -296,9 +302,7 @@ def test_a_mutated_stopping_fit_is_refused_naming_the_field_or_sound(path, op, v
     except InstanceError as exc:
         assert names_field(str(exc), path), f"mutated {path}, refused as: {exc}"
         return
-    for label in fit.classes:
-        probs = fit.classes[label].distribution(20, 5).probabilities
-        assert _finite(*probs) and math.fsum(probs) == pytest.approx(1.0)
+    _every_class_is_a_distribution(fit)
 
 
 # a history CSV of one's own (``fit-stops FILE [--recent H]``): every cell, ``created``
@@ -356,6 +360,4 @@ def test_a_mutated_history_csv_is_refused_naming_the_row_or_fitted(
         return
     assert outcome == "ok", f"{outcome}: {err}"
     fit = StopsFit.from_dict(json.loads(out.read_text()))
-    for label in fit.classes:
-        probs = fit.classes[label].distribution(20, 5).probabilities
-        assert _finite(*probs) and math.fsum(probs) == pytest.approx(1.0)
+    _every_class_is_a_distribution(fit)
