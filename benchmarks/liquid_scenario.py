@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import markdown
-from heuristic.liquid_estimate import default_forest, knee_gpus
+from heuristic.seeds.liquid_estimate import default_forest, knee_gpus
 from instances import Instance
 from instances.generators.liquid import LiquidSpec, liquid
 from validation.online import OnlineRun, run_online

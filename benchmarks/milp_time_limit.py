@@ -15,7 +15,7 @@ import argparse
 import time
 
 from benchmarks.common import markdown, max_rss_mib
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances.generators import SyntheticSpec, synthetic
 from milp import solve
 from validation.simulator import rollout

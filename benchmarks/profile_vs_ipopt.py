@@ -11,8 +11,8 @@ import argparse
 import numpy as np
 
 from benchmarks.common import markdown, max_rss_mib, measure
-from heuristic.profile import Option, exact_profile
-from heuristic.profile_ipopt import ipopt_profile
+from heuristic.sts.profile import Option, exact_profile
+from heuristic.sts.profile_ipopt import ipopt_profile
 from instances import Config, EpochDistribution
 
 

@@ -18,10 +18,10 @@ import argparse
 import numpy as np
 
 from benchmarks.common import RELAUNCH_CHOICES, markdown, max_rss_mib, measure, relaunch_modes
-from heuristic.edf import EdfPolicy
-from heuristic.occupancy import Occupancy
-from heuristic.policy import JobStatus, SchedulerState
-from heuristic.sts import StsPolicy
+from heuristic.baselines.edf import EdfPolicy
+from heuristic.core.occupancy import Occupancy
+from heuristic.core.policy import JobStatus, SchedulerState
+from heuristic.sts.policy import StsPolicy
 from instances.generators import SyntheticSpec, synthetic
 
 THESIS_SECONDS = 60.0  # one solve, 100 nodes and 400 jobs

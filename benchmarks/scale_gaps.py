@@ -21,7 +21,7 @@ import contextlib
 import time
 
 from benchmarks.common import markdown
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances import Instance, InstanceError
 from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthetic
 from instances.generators.realdata import cluster_mix

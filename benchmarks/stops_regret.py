@@ -21,7 +21,7 @@ from dataclasses import replace
 import numpy as np
 
 from benchmarks.common import markdown
-from heuristic.registry import make_policy
+from heuristic.core.registry import make_policy
 from instances.generators.stops_fit import (
     RUNNING_READINGS,
     StopsFit,

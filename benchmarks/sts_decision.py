@@ -19,12 +19,12 @@ import argparse
 import numpy as np
 
 from benchmarks.common import RELAUNCH_CHOICES, markdown, max_rss_mib, measure, relaunch_modes
-from heuristic.choice import cheapest_placement
-from heuristic.edf import EdfPolicy
-from heuristic.occupancy import Occupancy
-from heuristic.optimus import OptimusPolicy
-from heuristic.policy import JobStatus, SchedulerState
-from heuristic.sts import StsPolicy
+from heuristic.baselines.edf import EdfPolicy
+from heuristic.core.choice import cheapest_placement
+from heuristic.core.occupancy import Occupancy
+from heuristic.core.policy import JobStatus, SchedulerState
+from heuristic.seeds.optimus import OptimusPolicy
+from heuristic.sts.policy import StsPolicy
 from instances.generators import SyntheticSpec, synthetic
 
 GOALS = {(100, 400): 0.5, (16000, 4000): 5.0}

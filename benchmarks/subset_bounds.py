@@ -22,7 +22,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from benchmarks.common import markdown
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances import Plan
 from instances.generators.suite import milp_suite
 from milp import solve

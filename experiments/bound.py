@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances import Instance
 from milp import Result, solve
 from validation.scenario import scenario_epochs, scenario_instance

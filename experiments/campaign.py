@@ -38,7 +38,7 @@ from typing import Any
 
 import milp  # noqa: F401  (registers the rolling-horizon MILP policy "milp")
 from experiments.paths import plain_name
-from heuristic.registry import policy_names
+from heuristic.core.registry import policy_names
 from instances import Instance, InstanceError, read_instance
 from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthetic
 from instances.generators.common import check_relaunch

@@ -16,7 +16,7 @@ from tqdm import tqdm
 from experiments.campaign import CampaignError
 from experiments.store import StoreError
 from experiments.tables import compare_table, cost_table, evaluated_rollout, summary_line
-from heuristic.registry import policy_names
+from heuristic.core.registry import policy_names
 from instances import (
     Instance,
     InstanceError,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.campaign import RunSpec
-from heuristic.registry import policy_names
+from heuristic.core.registry import policy_names
 from instances import Instance, InstanceError, PlanError
 from instances.io import instance_to_dict, plan_to_dict
 from validation.online import job_table, run_online
@@ -68,7 +68,7 @@ def _clairvoyant(inst: Instance, spec: RunSpec) -> tuple[dict[str, float], Any, 
 def _online(inst: Instance, spec: RunSpec) -> tuple[dict[str, float], Any, Any]:
     # the small-instance (exact) policies solve MILPs under the campaign's time limit
     exact = spec.policy not in policy_names()
-    options = {"time_limit": spec.time_limit} if exact else {}
+    options = {"time_limit_seconds": spec.time_limit} if exact else {}
     run = run_online(inst, spec.policy, seed=spec.seed, options=options)
     return run.summary(), run.by_job(), run.result.plan
 

@@ -2,7 +2,7 @@
 size.
 
 Per instance: the cost (evaluator) of the STS plan, of STS tuned by the local search of
-:mod:`heuristic.sts_search`, and of the tuned plan improved by the MILP neighbourhood
+:mod:`heuristic.sts.search`, and of the tuned plan improved by the MILP neighbourhood
 search (:func:`milp.improve`); the MILP's best cost and dual bound where the model fits
 in memory; the best lower bound (the MILP's, the Lagrangian bound of
 :mod:`milp.lagrange`, the capacity relaxation); gaps to the best plan found (the
@@ -25,7 +25,7 @@ import pandas as pd
 from experiments.gantt import gantt
 from experiments.gap_page import SIZE_CHART, gaps_by_size, page
 from experiments.paths import plain_name
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan
 from instances.io import write_atomic
 from milp import improve, solve

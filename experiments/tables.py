@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from heuristic.registry import make_policy
+from heuristic.core.registry import make_policy
 from instances import Instance
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import SimulationResult, simulate

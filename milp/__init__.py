@@ -1,14 +1,10 @@
 """The exact time-indexed MILP (MODEL.md section 5) in Pyomo, solved with HiGHS."""
 
-from heuristic.registry import register
 from milp.data import MilpError
 from milp.improve import Improvement, improve
 from milp.model import build_model
 from milp.result import Result, SolutionStatus, Termination
 from milp.solve import default_slots, solve
-
-# the rolling-horizon MILP as an online policy named "milp" (small instances only)
-register("milp", "milp.rolling:RollingMilpPolicy", small_only=True)
 
 __all__ = [
     "Improvement",

@@ -19,7 +19,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
-from heuristic import highs_run
+from heuristic.core import highs_run
 from milp.result import Termination
 
 INF = highspy.kHighsInf

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from heuristic.sts import StsPolicy, StsTuning
-from heuristic.sts_search import SearchResult, search
+from heuristic.sts.policy import StsPolicy, StsTuning
+from heuristic.sts.search import SearchResult, search
 from instances import Instance, Plan, PlanError
 from milp.data import MilpError, milp_data, require_slot
 from milp.lagrange import lagrangian_bound
@@ -110,7 +110,7 @@ def improve(
     """The best plan found within ``time_limit`` seconds (the whole call).
 
     ``initial_plan``: a slot-aligned plan to start from; by default STS tuned by
-    :func:`heuristic.sts_search.search` with ``search_evaluations`` rollouts (default
+    :func:`heuristic.sts.search.search` with ``search_evaluations`` rollouts (default
     ``max(50, 4000 / jobs)``) within a quarter of the time. ``bound``: a known lower
     bound; the capacity relaxation is used when it is higher, and with ``lagrangian``
     the Lagrangian bound of :mod:`milp.lagrange` (given at most a fifth of the time
@@ -208,7 +208,7 @@ def improve(
 def tune_sts(
     instance: Instance, *, evaluations: int, deadline: float | None = None
 ) -> SearchResult:
-    """The STS search on ``instance`` (:func:`heuristic.sts_search.search`), each tuning
+    """The STS search on ``instance`` (:func:`heuristic.sts.search.search`), each tuning
     costed by the evaluator on its worst-case rollout; ``deadline``, a
     ``time.perf_counter()`` value, also ends it."""
 

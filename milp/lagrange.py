@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from heuristic import highs_run
+from heuristic.core import highs_run
 from instances import Config, Instance, TardinessMode
 from milp.data import MilpData, MilpError, milp_data, require_slot
 

@@ -15,9 +15,13 @@ for small instances, not exact online (docs/milp.md).
 
 from __future__ import annotations
 
-from heuristic.occupancy import Allocation
-from heuristic.policy import Decision, JobStatus, SchedulerState
-from heuristic.sts import StsPolicy
+import math
+from dataclasses import dataclass
+
+from heuristic.core.occupancy import Allocation
+from heuristic.core.options import require
+from heuristic.core.policy import Decision, JobStatus, SchedulerState
+from heuristic.sts.policy import StsPolicy
 from instances import Instance, Job, Plan
 from milp.data import MilpError, require_slot
 from milp.solve import solve
@@ -80,15 +84,31 @@ def keep_gpus(state: SchedulerState, first: dict[str, Allocation]) -> dict[str, 
     return out
 
 
+@dataclass(frozen=True)
+class RollingMilpOptions:
+    """``time_limit_seconds``: HiGHS's wall-clock limit per event's solve; ``max_jobs``:
+    the most jobs present at once it accepts (an exact model is for small instances)."""
+
+    time_limit_seconds: float = 10.0
+    max_jobs: int = 12
+
+    def __post_init__(self) -> None:
+        limit = self.time_limit_seconds
+        require(math.isfinite(limit) and limit > 0, "time_limit_seconds", limit, "must be above 0")
+        require(self.max_jobs >= 1, "max_jobs", self.max_jobs, "must be at least 1")
+
+
 class RollingMilpPolicy:
-    """Re-solves the MILP of the present jobs at every event (``time_limit`` s each)."""
+    """Re-solves the MILP of the present jobs at every event."""
 
     name = "milp"
+    Options = RollingMilpOptions
 
-    def __init__(self, seed: int = 0, time_limit: float = 10.0, max_jobs: int = 12) -> None:
+    def __init__(self, options: RollingMilpOptions | None = None, *, seed: int = 0) -> None:
+        self.options = o = options if options is not None else RollingMilpOptions()
         self.seed = seed  # HiGHS is deterministic; kept for the registry's interface
-        self.time_limit = time_limit
-        self.max_jobs = max_jobs
+        self.time_limit = o.time_limit_seconds
+        self.max_jobs = o.max_jobs
         self.solves = 0
         self.proved = 0
 

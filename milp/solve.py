@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pyomo.environ as pyo
 
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
 from milp.data import MilpData, MilpError, milp_data, require_slot
 from milp.highs import compile_model, load_values, run_highs, start_vector

@@ -15,7 +15,7 @@ import json
 import sys
 from dataclasses import replace
 
-from heuristic.registry import make_policy
+from heuristic.core.registry import make_policy
 from instances import Instance, Plan
 from instances.generators.realdata import RealDataSpec, cluster_mix, real_data
 from instances.generators.suite import suite_specs

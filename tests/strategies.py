@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from heuristic.occupancy import Occupancy
+from heuristic.core.occupancy import Occupancy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
 from validation.timeline import continues, start_overhead
 

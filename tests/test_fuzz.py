@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from experiments.campaign import CampaignError, parse_campaign
-from heuristic.registry import make_policy
+from heuristic.core.registry import make_policy
 from instances import InstanceError, PlanError, instance_from_dict, plan_from_dict, plan_to_dict
 from instances.generators.stops_fit import StopsFit, bundled_fit
 from instances.io import check_numbers

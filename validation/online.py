@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from heuristic.registry import make_policy
+from heuristic.core.registry import make_policy
 from instances import Instance, Plan
 from validation.evaluate import Evaluation, evaluate
 from validation.scenario import scenario_instance

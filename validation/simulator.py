@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from heuristic.occupancy import Allocation, Occupancy
-from heuristic.policy import JobStatus, Policy, SchedulerState
+from heuristic.core.occupancy import Allocation, Occupancy
+from heuristic.core.policy import JobStatus, Policy, SchedulerState
 from instances import Instance, Plan, Segment
 from validation.scenario import scenario_epochs
 from validation.timeline import continues, slot_ceil, start_overhead

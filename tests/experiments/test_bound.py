@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from experiments.bound import clairvoyant_bound, scenario_epochs, scenario_instance
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances.generators.suite import milp_suite
 from validation.evaluate import evaluate
 from validation.simulator import simulate

@@ -122,7 +122,7 @@ def test_infeasible_plan_is_a_clean_error(tmp_path, capsys):
 
 
 def test_compare_lists_every_policy(capsys):
-    from heuristic.registry import policy_names
+    from heuristic.core.registry import policy_names
 
     assert main(["compare", "small"]) == 0
     out = capsys.readouterr().out

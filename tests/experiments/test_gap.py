@@ -9,7 +9,7 @@ import pytest
 
 from experiments.cli import main
 from experiments.gap import gap_report
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances.generators.suite import milp_suite, suite_specs
 from validation.evaluate import evaluate
 from validation.simulator import simulate

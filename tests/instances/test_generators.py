@@ -124,7 +124,7 @@ def test_slotted_due_dates_can_be_met_on_the_grid(slot):
 
 def test_synthetic_load_is_measured_on_configurations_that_meet_the_due_date():
     """At the low rate the cluster is far from saturated: EDF misses no due date."""
-    from heuristic.edf import EdfPolicy
+    from heuristic.baselines.edf import EdfPolicy
     from validation.evaluate import evaluate
     from validation.simulator import rollout
 

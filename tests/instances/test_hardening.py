@@ -70,7 +70,7 @@ def test_values_beyond_the_bounds_are_refused_naming_the_field(tmp_path, doc, pa
 
 @pytest.mark.parametrize("end", ["1e308", "Infinity", "NaN", "-1"])
 def test_a_plan_segment_ending_at_no_real_time_is_refused(tmp_path, end):
-    from heuristic.fifo import FifoPolicy
+    from heuristic.baselines.fifo import FifoPolicy
     from instances import plan_to_dict
     from validation.simulator import rollout
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from heuristic.occupancy import Allocation, Occupancy
-from heuristic.registry import make_policy
+from heuristic.core.occupancy import Allocation, Occupancy
+from heuristic.core.registry import make_policy
 from instances import (
     Config,
     EpochDistribution,

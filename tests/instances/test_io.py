@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from heuristic.registry import make_policy
+from heuristic.core.registry import make_policy
 from instances import (
     InstanceError,
     instance_from_dict,

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from heuristic.occupancy import Allocation, Occupancy
-from heuristic.registry import make_policy, policy_names
+from heuristic.core.occupancy import Allocation, Occupancy
+from heuristic.core.registry import make_policy, policy_names
 from instances import (
     Config,
     Domain,

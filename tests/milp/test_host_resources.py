@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from milp import MilpError, SolutionStatus, solve
 from tests.milp.brute_force import brute_force

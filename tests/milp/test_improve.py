@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan
 from instances.bundled import bundled
 from milp import MilpError

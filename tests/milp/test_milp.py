@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
 from instances.generators.suite import milp_suite
 from milp import MilpError, SolutionStatus, Termination, build_model, solve

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from heuristic.sts import StsPolicy
+from heuristic.sts.policy import StsPolicy
 from instances.generators.suite import milp_suite
 from milp.data import milp_data
 from milp.highs import compile_model, run_highs

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from experiments.bound import clairvoyant_bound
-from heuristic.occupancy import Occupancy
-from heuristic.policy import JobStatus, SchedulerState
+from heuristic.core.occupancy import Occupancy
+from heuristic.core.policy import JobStatus, SchedulerState
 from instances.generators.suite import milp_suite
 from milp import MilpError, solve
 from milp.rolling import remaining_instance
@@ -44,7 +44,7 @@ def test_the_rolling_milp_is_never_below_the_clairvoyant_bound():
     inst = milp_suite()[0]
     bound = clairvoyant_bound(inst, scenarios=2, seed=5, time_limit=20)
     for s in range(2):
-        run = run_online(inst, "milp", seed=5 + s, options={"time_limit": 10})
+        run = run_online(inst, "milp", seed=5 + s, options={"time_limit_seconds": 10})
         assert bound.bounds[s] <= run.evaluation.total_cost + 1e-9
 
 
@@ -60,7 +60,7 @@ def test_an_unslotted_instance_is_refused(base):
 
 
 def test_a_job_kept_on_its_nodes_keeps_its_very_gpus_and_others_move_around_it():
-    from heuristic.occupancy import Allocation
+    from heuristic.core.occupancy import Allocation
     from instances import Config
     from milp.rolling import keep_gpus
 

@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heuristic.fifo import FifoPolicy
+from heuristic.baselines.fifo import FifoPolicy
 from tests.strategies import instances, serial_plans
 from validation.evaluate import evaluate
 from validation.montecarlo import replay

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from heuristic.registry import make_policy, policy_names
+from heuristic.core.registry import make_policy, policy_names
 from instances import Plan, Segment
 from tests.strategies import instances
 from validation.evaluate import evaluate

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heuristic.registry import make_policy, policy_names
+from heuristic.core.registry import make_policy, policy_names
 from instances import (
     Config,
     EpochDistribution,
@@ -244,8 +244,8 @@ class _PauseAndResume:
     name = "pause-and-resume"
 
     def decide(self, state):
-        from heuristic.occupancy import Allocation
-        from heuristic.policy import Decision
+        from heuristic.core.occupancy import Allocation
+        from heuristic.core.policy import Decision
 
         (status,) = state.jobs
         on = Allocation(C1, (("n0", 0),))

@@ -2,9 +2,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from heuristic.fifo import FifoPolicy
-from heuristic.occupancy import Allocation
-from heuristic.policy import Decision, SchedulerState
+from heuristic.baselines.fifo import FifoPolicy
+from heuristic.core.occupancy import Allocation
+from heuristic.core.policy import Decision, SchedulerState
 from instances import Config
 from instances.bundled import bundled
 from tests.strategies import instances

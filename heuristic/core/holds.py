@@ -1,0 +1,46 @@
+"""Soft holds on running jobs' GPUs while a decision re-places every job.
+
+With relaunch overheads a running job that is moved pays its overhead again, so a
+policy that re-places every present job in urgency order (STS, ``lp``) should not let a
+more urgent job take a running job's GPUs while other GPUs are free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from heuristic.core.occupancy import Allocation, Occupancy
+from heuristic.core.policy import JobStatus
+from instances import Config, Job
+
+
+class Holds:
+    """The GPUs of running jobs not yet re-placed at this decision still hold. A
+    placement avoids them where it can; it takes them only if nothing else fits (the
+    displaced job would pay a relaunch for nothing)."""
+
+    def __init__(self, occ: Occupancy, jobs: Iterable[JobStatus]) -> None:
+        self.soft = occ.copy()  # everything placed now, and every running job's GPUs
+        self.pending = {s.job.id: s.allocation for s in jobs if s.allocation is not None}
+
+    def drop(self, job_id: str) -> None:
+        """The job is being re-placed: its old GPUs hold no more."""
+        if self.pending.pop(job_id, None) is not None:
+            self.soft.release(job_id)
+
+    def find(self, occ: Occupancy, job: Job, cfg: Config) -> Allocation | None:
+        """Where ``cfg`` fits on GPUs that no running job holds, or ``None``."""
+        alloc = self.soft.find(job, cfg)
+        return alloc if alloc is not None and occ.why_not(job, alloc) is None else None
+
+    def take(self, job: Job, alloc: Allocation) -> None:
+        """Record a placement; running jobs whose GPUs it takes lose their hold."""
+        nodes = {n for n, _ in alloc.gpus}
+        for other, old in list(self.pending.items()):
+            if self.soft.why_not(job, alloc) is None:
+                break
+            assert old is not None
+            if nodes & {n for n, _ in old.gpus}:
+                self.drop(other)
+        if self.soft.why_not(job, alloc) is None:
+            self.soft.place(job, alloc)

@@ -1,0 +1,107 @@
+"""Policy options: one frozen dataclass per policy, read from keyword arguments or a
+campaign file and checked by name and type before any run.
+
+A policy class declares ``Options`` (a frozen dataclass whose fields have defaults) and
+takes ``Options`` as its first argument. Fields are typed ``float``, ``int``, ``bool``,
+an :class:`enum.Enum` or a ``Literal`` of strings; times in the model's hours carry
+``_hours`` in their names, solver limits ``_seconds``. A dataclass's ``__post_init__``
+checks ranges with :func:`require`. The PyVRP parameter classes (``SolveParams``) are
+the model followed here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class NoOptions:
+    """The options of a policy that has none."""
+
+
+class OptionError(ValueError):
+    """An option that does not exist, has the wrong type, or is out of range."""
+
+
+def require(ok: bool, name: str, value: object, what: str) -> None:
+    """Raise :class:`OptionError` naming the option unless ``ok``."""
+    if not ok:
+        raise OptionError(f"{name} = {value!r}: {what}")
+
+
+def positive_hours(name: str, value: float) -> None:
+    """A duration in hours: finite and above zero."""
+    require(math.isfinite(value) and value > 0, name, value, "must be a positive number of hours")
+
+
+def _coerce(name: str, kind: Any, value: Any) -> Any:
+    """``value`` as an option of type ``kind``; ints are accepted for floats, an enum's
+    value (a string in a campaign file) for the enum; nothing else is converted."""
+    if kind is bool:
+        require(isinstance(value, bool), name, value, "must be true or false")
+        return value
+    if kind is int:
+        require(
+            isinstance(value, int) and not isinstance(value, bool),
+            name,
+            value,
+            "must be an integer",
+        )
+        return value
+    if kind is float:
+        # infinity is a value some options mean (first fit's share ratio: never share);
+        # each dataclass checks its own range
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        require(ok and not math.isnan(value), name, value, "must be a number")
+        return float(value)
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        if isinstance(value, kind):
+            return value
+        names = ", ".join(repr(m.value) for m in kind)
+        for member in kind:
+            if member.value == value:
+                return member
+        raise OptionError(f"{name} = {value!r}: must be one of {names}")
+    if typing.get_origin(kind) is Literal:
+        allowed = typing.get_args(kind)
+        require(value in allowed, name, value, f"must be one of {', '.join(map(repr, allowed))}")
+        return value
+    raise TypeError(f"option {name}: unsupported type {kind!r}")  # a policy's own defect
+
+
+def option_names(cls: type) -> tuple[str, ...]:
+    """The options an options dataclass declares, in order."""
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def build_options(cls: type[T], values: Mapping[str, Any], *, where: str) -> T:
+    """``cls(**values)`` with every name and type checked; errors name ``where`` (the
+    policy) and the option."""
+    hints = typing.get_type_hints(cls)
+    known = option_names(cls)
+    checked: dict[str, Any] = {}
+    try:
+        for key, value in values.items():
+            if key not in known:
+                listed = ", ".join(known) if known else "none"
+                raise OptionError(f"unknown option {key!r} (options: {listed})")
+            checked[key] = _coerce(key, hints[key], value)
+        return cls(**checked)
+    except OptionError as err:
+        raise OptionError(f"{where}: {err}") from None
+
+
+def as_dict(options: object) -> dict[str, Any]:
+    """An options dataclass as plain values (an enum as its value), e.g. for a report."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(options):  # type: ignore[arg-type]
+        v = getattr(options, f.name)
+        out[f.name] = v.value if isinstance(v, enum.Enum) else v
+    return out

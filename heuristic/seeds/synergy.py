@@ -1,0 +1,513 @@
+"""Synergy (Mohan et al., OSDI 2022): CPU cores and host memory by each job's measured
+sensitivity, not in proportion to its GPUs (docs/synergy.md; E3 in docs/model.md).
+
+Every ``round_hours`` (Synergy's 300 s leases) the base policy orders the present jobs
+(FIFO by arrival, or LAS by attained GPU-hours) and takes them while the cluster's GPUs
+cover their requested counts (a job that does not fit lets later ones in); the GPU
+count is the user's and never changes. Between rounds nothing moves. The selected jobs
+then get CPU cores and DRAM by one of four allocations:
+
+- ``proportional``: each job the node's GPU-proportional share, the fastest of its
+  levels within ``floor(cores·g/G)`` cores and ``DRAM·g/G`` GB (Synergy's ``+fair``);
+- ``greedy``: each job its best-case demand (its fastest level, the fewest cores and
+  then the least DRAM among equals); a job whose demand fits no node waits, even with
+  GPUs free (the fragmentation TUNE exists for);
+- ``tune`` (Synergy's practical algorithm): the best-case demand; else, if that is
+  above the proportional share, the proportional share; else, on the node with enough
+  free GPUs and the fewest of them, peers above their proportional share are reverted
+  to it (the most cores per GPU first, then the most DRAM per GPU) until the job fits
+  at its share. At the proportional shares every node's jobs fit, so no job ever runs
+  below its proportional throughput;
+- ``opt``: Synergy's LP1, on HiGHS (``highspy``, silent): one level per job,
+  maximising the total throughput normalised to the proportional share, within the
+  free cores and DRAM of the whole cluster, no job below its share. Its levels are then
+  placed as TUNE places demands (the authors' LP2 packing and rounding are replaced by
+  TUNE's fallback, which keeps every job at or above its share).
+
+Where we differ from the authors' code (``msr-fiddle/synergy``, ``resources/cluster.py``,
+``schedulers/*_synergy_new.py``), and why:
+
+- a job keeps its allocation from round to round where it is still valid, and a job
+  below its best case is raised on its own GPUs only after the new jobs are placed and
+  only if the time it saves, over its expected remaining epochs, beats its relaunch
+  overhead: gpusched charges a relaunch (E1), Synergy's simulator does not, and a
+  per-round reshuffle would pay it every 300 s;
+- placement is the consolidated one (a node with the fewest free GPUs that holds the
+  whole job), not ``SYNERGY_RANDOM``; a job is never split over servers (the Philly
+  counts are at most one server's GPUs);
+- the proportional share is the job's node's own shape, not the cluster's average
+  server, and levels are read as configurations with their own epoch times (exact, no
+  two-level speed, no float lookups of grid points);
+- no starvation override (a job waiting over 1,000 h): no run here lasts that long.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import highspy
+import numpy as np
+
+from heuristic.core import highs_run
+from heuristic.core.choice import first_placement, requested_configs
+from heuristic.core.occupancy import Allocation, Occupancy
+from heuristic.core.options import positive_hours, require
+from heuristic.core.policy import Decision, JobStatus, SchedulerState
+from instances import Config, Instance, Job, Node, fits_node
+
+ROUND_HOURS = 300.0 / 3600.0  # Synergy's lease
+AllocationMode = Literal["tune", "greedy", "proportional", "opt"]
+Order = Literal["fifo", "las"]
+ALLOCATIONS: tuple[str, ...] = typing.get_args(AllocationMode)
+ORDERS: tuple[str, ...] = typing.get_args(Order)
+
+
+def proportional_config(inst: Instance, job: Job, node: Node) -> Config | None:
+    """The job's level that a GPU-proportional share of ``node`` gives it: the fastest
+    of its requested-size configurations within ``floor(cores·g/G)`` cores and
+    ``DRAM·g/G`` GB (the most resources on a tie: what the share hands out). A node
+    that states no cores or DRAM gives as much as asked. Where every level the node
+    can host holds more than the share (a file's levels need not straddle it), the one
+    holding the fewest cores, then the least DRAM, stands in for it."""
+    best: tuple[float, tuple[int, float], Config] | None = None
+    hostable = [c for c in levels(inst, job) if fits_node(c, node)]
+    for c in hostable:
+        g = c.gpus_per_node
+        if node.cpu_cores is not None and c.cpus_per_node > node.cpu_cores * g // node.num_gpus:
+            continue
+        if node.dram_gb is not None and c.dram_per_node > node.dram_gb * g / node.num_gpus + 1e-9:
+            continue
+        key = (inst.epoch_time(job, c), (-(c.cpus or 0), -(c.dram_gb or 0.0)), c)
+        if best is None or key[:2] < best[:2]:
+            best = key
+    if best is None:
+        return min(hostable, key=lambda c: (c.cpus or 0, c.dram_gb or 0.0, c), default=None)
+    return best[2]
+
+
+def levels(inst: Instance, job: Job) -> list[Config]:
+    """The job's one-node configurations of its requested size: its CPU/DRAM levels."""
+    return [c for c in requested_configs(inst, job) if c.one_node]
+
+
+def best_case(inst: Instance, job: Job) -> Config | None:
+    """The job's demand vector: its fastest level, the fewest cores then the least DRAM
+    among equals."""
+    return min(
+        levels(inst, job),
+        key=lambda c: (inst.epoch_time(job, c), c.cpus or 0, c.dram_gb or 0.0, c),
+        default=None,
+    )
+
+
+@dataclass
+class _Round:
+    """One round's scratch state: the occupancy and the allocations made so far."""
+
+    inst: Instance
+    occ: Occupancy
+    placed: dict[str, Allocation]
+
+
+@dataclass(frozen=True)
+class SynergyOptions:
+    """``allocation``: how CPU and memory are shared out (``tune``, Synergy's own;
+    ``greedy``, ``proportional``, ``opt``); ``order``: which jobs a round serves first
+    (arrival, or least attained service); ``round_hours``: the lease."""
+
+    allocation: AllocationMode = "tune"
+    order: Order = "fifo"
+    round_hours: float = ROUND_HOURS
+
+    def __post_init__(self) -> None:
+        require(
+            self.allocation in ALLOCATIONS,
+            "allocation",
+            self.allocation,
+            f"must be one of {ALLOCATIONS}",
+        )
+        require(self.order in ORDERS, "order", self.order, f"must be one of {ORDERS}")
+        positive_hours("round_hours", self.round_hours)
+
+
+class SynergyPolicy:
+    name = "synergy"
+
+    Options = SynergyOptions
+
+    def __init__(self, options: SynergyOptions | None = None, *, seed: int = 0) -> None:
+        self.options = o = options if options is not None else SynergyOptions()
+        self.seed = seed
+        self.allocation = o.allocation
+        self.order = o.order
+        self.round_hours = o.round_hours
+        self._instance: Instance | None = None
+        self._next_round = -math.inf
+        self._last_time = 0.0
+        self._attained: dict[str, float] = {}  # GPU-hours run, for LAS
+
+    def decide(self, state: SchedulerState) -> Decision:
+        inst, now = state.instance, state.time
+        if self._instance is not inst:
+            self._instance, self._next_round, self._attained = inst, -math.inf, {}
+            self._last_time = now
+        for s in state.jobs:
+            if s.allocation is not None:
+                gpus = len(s.allocation.gpus)
+                self._attained[s.job.id] = self._attained.get(s.job.id, 0.0) + gpus * (
+                    now - self._last_time
+                )
+        self._last_time = now
+        if now < self._next_round - 1e-9:
+            return Decision({}, wake_at=self._next_round)
+        # rounds on a fixed grid: a round falls at every multiple of round_hours
+        self._next_round = (math.floor(now / self.round_hours + 1e-9) + 1) * self.round_hours
+        assign = self._round(inst, state.occupancy, list(state.jobs))
+        return Decision(assign, wake_at=self._next_round if state.jobs else None)
+
+    # -- one round ----------------------------------------------------------------------
+    def _ordered(self, jobs: list[JobStatus]) -> list[JobStatus]:
+        if self.order == "las":
+            return sorted(
+                jobs,
+                key=lambda s: (self._attained.get(s.job.id, 0.0), s.job.release, s.job.id),
+            )
+        return sorted(jobs, key=lambda s: (s.job.release, s.job.id))
+
+    def select(self, inst: Instance, jobs: list[JobStatus]) -> list[JobStatus]:
+        """The jobs this round runs: in the base policy's order, while the cluster's
+        GPUs cover their requested counts."""
+        left = dict(inst.gpus_by_type)
+        out = []
+        for s in self._ordered(jobs):
+            demand = best_case(inst, s.job)
+            if demand is None or demand.gpus > left[demand.gpu_type]:
+                continue
+            left[demand.gpu_type] -= demand.gpus
+            out.append(s)
+        return out
+
+    def _round(
+        self, inst: Instance, occ: Occupancy, jobs: list[JobStatus]
+    ) -> dict[str, Allocation | None]:
+        for s in jobs:
+            if s.allocation is not None:
+                occ.release(s.job.id)
+        plain = [s for s in jobs if best_case(inst, s.job) is None]
+        chosen = self.select(inst, jobs)
+        picked = {s.job.id for s in chosen} | {s.job.id for s in plain}
+        # the others, in order, backfill what the chosen leave (fragmentation can leave
+        # GPUs that no chosen job can use): work-conserving
+        rest = [s for s in self._ordered(jobs) if s.job.id not in picked]
+        r = _Round(inst, occ, {})
+        targets = self._targets(inst, occ, chosen)
+        for group, revert in ((chosen, True), (rest, False)):
+            new: list[JobStatus] = []
+            for s in group:  # a job keeps a still valid allocation: no relaunch
+                current = s.allocation
+                if (
+                    current is not None
+                    and self._keeps(inst, s, current, targets)
+                    and occ.why_not(s.job, current) is None
+                ):
+                    occ.place(s.job, current)
+                    r.placed[s.job.id] = current
+                else:
+                    new.append(s)
+            for s in new:
+                target = targets.get(s.job.id) if revert else best_case(inst, s.job)
+                self._place(r, s, target, revert=revert)
+        for s in plain:
+            _place_plain(r, s)
+        if self.allocation in ("tune", "opt"):
+            for s in chosen:
+                self._raise(r, s, targets.get(s.job.id))
+        assign: dict[str, Allocation | None] = {}
+        for s in jobs:
+            alloc = r.placed.get(s.job.id)
+            if alloc != s.allocation:
+                assign[s.job.id] = alloc
+        return assign
+
+    def _keeps(
+        self, inst: Instance, s: JobStatus, current: Allocation, targets: Mapping[str, Config]
+    ) -> bool:
+        """Whether the job's current allocation is one this allocation rule would give."""
+        if not current.config.one_node:
+            return False
+        if self.allocation == "greedy":
+            return current.config == best_case(inst, s.job)
+        node = inst.node(current.gpus[0][0])
+        prop = proportional_config(inst, s.job, node)
+        if self.allocation == "proportional":
+            return current.config == prop
+        if self.allocation == "opt":
+            return current.config == targets.get(s.job.id)
+        # tune: any level at or above its share (raised later if worth it)
+        return prop is not None and inst.epoch_time(s.job, current.config) <= inst.epoch_time(
+            s.job, prop
+        )
+
+    def _targets(
+        self, inst: Instance, occ: Occupancy, chosen: list[JobStatus]
+    ) -> dict[str, Config]:
+        """Each selected job's level to ask for: OPT's LP1 choice, else the best case
+        (greedy, tune) or nothing (proportional, which asks per node)."""
+        if self.allocation == "opt":
+            return lp1_levels(inst, [s.job for s in chosen], occ, self._currents(chosen))
+        if self.allocation == "proportional":
+            return {}
+        out = {}
+        for s in chosen:
+            demand = best_case(inst, s.job)
+            if demand is not None:
+                out[s.job.id] = demand
+        return out
+
+    @staticmethod
+    def _currents(chosen: list[JobStatus]) -> dict[str, Config]:
+        return {s.job.id: s.allocation.config for s in chosen if s.allocation is not None}
+
+    def _place(
+        self, r: _Round, s: JobStatus, target: Config | None, *, revert: bool = True
+    ) -> None:
+        job = s.job
+        if self.allocation == "proportional":
+            _put(r, job, _on_node(r, job, lambda n: proportional_config(r.inst, job, n)))
+            return
+        if target is None:
+            return
+        alloc = _on_node(r, job, lambda n: target)
+        if alloc is not None or self.allocation == "greedy":
+            _put(r, job, alloc)
+            return
+        # (b) the proportional share, (c) reverting peers above theirs to make room
+        alloc = _on_node(r, job, lambda n: proportional_config(r.inst, job, n))
+        if alloc is None and revert:
+            alloc = _revert_peers(r, job)
+        _put(r, job, alloc)
+
+    def _raise(self, r: _Round, s: JobStatus, target: Config | None) -> None:
+        """A placed job below its target is raised on its own GPUs if its node has the
+        cores and DRAM now and the time saved beats the relaunch."""
+        alloc = r.placed.get(s.job.id)
+        if alloc is None or target is None or alloc.config == target:
+            return
+        inst = r.inst
+        now_tau, new_tau = inst.epoch_time(s.job, alloc.config), inst.epoch_time(s.job, target)
+        remaining = s.job.distribution.conditional(s.progress).mean()
+        if remaining * (now_tau - new_tau) <= inst.relaunch(s.job) + 1e-12:
+            return
+        r.occ.release(s.job.id)
+        raised = Allocation(target, alloc.gpus)
+        if r.occ.why_not(s.job, raised) is None:
+            r.occ.place(s.job, raised)
+            r.placed[s.job.id] = raised
+        else:
+            r.occ.place(s.job, alloc)
+
+
+def _place_plain(r: _Round, s: JobStatus) -> None:
+    """A job with no one-node level of its requested size (only shared slots, or whole
+    nodes): Synergy has no rule for it, so it runs as ``static`` runs it, last."""
+    if s.allocation is not None and r.occ.why_not(s.job, s.allocation) is None:
+        _put(r, s.job, s.allocation)
+        return
+    _put(r, s.job, first_placement(r.occ, s.job, requested_configs(r.inst, s.job)))
+
+
+def _put(r: _Round, job: Job, alloc: Allocation | None) -> None:
+    if alloc is not None:
+        r.occ.place(job, alloc)
+        r.placed[job.id] = alloc
+
+
+def _candidate_nodes(r: _Round, gpu_type: str, gpus: int) -> list[Node]:
+    """Nodes of the type with ``gpus`` free GPUs, the fewest free first (consolidation)."""
+    nodes = [n for n in r.inst.nodes_by_type.get(gpu_type, ()) if len(r.occ.free[n.id]) >= gpus]
+    return sorted(nodes, key=lambda n: (len(r.occ.free[n.id]), n.id))
+
+
+def _on_node(r: _Round, job: Job, config_for: Callable[[Node], Config | None]) -> Allocation | None:
+    """The first candidate node on which the level ``config_for(node)`` fits now."""
+    demand = best_case(r.inst, job)
+    if demand is None:
+        return None
+    for node in _candidate_nodes(r, demand.gpu_type, demand.gpus):
+        cfg = config_for(node)
+        if cfg is None or not r.occ.host_fits(node.id, cfg):
+            continue
+        gpus = sorted(r.occ.free[node.id])[: cfg.gpus]
+        return Allocation(cfg, tuple((node.id, g) for g in gpus))
+    return None
+
+
+def _revert_peers(r: _Round, job: Job) -> Allocation | None:
+    """TUNE's step (c): on the first node with enough free GPUs where reverting peers
+    above their proportional share makes room, revert them (the most cores per GPU
+    first, then the most DRAM per GPU) until the job fits at its own share."""
+    demand = best_case(r.inst, job)
+    if demand is None:
+        return None
+    for node in _candidate_nodes(r, demand.gpu_type, demand.gpus):
+        mine = proportional_config(r.inst, job, node)
+        if mine is None:
+            continue
+        above = []
+        for peer_id, alloc in r.placed.items():
+            if alloc.gpus[0][0] != node.id:
+                continue
+            peer = r.inst.job(peer_id)
+            share = proportional_config(r.inst, peer, node)
+            if share is not None and _holds_more(alloc.config, share):
+                above.append((peer, alloc, share))
+        above.sort(
+            key=lambda p: (
+                -(p[1].config.cpus or 0) / p[1].config.gpus,
+                -(p[1].config.dram_gb or 0.0) / p[1].config.gpus,
+                p[0].id,
+            )
+        )
+        trial = r.occ.copy()
+        for peer, alloc, share in above:
+            trial.release(peer.id)
+            trial.place(peer, Allocation(share, alloc.gpus))
+        if not trial.host_fits(node.id, mine):
+            continue
+        for peer, alloc, share in above:  # now for real, only as many as needed
+            if r.occ.host_fits(node.id, mine):
+                break
+            r.occ.release(peer.id)
+            reverted = Allocation(share, alloc.gpus)
+            r.occ.place(peer, reverted)
+            r.placed[peer.id] = reverted
+        gpus = sorted(r.occ.free[node.id])[: mine.gpus]
+        return Allocation(mine, tuple((node.id, g) for g in gpus))
+    return None
+
+
+def _holds_more(cfg: Config, share: Config) -> bool:
+    return (cfg.cpus or 0) > (share.cpus or 0) or (cfg.dram_gb or 0.0) > (share.dram_gb or 0.0)
+
+
+def lp1_levels(
+    inst: Instance,
+    jobs: Sequence[Job],
+    occ: Occupancy,
+    current: Mapping[str, Config] | None = None,
+) -> dict[str, Config]:
+    """Synergy-OPT's LP1 on HiGHS: one level per job maximising the total throughput
+    normalised to each job's proportional share, within the cluster's cores and DRAM
+    (``occ``'s free amounts: the nodes that state none do not bound), no job below its
+    share. A job's current level gets a tie-breaking bonus (1e-6): equal throughput,
+    no relaunch."""
+    rows = _lp1_rows(inst, jobs, current or {})
+    if not rows:
+        return {}
+    _, choice = _solve_lp1(inst, rows, occ)
+    return choice
+
+
+def lp1_objective(inst: Instance, jobs: Sequence[Job], occ: Occupancy) -> float:
+    """LP1's optimum: an upper bound on the normalised throughput any allocation of
+    these jobs at or above their shares can reach (Synergy's OPT)."""
+    rows = _lp1_rows(inst, jobs, {})
+    return _solve_lp1(inst, rows, occ)[0] if rows else 0.0
+
+
+def normalised_throughput(inst: Instance, job: Job, cfg: Config) -> float:
+    """``W``: the level's speed over the job's proportional share's (on its first
+    hosting node's shape)."""
+    share = _reference_share(inst, job)
+    if share is None:
+        return 1.0
+    return inst.epoch_time(job, share) / inst.epoch_time(job, cfg)
+
+
+def _reference_share(inst: Instance, job: Job) -> Config | None:
+    demand = best_case(inst, job)
+    if demand is None:
+        return None
+    for node in inst.nodes_by_type.get(demand.gpu_type, ()):
+        share = proportional_config(inst, job, node)
+        if share is not None:
+            return share
+    return None
+
+
+def _lp1_rows(
+    inst: Instance, jobs: Iterable[Job], current: Mapping[str, Config]
+) -> list[tuple[Job, Config, float, float]]:
+    """(job, level, its W, W plus the current level's tie-breaking bonus) for every
+    level at or above the job's share."""
+    out = []
+    for job in jobs:
+        share = _reference_share(inst, job)
+        for c in levels(inst, job):
+            w = 1.0 if share is None else inst.epoch_time(job, share) / inst.epoch_time(job, c)
+            if share is not None and w < 1.0 - 1e-12:
+                continue  # never below the proportional share
+            out.append((job, c, w, w + (1e-6 if current.get(job.id) == c else 0.0)))
+    return out
+
+
+def _solve_lp1(
+    inst: Instance, rows: list[tuple[Job, Config, float, float]], occ: Occupancy
+) -> tuple[float, dict[str, Config]]:
+    ids = sorted({r[0].id for r in rows})
+    index = {j: k for k, j in enumerate(ids)}
+    n = len(rows)
+    a_one = np.zeros((len(ids), n))
+    for col, row in enumerate(rows):
+        a_one[index[row[0].id], col] = 1.0
+    constraints: list[tuple[np.ndarray, float, float]] = [(a_one, 1.0, 1.0)]
+    # cluster-wide cores and DRAM, only where every node states both: a node that
+    # states none is unlimited, and so is then the cluster's total
+    limited = all(n.cpu_cores is not None and n.dram_gb is not None for n in inst.nodes)
+    if limited:
+        cpus = sum(occ.cpus_free.values())
+        dram = sum(occ.dram_free.values())
+        constraints.append((np.array([[r[1].cpus or 0 for r in rows]]), -np.inf, cpus))
+        constraints.append((np.array([[r[1].dram_gb or 0.0 for r in rows]]), -np.inf, dram + 1e-9))
+    x = _highs_binary_max(np.array([r[3] for r in rows]), constraints)
+    if x is None:  # the shares alone exceed what is free: everyone at the share
+        choice = {}
+        for job, c, _, _ in rows:
+            share = _reference_share(inst, job)
+            choice[job.id] = share if share is not None else c
+        return float(len(ids)), choice
+    taken = [r for col, r in enumerate(rows) if x[col] > 0.5]
+    return float(sum(r[2] for r in taken)), {r[0].id: r[1] for r in taken}
+
+
+def _highs_binary_max(
+    gain: np.ndarray, rows: list[tuple[np.ndarray, float, float]]
+) -> np.ndarray | None:
+    """``max gain·x`` over binary ``x`` within ``lower <= A x <= upper`` for each row
+    block, on HiGHS (silent); ``None`` if infeasible."""
+    a = np.vstack([m for m, _, _ in rows])
+    lower = np.concatenate([np.full(m.shape[0], lo) for m, lo, _ in rows])
+    upper = np.concatenate([np.full(m.shape[0], up) for m, _, up in rows])
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    n = gain.size
+    h.addVars(n, np.zeros(n), np.ones(n))
+    h.changeColsIntegrality(n, np.arange(n), np.full(n, highspy.HighsVarType.kInteger))
+    h.changeColsCost(n, np.arange(n), -gain)
+    for i in range(a.shape[0]):
+        nz = np.nonzero(a[i])[0]
+        h.addRow(
+            lower[i] if np.isfinite(lower[i]) else -highspy.kHighsInf,
+            upper[i] if np.isfinite(upper[i]) else highspy.kHighsInf,
+            nz.size,
+            nz,
+            a[i, nz],
+        )
+    highs_run.run(h)
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    return np.asarray(h.getSolution().col_value, dtype=float)

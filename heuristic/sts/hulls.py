@@ -1,0 +1,183 @@
+"""Each job's options per GPU type, reduced once per instance to their lower convex hull,
+and a job's profiles at one decision, solved lazily per type cheapest first: the tables
+STS reads at every decision (:mod:`heuristic.sts.policy`)."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from heuristic.core.policy import JobStatus
+from heuristic.core.urgency import fastest_epoch_time
+from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
+from heuristic.sts.switching import ChainStats, Relaunch, chain_stats, chains, relaunch_profile
+from instances import Config, Instance, Job
+
+
+def slot_budget(instance: Instance, finish: float, now: float) -> float:
+    """Hours from ``now`` to ``finish``; slotted, down to a slot end (completions count
+    at slot ends, so a plan must end at one)."""
+    budget = finish - now
+    if instance.slot is not None:
+        budget = math.floor(budget / instance.slot + 1e-9) * instance.slot
+    return budget
+
+
+def cheapest_first(instance: Instance, job: Job, keep: Callable[[Config], bool]) -> list[Config]:
+    """The job's allowed configurations that ``keep`` accepts, cheapest per epoch first."""
+    return sorted(
+        (c for c in instance.allowed_configs(job) if keep(c)),
+        key=lambda c: (instance.epoch_cost(job, c), c),
+    )
+
+
+@dataclass(frozen=True)
+class TypeProfile:
+    """A job's profile on one GPU type."""
+
+    gpu_type: str
+    profile: Profile
+
+
+def options(instance: Instance, job: Job, gpu_type: str) -> list[Option]:
+    """The job's allowed configurations on ``gpu_type`` as (hours, cost) per epoch."""
+    return [
+        Option(c, instance.epoch_time(job, c), instance.epoch_cost(job, c))
+        for c in instance.allowed_configs(job)
+        if c.gpu_type == gpu_type
+    ]
+
+
+class HullTable:
+    """Each job's options per GPU type, reduced to their lower convex hull, computed
+    once per instance (and each job's fastest epoch time): they never change, and STS
+    asks for them at every decision. Where the job pays a relaunch overhead, also the
+    configuration chains its profiles may use (:func:`heuristic.sts.switching.chains`)."""
+
+    def __init__(self, instance: Instance) -> None:
+        self.instance = instance
+        self._hulls: dict[tuple[str, str], list[Option]] = {}
+        self._hourly: dict[str, dict[Config, float]] = {}
+        self._chains: dict[
+            tuple[str, str], tuple[list[Option], list[list[Option]], list[ChainStats]]
+        ] = {}
+        self._fastest: dict[str, float] = {}
+        self._cheapest: dict[str, float] = {}
+
+    def hull(self, job: Job, gpu_type: str) -> list[Option]:
+        key = (job.id, gpu_type)
+        if key not in self._hulls:
+            self._hulls[key] = lower_hull(options(self.instance, job, gpu_type))
+        return self._hulls[key]
+
+    def cheapest_cost(self, job: Job) -> float:
+        """The job's least cost per epoch, over every GPU type it can use."""
+        if job.id not in self._cheapest:
+            inst = self.instance
+            self._cheapest[job.id] = min(inst.epoch_cost(job, c) for c in inst.allowed_configs(job))
+        return self._cheapest[job.id]
+
+    def chains(
+        self, job: Job, gpu_type: str
+    ) -> tuple[list[Option], list[list[Option]], list[ChainStats]]:
+        """The job's options on ``gpu_type``, the chains its profiles may use, and what
+        their floors need."""
+        key = (job.id, gpu_type)
+        if key not in self._chains:
+            opts = options(self.instance, job, gpu_type)
+            found = chains(opts)
+            hourly = self.hourly(job)
+            self._chains[key] = (opts, found, [chain_stats(c, hourly) for c in found])
+        return self._chains[key]
+
+    def hourly(self, job: Job) -> dict[Config, float]:
+        """:func:`hourly_costs` of the job, computed once."""
+        if job.id not in self._hourly:
+            self._hourly[job.id] = hourly_costs(self.instance, job)
+        return self._hourly[job.id]
+
+    def fastest(self, job: Job) -> float:
+        """Hours per epoch on the job's fastest allowed configuration."""
+        if job.id not in self._fastest:
+            self._fastest[job.id] = fastest_epoch_time(self.instance, job)
+        return self._fastest[job.id]
+
+
+def hourly_costs(instance: Instance, job: Job) -> dict[Config, float]:
+    """The energy cost of an hour on each of the job's configurations (what an hour of
+    relaunch overhead costs there)."""
+    return {
+        c: instance.energy_price * instance.power_w(c) / 1000.0
+        for c in instance.allowed_configs(job)
+    }
+
+
+class JobProfiles:
+    """One job's profiles at one decision, solved lazily per GPU type.
+
+    A type's profile costs at least its *bound*: the expected remaining epochs at the
+    type's cheapest cost per epoch. A type is solved only when its bound could beat a
+    profile already known; the order and the profiles are those of solving every type.
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        status: JobStatus,
+        now: float,
+        types: tuple[str, ...],
+        table: HullTable,
+        earlier: float = 0.0,
+    ) -> None:
+        self.table = table
+        job = self.job = status.job
+        self.dist = job.distribution.conditional(status.progress)
+        self.budget = slot_budget(instance, job.due - earlier, now)
+        self.omega = instance.tardiness_weight(job.id)
+        self.relaunch: Relaunch | None = None
+        if instance.relaunch(job) > 0 or status.overhead_left > 0:
+            current = status.allocation
+            self.relaunch = Relaunch(
+                instance.relaunch(job),
+                table.hourly(job),
+                current.config if current is not None else None,
+                status.overhead_left,
+            )
+        mean = self.dist.mean()
+        self.bounds = sorted(
+            (hull[0].cost * mean, t) for t in types if (hull := self.table.hull(job, t))
+        )
+
+    def solve(self, gpu_type: str) -> TypeProfile:
+        hull = self.table.hull(self.job, gpu_type)
+        if self.relaunch is not None:
+            opts, chained, stats = self.table.chains(self.job, gpu_type)
+            return TypeProfile(
+                gpu_type,
+                relaunch_profile(
+                    opts, self.dist, self.budget, self.omega, self.relaunch, chained, stats
+                ),
+            )
+        return TypeProfile(
+            gpu_type, exact_profile(hull, self.dist, self.budget, self.omega, on_hull=True)
+        )
+
+    def in_order(self) -> Iterator[TypeProfile]:
+        """Profiles cheapest first (ties by type name), each solved when first needed."""
+        pending = list(self.bounds)
+        known: list[tuple[float, str, TypeProfile]] = []
+        while pending or known:
+            while pending and (not known or known[0][0] >= pending[0][0]):
+                p = self.solve(pending.pop(0)[1])
+                heapq.heappush(known, (p.profile.objective, p.gpu_type, p))
+            yield heapq.heappop(known)[2]
+
+    def cheaper_than(self, limit: float, skip: str) -> list[TypeProfile]:
+        """The profiles, other than on ``skip``, that cost less than ``limit``."""
+        found = [self.solve(t) for b, t in self.bounds if t != skip and b < limit]
+        return sorted(
+            (p for p in found if p.profile.objective < limit),
+            key=lambda p: (p.profile.objective, p.gpu_type),
+        )

@@ -1,0 +1,373 @@
+"""STS: the stochastic heuristic on a cluster (MODEL.md section 4).
+
+At each decision point, for every present job and GPU type, the optimal single-job
+profile (:func:`heuristic.sts.profile.exact_profile`) of its remaining epochs, conditional on
+the progress made, within the time left to its due date. Jobs are served by urgency
+(least slack: time to the due date minus the worst-case time on the fastest
+configuration); each job's *current* profile step goes on the cheapest GPU type that can
+host it now, best-fit. A job that cannot be placed waits. The policy asks to be woken
+when a running job reaches the end of its current step, so that it moves to the next,
+faster one.
+
+Choices (documented in docs/model.md): every present job is placed afresh at each
+decision in urgency order, so a less urgent running job pauses rather than block an
+urgent job's faster step; a running job moves to another GPU type only if its profile
+there is cheaper; slotted, a step shorter than what is left of the coming slot is
+skipped for the next, faster one; the profile uses worst-case tardiness, as the thesis.
+
+The ledger (:mod:`heuristic.sts.ledger`, on by default): each decision books the chosen
+profiles' later steps, most urgent job first. A less urgent job takes, in order, a
+profile whose later steps fit beside the booked ones, then the same type's profile
+planned to finish earlier (by a quarter, a half, three quarters of the time left, or as
+fast as it can) if that fits, then STS's choice as above. Under overload every job wants
+the few large nodes for its last step at once; booking shows the collision while a job
+can still hurry. A running job none of whose profiles can place its step then takes
+the cheapest placeable configuration still meeting its due date in the worst case,
+rather than pause (re-planned at the next slot). ``sts-greedy`` is the thesis's version
+without either.
+
+With relaunch overheads, running jobs hold their GPUs (:class:`heuristic.core.holds.Holds`),
+and a job whose chosen step fits only on held GPUs takes instead the first profile that
+fits elsewhere and costs at most the overheads the displaced jobs would pay again
+(docs/benchmarks.md measures it on the overloaded ``medium``).
+
+:class:`StsTuning` adjusts these rules per job (an earliest start, the GPU types it may
+use, a shift of its urgency, a finish planned before the due date);
+:mod:`heuristic.sts.search` finds adjustments for a static instance. The default, no
+adjustment, is STS as above.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from heuristic.core.holds import Holds
+from heuristic.core.occupancy import Allocation, Occupancy
+from heuristic.core.options import require
+from heuristic.core.policy import Decision, JobStatus, SchedulerState
+from heuristic.core.urgency import slack
+from heuristic.sts.hulls import HullTable, JobProfiles, TypeProfile
+from heuristic.sts.ledger import Ledger
+from heuristic.sts.profile import Step
+from heuristic.sts.steps import grid, keep, place, rescue, step_now, waste
+from instances import EpochDistribution, Instance, Job
+
+# with the ledger: how much of the time left a profile whose later steps collide with
+# more urgent jobs' may plan to finish early, tried in order (1.0: as fast as it can)
+EARLIER_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
+# the ledger's safety margin for jobs not yet arrived: a quarter of each type's large
+# nodes beyond three hours from now (docs/model.md measures 0, 0.25 and 0.34)
+RESERVE = 0.25
+LEAD_HOURS = 3.0
+
+
+@dataclass(frozen=True)
+class StsTuning:
+    """Per-job adjustments of STS's rules. STS decides one event at a time: it starts a
+    job with slack at once on whatever type is free, and it cannot hold GPUs back for a
+    job's later steps. These adjustments let a search over the whole (static) instance
+    correct that:
+
+    - ``hold[j]``: job j is not started before this time (hours);
+    - ``types[j]``: the GPU types job j may use (absent: every type), e.g. to wait for
+      an efficient type rather than start on a dear one;
+    - ``urgency[j]``: hours added to job j's slack where jobs are ordered by urgency;
+    - ``earlier[j]``: hours before its due date by which job j's profiles plan to finish
+      (faster steps sooner, leaving GPUs free for later jobs).
+    """
+
+    hold: Mapping[str, float] = field(default_factory=dict)
+    types: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    urgency: Mapping[str, float] = field(default_factory=dict)
+    earlier: Mapping[str, float] = field(default_factory=dict)
+
+    def key(self) -> tuple[tuple[object, ...], ...]:
+        """A hashable form, equal for equal tunings."""
+        return (
+            tuple(sorted((j, h) for j, h in self.hold.items() if h > 0)),
+            tuple(sorted((j, tuple(sorted(t))) for j, t in self.types.items())),
+            tuple(sorted((j, u) for j, u in self.urgency.items() if u != 0)),
+            tuple(sorted((j, e) for j, e in self.earlier.items() if e > 0)),
+        )
+
+
+class _Replayable:
+    """An iterable that can be walked again, still computing its items lazily (the
+    candidates solve their profiles on demand)."""
+
+    def __init__(self, items: Iterable[TypeProfile]) -> None:
+        self._seen: list[TypeProfile] = []
+        self._rest = iter(items)
+
+    def __iter__(self) -> Iterator[TypeProfile]:
+        yield from self._seen
+        for item in self._rest:
+            self._seen.append(item)
+            yield item
+
+
+@dataclass(frozen=True)
+class StsOptions:
+    """STS's options. ``lookahead``: book the chosen profiles' later steps in the ledger
+    and rescue running jobs (off: the thesis's greedy STS, ``sts-greedy``);
+    ``reserve``: the share of each type's large nodes the ledger keeps for jobs not yet
+    arrived, beyond ``lead_hours`` from now."""
+
+    lookahead: bool = True
+    reserve: float = RESERVE
+    lead_hours: float = LEAD_HOURS
+
+    def __post_init__(self) -> None:
+        require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")
+        require(
+            math.isfinite(self.lead_hours) and self.lead_hours >= 0,
+            "lead_hours",
+            self.lead_hours,
+            "must be a finite number of hours, at least 0",
+        )
+
+
+@dataclass
+class _Round:
+    """One decision's working state: what the jobs placed so far have taken and asked."""
+
+    inst: Instance
+    now: float
+    occ: Occupancy
+    table: HullTable
+    all_types: tuple[str, ...]
+    holds: Holds | None
+    ledger: Ledger | None
+    assign: dict[str, Allocation | None] = field(default_factory=dict)
+    # when each job asks to be woken (its step's end, its hold, the next slot)
+    asks: dict[str, float] = field(default_factory=dict)
+    stuck: set[str] = field(default_factory=set)  # kept where they are: no step fit
+
+
+# a profile chosen for a job, the step it runs now, when that step ends, and whether it
+# is the profile's last
+_Booked = tuple[TypeProfile, Step, float, bool]
+
+
+class StsPolicy:
+    """STS with its ledger of booked profiles (:mod:`heuristic.sts.ledger`); with
+    ``lookahead = False``, the thesis's greedy STS (registered as ``sts-greedy``).
+    ``tuning`` (not an option: a search's per-job result) adjusts its rules per job."""
+
+    name = "sts"
+    Options = StsOptions
+
+    def __init__(
+        self, options: StsOptions | None = None, *, seed: int = 0, tuning: StsTuning | None = None
+    ) -> None:
+        self.options = options if options is not None else StsOptions()
+        self.seed = seed  # STS is deterministic
+        self.tuning = tuning if tuning is not None else StsTuning()
+        self._table: HullTable | None = None
+        # the last decision's wake-up per job, and the jobs it kept running as they were
+        # because no profile's step could be placed (they ask for no wake-up)
+        self.asks: dict[str, float] = {}
+        self.stuck: set[str] = set()
+
+    def decide(self, state: SchedulerState) -> Decision:
+        rnd = self._start(state)
+        tune = self.tuning
+        # Every present job is placed afresh in urgency order: a running job holds its
+        # GPUs only if nothing more urgent needs them (else it pauses, progress kept).
+        for status in state.jobs:
+            if status.allocation is not None:
+                rnd.occ.release(status.job.id)
+        for status in sorted(
+            state.jobs,
+            key=lambda s: (
+                slack(rnd.inst, s, rnd.now, rnd.table.fastest(s.job))
+                + tune.urgency.get(s.job.id, 0.0),
+                s.job.id,
+            ),
+        ):
+            self._decide_job(rnd, status)
+        self.asks, self.stuck = rnd.asks, rnd.stuck
+        wake = min(rnd.asks.values(), default=math.inf)
+        return Decision(rnd.assign, wake_at=None if math.isinf(wake) else wake)
+
+    def _start(self, state: SchedulerState) -> _Round:
+        inst, now = state.instance, state.time
+        if self._table is None or self._table.instance is not inst:
+            self._table = HullTable(inst)
+        ledger = None
+        if self.options.lookahead and state.jobs:
+            horizon = max(s.job.due for s in state.jobs) - now + 24.0
+            grid = inst.slot or 0.25
+            o = self.options
+            ledger = Ledger(inst, now, max(horizon, 1.0), grid, o.reserve, o.lead_hours)
+        return _Round(
+            inst,
+            now,
+            state.occupancy,
+            self._table,
+            tuple(g.name for g in inst.gpu_types),
+            Holds(state.occupancy, state.jobs) if inst.has_relaunch else None,
+            ledger,
+        )
+
+    def _decide_job(self, rnd: _Round, status: JobStatus) -> None:
+        """Place one job (the more urgent ones are placed already)."""
+        job_id = status.job.id
+        if rnd.holds is not None:
+            rnd.holds.drop(job_id)
+        held = self.tuning.hold.get(job_id, 0.0)
+        if status.allocation is None and rnd.now < held - 1e-9:
+            rnd.asks[job_id] = held
+            return
+        types = self._types(status.job, rnd.all_types)
+        earlier = self.tuning.earlier.get(job_id, 0.0)
+        cands: Iterable[TypeProfile] = self._candidates(
+            rnd.inst, status, rnd.now, types, rnd.table, earlier
+        )
+        dist = None
+        if rnd.ledger is not None:
+            dist = status.job.distribution.conditional(status.progress)
+            cands = self._booked_first(
+                rnd.inst, status, rnd.now, cands, rnd.ledger, earlier, dist, rnd.table
+            )
+        if rnd.holds is not None:
+            cands = _Replayable(cands)  # walked again where a placement displaces
+        alloc, booked = self._first_fit(rnd, status, cands, types)
+        if booked is not None and alloc is not None and rnd.holds is not None:
+            alloc, booked = self._spare_displaced(rnd, status, cands, types, alloc, booked)
+        if booked is not None and alloc is not None:
+            plan, step, step_end, last = booked
+            if not last or alloc.config != step.config:
+                # wake when this step's epochs are done (on the grid, not after)
+                rnd.asks[job_id] = grid(rnd.inst, rnd.now, step_end)
+            if rnd.ledger is not None and dist is not None:
+                rnd.ledger.book(status.job, plan.profile, dist)
+        if alloc is None and status.allocation is not None:
+            alloc = self._not_placed(rnd, status, types)
+        if rnd.holds is not None and alloc is not None:
+            rnd.holds.take(status.job, alloc)
+        if alloc != status.allocation:
+            rnd.assign[job_id] = alloc
+
+    def _first_fit(
+        self,
+        rnd: _Round,
+        status: JobStatus,
+        cands: Iterable[TypeProfile],
+        types: tuple[str, ...],
+        limit: float = math.inf,
+        displace: bool = True,
+    ) -> tuple[Allocation | None, _Booked | None]:
+        """The first candidate profile (costing at most ``limit``) whose current step
+        can be placed now, and where."""
+        for plan in cands:
+            if plan.profile.objective > limit:
+                continue
+            step, step_end, last = step_now(rnd.inst, status.job, plan.profile, rnd.now)
+            alloc = place(rnd.occ, status, step.config, types, rnd.holds, displace)
+            if alloc is not None:
+                return alloc, (plan, step, step_end, last)
+        return None, None
+
+    def _spare_displaced(
+        self,
+        rnd: _Round,
+        status: JobStatus,
+        cands: Iterable[TypeProfile],
+        types: tuple[str, ...],
+        alloc: Allocation,
+        booked: _Booked,
+    ) -> tuple[Allocation, _Booked]:
+        """A placement that displaces running jobs wastes their overheads: a profile
+        that leaves them be is taken if it costs no more than that (a job that keeps its
+        GPUs displaces no one)."""
+        assert rnd.holds is not None
+        if alloc == status.allocation:
+            return alloc, booked
+        lost = waste(rnd.inst, alloc, rnd.holds, status.job.id)
+        if lost <= 0:
+            return alloc, booked
+        rnd.occ.release(status.job.id)
+        limit = booked[0].profile.objective + lost
+        other, spared = self._first_fit(rnd, status, cands, types, limit, displace=False)
+        if other is not None and spared is not None:
+            return other, spared
+        rnd.occ.place(status.job, alloc)
+        return alloc, booked
+
+    def _not_placed(
+        self, rnd: _Round, status: JobStatus, types: tuple[str, ...]
+    ) -> Allocation | None:
+        """A running job none of whose profiles' steps fits: with the look-ahead it runs
+        on time if it can (the next slot re-plans); else it keeps its GPUs if they are
+        still free (marked stuck), else it pauses (``None``)."""
+        job_id = status.job.id
+        alloc = None
+        if self.options.lookahead:
+            alloc = rescue(rnd.inst, rnd.occ, status, rnd.now, types)
+            if alloc is not None:
+                next_slot = grid(rnd.inst, rnd.now, rnd.now + (rnd.inst.slot or 0.25))
+                rnd.asks[job_id] = min(rnd.asks.get(job_id, math.inf), next_slot)
+                return alloc
+        alloc = keep(rnd.occ, status)
+        if alloc is not None:
+            rnd.stuck.add(job_id)
+        return alloc
+
+    @staticmethod
+    def _booked_first(
+        inst: Instance,
+        status: JobStatus,
+        now: float,
+        cands: Iterable[TypeProfile],
+        ledger: Ledger,
+        earlier: float,
+        dist: EpochDistribution,
+        table: HullTable,
+    ) -> Iterator[TypeProfile]:
+        """Profiles whose later steps fit beside the booked ones, then the same types
+        planned to finish earlier (a quarter, a half, three quarters of the time left,
+        or as fast as they can), then the rest as STS orders them. Lazy: a profile that
+        fits and is placed ends the search before dearer types are solved."""
+        job = status.job
+        deferred = []
+        for p in cands:
+            if ledger.fits(job, p.profile, dist):
+                yield p
+            else:
+                deferred.append(p)
+        left = job.due - earlier - now
+        if left > 0 and deferred:
+            for f in EARLIER_FRACTIONS:
+                jp = JobProfiles(inst, status, now, (), table, earlier + f * left)
+                for p in deferred:
+                    q = jp.solve(p.gpu_type)
+                    if ledger.fits(job, q.profile, dist):
+                        yield q
+        yield from deferred
+
+    def _types(self, job: Job, all_types: tuple[str, ...]) -> tuple[str, ...]:
+        allowed = self.tuning.types.get(job.id)
+        return all_types if allowed is None else tuple(t for t in all_types if t in allowed)
+
+    @staticmethod
+    def _candidates(
+        inst: Instance,
+        status: JobStatus,
+        now: float,
+        types: tuple[str, ...],
+        table: HullTable,
+        earlier: float,
+    ) -> Iterable[TypeProfile]:
+        """Profiles to try, in order. A waiting job: every GPU type in ``types``, cheapest
+        first. A
+        running job: the types whose profile is cheaper than on its own type (it may have
+        started on a dear type because the cheap one was full), then its own type."""
+        jp = JobProfiles(inst, status, now, types, table, earlier)
+        if status.allocation is None:
+            return jp.in_order()
+        own = jp.solve(status.allocation.config.gpu_type)
+        cheaper = own.profile.objective * (1 - 1e-9)  # a tie never moves a job
+        return [*jp.cheaper_than(cheaper, own.gpu_type), own]

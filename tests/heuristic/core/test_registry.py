@@ -1,0 +1,80 @@
+"""The registry and the one options convention: every policy is made by name with its
+options checked by name, type and range."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import subprocess
+import sys
+
+import pytest
+
+from heuristic.core.options import OptionError, as_dict, build_options
+from heuristic.core.registry import make_policy, policy_class, policy_names, policy_options
+
+
+@pytest.mark.parametrize("name", policy_names(small_only=True))
+def test_every_policy_is_made_by_name_with_its_options_dataclass(name):
+    policy = make_policy(name)
+    assert policy.name == name
+    cls = policy_class(name)
+    assert isinstance(policy, cls)
+    options = policy.options  # type: ignore[attr-defined]
+    assert type(options) is cls.Options
+    assert dataclasses.is_dataclass(options)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(options, "x", 1)  # noqa: B010 (frozen: options never change under a run)
+    # every field's type is one the checker reads, and the values round-trip
+    assert build_options(cls.Options, as_dict(options), where=name) == options
+
+
+def test_options_are_passed_by_keyword_over_the_preset():
+    sts = make_policy("sts", reserve=0.3)
+    assert sts.options.reserve == 0.3 and sts.options.lookahead  # type: ignore[attr-defined]
+    greedy = make_policy("sts-greedy", reserve=0.3)
+    assert not greedy.options.lookahead  # type: ignore[attr-defined]
+    assert make_policy("edf-fastest").options.rule == "fastest"  # type: ignore[attr-defined]
+    first_fit = policy_options("first-fit")
+    assert first_fit.placement == "first-fit" and math.isinf(first_fit.share_ratio)
+    assert policy_options("synergy-opt", round_hours=0.5).allocation == "opt"
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "message"),
+    [
+        ("sts", {"resrve": 0.3}, "policy 'sts': unknown option 'resrve' .*reserve"),
+        ("fifo", {"rule": "slowest"}, "rule = 'slowest': must be one of 'cheapest', 'fastest'"),
+        ("sts", {"reserve": "0.3"}, "reserve = '0.3': must be a number"),
+        ("sts", {"reserve": 1.0}, r"reserve = 1.0: must be in \[0, 1\)"),
+        ("sts", {"lookahead": 1}, "lookahead = 1: must be true or false"),
+        ("rg", {"starts": 2.5}, "starts = 2.5: must be an integer"),
+        ("rg", {"starts": True}, "starts = True: must be an integer"),
+        ("gandiva", {"quantum_hours": math.nan}, "quantum_hours = nan: must be a number"),
+        ("gandiva", {"quantum_hours": 0}, "quantum_hours = 0.0: must be a positive number"),
+        ("synergy", {"allocation": "fair"}, "allocation = 'fair': must be one of"),
+        ("milp", {"time_limit": 5}, "unknown option 'time_limit'.*time_limit_seconds"),
+        ("lp", {"reserve": 0.3}, r"policy 'lp': unknown option 'reserve' \(options: none\)"),
+    ],
+)
+def test_a_bad_option_is_refused_naming_the_policy_and_the_option(name, options, message):
+    with pytest.raises(OptionError, match=message):
+        make_policy(name, **options)
+
+
+def test_an_unknown_policy_is_refused_listing_the_known_ones():
+    with pytest.raises(ValueError, match="unknown policy 'stss'; known: fifo, edf"):
+        make_policy("stss")
+
+
+def test_the_milp_policy_is_known_before_milp_is_imported():
+    code = (
+        "import sys\n"
+        "from heuristic import make_policy, policy_names\n"
+        "assert 'milp' in policy_names(small_only=True)\n"
+        "assert 'milp' not in sys.modules\n"
+        "p = make_policy('milp', time_limit_seconds=5)\n"
+        "print(type(p).__module__, p.time_limit)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["milp.rolling", "5.0"]

@@ -1,0 +1,162 @@
+"""Synergy (heuristic/seeds/synergy.py) and its setting (instances/generators/synergy.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from heuristic.core.occupancy import Occupancy
+from heuristic.core.policy import JobStatus, SchedulerState
+from heuristic.core.registry import make_policy
+from heuristic.seeds.synergy import (
+    SynergyPolicy,
+    lp1_objective,
+    normalised_throughput,
+    proportional_config,
+)
+from instances import Config, EpochDistribution, InstanceError, Job, Requested
+from instances.generators.synergy import SynergySpec, levels, profiles, synergy
+from validation.check import check_plan
+from validation.simulator import simulate
+
+VARIANTS = ("synergy", "synergy-greedy", "synergy-proportional", "synergy-opt")
+
+
+def _small(seed: int = 0, **kw) -> object:
+    return synergy(SynergySpec(**{"jobs": 30, "nodes": 2, "rate": 4.0, **kw}), seed)
+
+
+def test_profiles_are_monotone_in_cores_and_dram():
+    for model, prof in profiles().items():
+        for (c, m), w in prof.items():
+            for (c2, m2), w2 in prof.items():
+                if c2 >= c and m2 >= m:
+                    assert w2 >= w - 1e-12, (model, (c, m), (c2, m2))
+
+
+def test_levels_read_the_profile_and_fit_the_server():
+    # res18 on one GPU of Synergy's server: the share (3 cores, 62.5 GB, W = 1) and
+    # its best case, 9 cores at 2.4x; on 8 GPUs only the share fits 24 cores
+    assert levels("res18", 1, 24, 500.0) == {(3, 62.5): 1.0, (9, 62.5): 2.4}
+    assert levels("res18", 8, 24, 500.0) == {(3, 62.5): 1.0}
+    # a language model runs as fast on one core and the least DRAM level
+    assert levels("transformer", 1, 24, 500.0) == {(1, 20.83): 1.0, (3, 62.5): 1.0}
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("shape", "huge"), ("split", (-1.0, 1.0, 1.0)), ("rate", 0.0)]
+)
+def test_bad_specs_are_refused_naming_the_field(field, value):
+    with pytest.raises(InstanceError) as err:
+        SynergySpec(**{field: value})
+    assert err.value.path == field
+
+
+def test_the_generator_is_seeded_and_states_cores_everywhere():
+    a, b = _small(3), _small(3)
+    assert a == b
+    assert all(n.cpu_cores == 24 and n.dram_gb == 500.0 for n in a.nodes)
+    assert all(c.cpus and c.dram_gb for j in a.jobs for c in j.epoch_times)
+    assert all(j.requested is not None for j in a.jobs)
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_every_variant_respects_every_capacity_and_is_deterministic(name):
+    inst = _small(1)
+    runs = [simulate(inst, make_policy(name, seed=0), mode="sampled", seed=2) for _ in range(2)]
+    assert runs[0].plan == runs[1].plan
+    assert check_plan(inst, runs[0].plan) == []
+    # every job keeps its requested GPU count
+    for s in runs[0].plan:
+        req = inst.job(s.job).requested
+        assert req is not None and s.config.gpus == req.gpus
+
+
+@pytest.mark.parametrize("name", ["synergy", "synergy-opt", "synergy-proportional"])
+def test_no_job_ever_runs_below_its_proportional_share(name):
+    inst = _small(2, rate=8.0)
+    plan = simulate(inst, make_policy(name, seed=0), mode="rollout").plan
+    for s in plan:
+        share = proportional_config(inst, inst.job(s.job), inst.node(s.gpus[0][0]))
+        assert share is not None
+        assert inst.epoch_time(s.job, s.config) <= inst.epoch_time(s.job, share) + 1e-12
+
+
+def test_tune_places_at_the_share_where_greedy_waits():
+    # three CPU-hungry one-GPU jobs on one 8-GPU server of 24 cores: two best cases
+    # (12 cores each) fill it; greedy leaves the third waiting with GPUs free, TUNE
+    # reverts a peer to its share and runs all three
+    inst = synergy(SynergySpec(jobs=1, nodes=1, rate=1.0), 0)
+    alexnet = levels("alexnet", 1, 24, 500.0)
+    assert max(alexnet, key=alexnet.get) == (12, 125.0)
+    template = inst.jobs[0]
+
+    times = {Config("v100", 1, cpus=c, dram_gb=m): 1.0 / w for (c, m), w in alexnet.items()}
+    jobs = tuple(
+        Job(
+            f"a{i}",
+            0.0,
+            100.0,
+            EpochDistribution.deterministic(5.0),
+            times,
+            template.memory_gb,
+            requested=Requested(1, "v100"),
+        )
+        for i in range(3)
+    )
+    three = inst.replace(jobs=jobs)
+    state = SchedulerState(
+        0.0, three, tuple(JobStatus(j, 0.0, None) for j in jobs), Occupancy(three)
+    )
+    greedy = make_policy("synergy-greedy").decide(state).assign
+    state = SchedulerState(
+        0.0, three, tuple(JobStatus(j, 0.0, None) for j in jobs), Occupancy(three)
+    )
+    tune = SynergyPolicy().decide(state).assign
+    assert sum(a is not None for a in greedy.values()) == 2
+    assert sum(a is not None for a in tune.values()) == 3
+    assert sorted(a.config.cpus for a in tune.values() if a) == [3, 3, 12]
+    # LP1 bounds TUNE's normalised throughput on the same round
+    placed = sum(normalised_throughput(three, three.job(j), a.config) for j, a in tune.items() if a)
+    assert lp1_objective(three, jobs, Occupancy(three)) >= placed - 1e-9
+
+
+def test_with_no_cpu_sensitivity_tune_runs_as_proportional():
+    # language models only: every level runs at the share's speed, so TUNE's jobs
+    # start and end as the proportional allocation's (only their cores differ)
+    inst = _small(4, split=(0.0, 100.0, 0.0), rate=8.0)
+
+    def timing(name):
+        plan = simulate(inst, make_policy(name, seed=0), mode="rollout").plan
+        return sorted((s.job, s.start, s.end, s.gpus) for s in plan)
+
+    assert timing("synergy") == timing("synergy-proportional")
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_jobs_synergy_has_no_rule_for_still_run(name):
+    # a job with only shared slots, one with only whole nodes, and one whose every
+    # level holds more than its node's share: each runs (the engine would otherwise
+    # wake every round for ever)
+    from instances import GpuType, Instance, Node
+
+    v100 = GpuType("v100", 32.0, 300.0)
+    nodes = (
+        Node("a", "v100", 4, cpu_cores=4, dram_gb=100.0),
+        Node("b", "v100", 4, cpu_cores=4, dram_gb=100.0),
+    )
+
+    def job(i: str, times: dict) -> Job:
+        return Job(i, 0.0, 10.0, EpochDistribution.deterministic(2.0), times, 4.0)
+
+    inst = Instance(
+        (v100,),
+        nodes,
+        (
+            job("shared", {Config("v100", 1, shared=True): 0.5}),
+            job("whole", {Config("v100", 8, nodes=2): 0.2}),
+            job("hungry", {Config("v100", 1, cpus=3, dram_gb=60.0): 0.4}),
+        ),
+    )
+    run = simulate(inst, make_policy(name, seed=0), mode="rollout")
+    assert set(run.completions) == {"shared", "whole", "hungry"}
+    assert check_plan(inst, run.plan) == []
