@@ -65,9 +65,9 @@ def test_gap_command_writes_table_charts_and_page(tmp_path, capsys):
 
 
 def test_cli_expands_the_word_suite_to_the_bundled_suite():
-    from experiments.cli import _instances
+    from experiments.cli.common import load_instances
 
-    assert [i.name for i in _instances(["suite"])] == [i.name for i in milp_suite()]
+    assert [i.name for i in load_instances(["suite"])] == [i.name for i in milp_suite()]
 
 
 def test_gap_command_refuses_a_search_budget_below_one(capsys):

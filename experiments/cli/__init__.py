@@ -1,0 +1,77 @@
+"""The ``gpusched`` command: thin subcommands over library calls, one module each."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from experiments.campaign import CampaignError
+from experiments.cli import (
+    bound,
+    campaign,
+    compare,
+    demo,
+    evaluate,
+    fit_stops,
+    gap,
+    generate,
+    improve,
+    online,
+    report,
+    solve,
+)
+from experiments.cli.common import CliError
+from experiments.store import StoreError
+from instances import InstanceError, PlanError
+from milp import MilpError
+from validation.simulator import SimulationError
+
+# in the order ``gpusched --help`` lists them
+COMMANDS = (
+    demo,
+    solve,
+    compare,
+    evaluate,
+    generate,
+    gap,
+    improve,
+    bound,
+    online,
+    fit_stops,
+    campaign,
+    report,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gpusched", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except (
+        InstanceError,
+        PlanError,
+        SimulationError,
+        MilpError,
+        CampaignError,
+        StoreError,
+        CliError,
+    ) as exc:
+        print(f"gpusched: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an output folder that does not exist, a full disk, ...
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"gpusched: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+__all__ = ["CliError", "build_parser", "main"]

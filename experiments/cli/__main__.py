@@ -1,0 +1,5 @@
+"""``python -m experiments.cli``."""
+
+from experiments.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""What the commands share: the error they raise for a bad option value, loading
+instances by file or bundled name, and argparse types that check a value's range."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from instances import Instance, read_instance
+from instances.bundled import bundled, bundled_names
+from instances.generators.suite import milp_suite
+
+# what ``add_subparsers`` returns: each command module adds its parser to it
+Subparsers = argparse._SubParsersAction
+
+
+class CliError(ValueError):
+    """A bad option value found after argparse (the message names the option)."""
+
+
+def load_instance(source: str, slot: float | None = None) -> Instance:
+    """A file path, or the name of a bundled instance; ``slot`` (``--slot``), if given,
+    replaces its slot length."""
+    if not Path(source).exists() and source in bundled_names():
+        inst = bundled(source)
+    else:
+        inst = read_instance(source)
+    return inst if slot is None else inst.replace(slot=slot)
+
+
+def load_instances(sources: Sequence[str], slot: float | None = None) -> list[Instance]:
+    """Files or bundled names; ``suite`` stands for the bundled small MILP suite."""
+    out: list[Instance] = []
+    for src in sources:
+        if src == "suite" and not Path(src).exists():
+            out += milp_suite()
+        else:
+            out.append(load_instance(src))
+    return out if slot is None else [i.replace(slot=slot) for i in out]
+
+
+def checked_type(
+    convert: Callable[[str], Any], what: str, ok: Callable[[Any], bool], want: str
+) -> Callable[[str], Any]:
+    """An argparse type: ``convert`` the text, then check it (usage error otherwise)."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {want}, got {text}")
+        return value
+
+    return parse
+
+
+positive_int = checked_type(int, "a whole number", lambda v: v >= 1, "at least 1")
+count = checked_type(int, "a whole number", lambda v: v >= 0, "at least 0")
+seconds = checked_type(
+    float,
+    "a number of seconds",
+    lambda v: math.isfinite(v) and v > 0,
+    "a positive number of seconds",
+)
+positive_float = checked_type(
+    float, "a number", lambda v: math.isfinite(v) and v > 0, "a positive number"
+)
+hours = checked_type(
+    float, "a number of hours", lambda v: math.isfinite(v) and v >= 0, "0 or more hours"
+)
+count_seconds = checked_type(
+    float,
+    "a number of seconds",
+    lambda v: math.isfinite(v) and v >= 0,
+    "a number of seconds, 0 or more",
+)

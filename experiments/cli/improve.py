@@ -1,0 +1,45 @@
+"""``gpusched improve``: improve the (tuned) STS plan by MILP neighbourhoods: cost, bound, gap."""
+
+from __future__ import annotations
+
+import argparse
+
+from experiments.cli.common import Subparsers, count, load_instance, positive_int, seconds
+from instances import read_plan
+
+
+def add_parser(sub: Subparsers) -> None:
+    im = sub.add_parser(
+        "improve", help="improve the (tuned) STS plan by MILP neighbourhoods: cost, bound, gap"
+    )
+    im.add_argument("instance", help="file or bundled name (slotted)")
+    im.add_argument("--time-limit", type=seconds, default=60.0, help="seconds for the whole call")
+    im.add_argument("--plan", default=None, help="start from this slot-aligned plan (JSON)")
+    im.add_argument("--out", default="improved-plan.json", help="write the plan here")
+    im.add_argument("--seed", type=count, default=0)
+    im.add_argument("--slot", type=float, default=None, help="slot length in hours")
+    im.add_argument(
+        "--search-evaluations",
+        type=positive_int,
+        default=None,
+        help="rollouts of the STS search that makes the start (default max(50, 4000/jobs))",
+    )
+    im.add_argument("--quiet", action="store_true", help="no progress bar")
+    im.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from experiments.improve import run_improve
+
+    inst = load_instance(args.instance, args.slot)
+    start = read_plan(args.plan) if args.plan is not None else None
+    run_improve(
+        inst,
+        time_limit=args.time_limit,
+        out=args.out,
+        seed=args.seed,
+        search_evaluations=args.search_evaluations,
+        initial_plan=start,
+        progress=not args.quiet,
+    )
+    return 0

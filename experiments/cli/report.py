@@ -1,0 +1,37 @@
+"""``gpusched report``: HTML report (plots, tables) of a results store."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from experiments.campaign import CampaignError
+from experiments.cli.common import Subparsers
+
+
+def add_parser(sub: Subparsers) -> None:
+    r = sub.add_parser("report", help="HTML report (plots, tables) of a results store")
+    r.add_argument("store")
+    r.add_argument("--out", default="report.html")
+    r.add_argument("--campaign", default=None, help="one campaign (default: all in the store)")
+    r.add_argument("--markdown", action="store_true", help="print the tables as markdown")
+    r.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from experiments.report import write_report
+
+    if not Path(args.store).exists():
+        raise CampaignError("store", args.store, "no such file")
+    if args.markdown:
+        from experiments.report import markdown_summary
+        from experiments.store import Store
+
+        with Store(args.store, readonly=True) as store:
+            names = store.campaign_names(args.campaign)
+        for name in names:
+            print(markdown_summary(args.store, name) + "\n")
+        return 0
+    path = write_report(args.store, args.out, campaign=args.campaign)
+    print(f"report written to {path}")
+    return 0
