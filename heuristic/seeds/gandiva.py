@@ -38,25 +38,14 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from heuristic.core.choice import requested_configs
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.options import positive_hours
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
+from heuristic.seeds.gandiva_moves import Now, grow_idle, own_configs, shrink, unpack_lone
 from instances import Config, GpuRef, Instance, Job, Node
 from instances.generators.realdata import gavel_pair_ratios
 
 QUANTUM_HOURS = 1.0 / 60.0  # Gandiva's time slice: 60 s
-
-
-@dataclass(frozen=True)
-class _Now:
-    """What one decision works on: the instance, the scratch occupancy (kept in step
-    with the decision), the present jobs and the changes made so far."""
-
-    inst: Instance
-    occ: Occupancy
-    present: Mapping[str, JobStatus]
-    assign: dict[str, Allocation | None]
 
 
 @dataclass
@@ -160,18 +149,18 @@ class GandivaPolicy:
         present = {s.job.id: s for s in state.jobs}
         self._forget(present, occ)
         assign: dict[str, Allocation | None] = {}
-        d = _Now(inst, occ, present, assign)
-        self._unpack_lone(d)
+        d = Now(inst, occ, present, assign)
+        unpack_lone(d, self._packs)
         waiting = [s for s in state.jobs if s.allocation is None and not self._in_group(s.job.id)]
         if waiting:
-            self._shrink(d)
+            shrink(d, self._grown)
         self._turn(now, d)
         if self.migrate:
             self._move_sliced_to_free(d)
         for s in waiting:
             self._admit(d, s)
         if self.grow and not waiting and not any(len(g.jobs) > 1 for g in self._groups):
-            self._grow_idle(d)
+            grow_idle(d, self._packs, self._grown)
         self._groups = [g for g in self._groups if len(g.jobs) > 1]  # a lone holder just runs
         sliced = bool(self._groups)
         if sliced and not math.isfinite(self._next_turn):
@@ -181,7 +170,7 @@ class GandivaPolicy:
         wake = self._next_turn if math.isfinite(self._next_turn) else None
         return Decision(assign, wake_at=wake)
 
-    def _turn(self, now: float, d: _Now) -> None:
+    def _turn(self, now: float, d: Now) -> None:
         """Each group's holder runs; at the end of a quantum the next one takes over."""
         occ, present, assign = d.occ, d.present, d.assign
         rotate = now >= self._next_turn - 1e-9
@@ -211,12 +200,12 @@ class GandivaPolicy:
     # -- placing a job --------------------------------------------------------------------
     def _admit(
         self,
-        d: _Now,
+        d: Now,
         s: JobStatus,
     ) -> None:
         """Algorithm 1 for a waiting job; then packing, defragmentation, time-slicing."""
         inst, occ, present, assign = d.inst, d.occ, d.present, d.assign
-        cfgs = _own_configs(inst, s.job)
+        cfgs = own_configs(inst, s.job)
         alloc = self._free_placement(inst, occ, s.job, cfgs)
         if alloc is None and self.migrate:
             alloc = self._defragment(d, s.job, cfgs)
@@ -268,7 +257,7 @@ class GandivaPolicy:
 
     def _pack(
         self,
-        d: _Now,
+        d: Now,
         s: JobStatus,
         cfgs: list[Config],
     ) -> bool:
@@ -332,7 +321,7 @@ class GandivaPolicy:
 
     def _defragment(
         self,
-        d: _Now,
+        d: Now,
         job: Job,
         cfgs: list[Config],
     ) -> Allocation | None:
@@ -378,14 +367,14 @@ class GandivaPolicy:
     # -- migration, packs, grow-shrink ------------------------------------------------------
     def _move_sliced_to_free(
         self,
-        d: _Now,
+        d: Now,
     ) -> None:
         """A job waiting for its turn moves to GPUs that are free."""
         inst, occ, present, assign = d.inst, d.occ, d.present, d.assign
         for g in self._groups:
             for job_id in list(g.jobs[1:]):
                 job = present[job_id].job
-                cfgs = _own_configs(inst, job)
+                cfgs = own_configs(inst, job)
                 alloc = self._free_placement(inst, occ, job, cfgs)
                 if alloc is None:
                     break
@@ -393,98 +382,3 @@ class GandivaPolicy:
                 self._take(occ, job, alloc)
                 assign[job_id] = alloc
         self._groups = [g for g in self._groups if g.jobs]
-
-    def _unpack_lone(
-        self,
-        d: _Now,
-    ) -> None:
-        """A packed job whose partner has left runs alone on its GPU again (exclusive)
-        when that saves more time than its relaunch costs."""
-        inst, occ, present, assign = d.inst, d.occ, d.present, d.assign
-        for ref, pair in list(self._packs.items()):
-            left = [j for j in pair if j in present]
-            if len(left) == 2:
-                continue
-            del self._packs[ref]
-            if not left:
-                continue
-            s = present[left[0]]
-            cfg = s.allocation.config if s.allocation is not None else None
-            if cfg is None or not cfg.shared:
-                continue
-            alone = inst.config_of_shape(s.job, cfg.gpu_type)
-            if alone is not None and _saves(inst, s, cfg, alone):
-                occ.release(s.job.id)
-                alloc = Allocation(alone, (ref,))
-                occ.place(s.job, alloc)
-                assign[s.job.id] = alloc
-
-    def _shrink(
-        self,
-        d: _Now,
-    ) -> None:
-        """Grown jobs go back to their requested size, on the first of their GPUs."""
-        occ, present, assign = d.occ, d.present, d.assign
-        for job_id, gpus in list(self._grown.items()):
-            s = present[job_id]
-            alloc = assign.get(job_id, s.allocation)
-            if alloc is None:
-                continue
-            cfg = d.inst.config_of_shape(s.job, alloc.config.gpu_type, gpus)
-            assert cfg is not None  # the size it ran at before it grew
-            small = Allocation(cfg, alloc.gpus[:gpus])
-            occ.release(job_id)
-            occ.place(s.job, small)
-            assign[job_id] = small
-            del self._grown[job_id]
-
-    def _grow_idle(
-        self,
-        d: _Now,
-    ) -> None:
-        """On an idle cluster, running one-node jobs take idle GPUs of their node: the
-        largest configuration that fits and saves more time than its relaunch costs."""
-        inst, occ, present, assign = d.inst, d.occ, d.present, d.assign
-        for job_id, s in present.items():
-            alloc = assign.get(job_id, s.allocation)
-            if (
-                alloc is None
-                or not alloc.config.one_node
-                or any(job_id in p for p in self._packs.values())
-            ):
-                continue
-            node = alloc.gpus[0][0]
-            room = len(occ.free[node])
-            cfg = alloc.config
-            bigger = [
-                c
-                for c in inst.allowed_configs(s.job)
-                if c.gpu_type == cfg.gpu_type
-                and c.one_node
-                and cfg.gpus < c.gpus <= cfg.gpus + room
-                and _saves(inst, s, cfg, c)
-            ]
-            if not bigger:
-                continue
-            target = max(bigger, key=lambda c: (c.gpus, c.label))
-            extra = sorted(occ.free[node])[: target.gpus - cfg.gpus]
-            grown = Allocation(target, (*alloc.gpus, *((node, g) for g in extra)))
-            occ.release(job_id)
-            occ.place(s.job, grown)
-            assign[job_id] = grown
-            self._grown.setdefault(job_id, cfg.gpus)
-
-
-def _own_configs(inst: Instance, job: Job) -> list[Config]:
-    """The configurations of the job's requested size: exclusive ones, or its shared
-    slots if it has nothing else."""
-    cfgs = requested_configs(inst, job)
-    return [c for c in cfgs if not c.shared] or cfgs
-
-
-def _saves(inst: Instance, s: JobStatus, now: Config, new: Config) -> bool:
-    """Whether moving from ``now`` to ``new`` saves more time, over the job's expected
-    remaining epochs, than the relaunch it costs."""
-    remaining = s.job.distribution.conditional(s.progress).mean()
-    saved = remaining * (inst.epoch_time(s.job, now) - inst.epoch_time(s.job, new))
-    return saved > inst.relaunch(s.job) + 1e-12

@@ -129,6 +129,38 @@ def _priced(
     return losts, worst, overhead
 
 
+def _chains_and_stats(
+    options: Sequence[Option],
+    relaunch: Relaunch,
+    candidates: Sequence[Sequence[Option]] | None,
+    stats: Sequence[ChainStats] | None,
+) -> tuple[list[Sequence[Option]], list[ChainStats], list[bool]]:
+    """The chains to try, what their floors need, and whether each holds the job's
+    current configuration (if none does, the chains that continue on it are added)."""
+    tried: list[Sequence[Option]] = list(candidates if candidates is not None else chains(options))
+    known = list(stats) if stats is not None and candidates is not None else []
+    known += [chain_stats(c, relaunch.hourly_cost) for c in tried[len(known) :]]
+    current = relaunch.current
+    holds = [current is not None and current in st.configs for st in known]
+    if not any(holds):
+        extra = continuing(options, current)
+        tried += extra
+        known += [chain_stats(c, relaunch.hourly_cost) for c in extra]
+        holds += [True] * len(extra)
+    return tried, known, holds
+
+
+def _floor(
+    st: ChainStats, held: bool, mean: float, worst: float, budget: float, omega: float, r: Relaunch
+) -> float:
+    """No profile on the chain costs less: every expected epoch at the chain's cheapest
+    cost, the first step's overhead (surely paid) at its cheapest hour, and the lateness
+    of every epoch at its fastest time after that overhead."""
+    lost = min(r.hours, r.left) if held else r.hours
+    late = max(0.0, worst * st.time + lost - budget)
+    return mean * st.cost + lost * st.hourly + omega * late
+
+
 def relaunch_profile(
     options: Sequence[Option],
     dist: EpochDistribution,
@@ -144,33 +176,16 @@ def relaunch_profile(
     caller has them, with their ``stats`` if it keeps those too) with the overhead paid;
     see the module docstring. ``prune=False`` solves every chain (the same profile, more
     slowly: a test compares them)."""
-    tried = list(candidates if candidates is not None else chains(options))
-    known = list(stats) if stats is not None and candidates is not None else []
-    known += [chain_stats(c, relaunch.hourly_cost) for c in tried[len(known) :]]
-    current = relaunch.current
-    holds = [current is not None and current in st.configs for st in known]
-    if not any(holds):
-        extra = continuing(options, current)
-        tried += extra
-        known += [chain_stats(c, relaunch.hourly_cost) for c in extra]
-        holds += [True] * len(extra)
-    mean, worst = dist.mean(), dist.max_epochs
-
-    def floor(st: ChainStats, held: bool) -> float:
-        """No profile on the chain costs less: every expected epoch at the chain's
-        cheapest cost, the first step's overhead (surely paid) at its cheapest hour, and
-        the lateness of every epoch at its fastest time after that overhead."""
-        lost = relaunch.hours
-        if held:
-            lost = min(lost, relaunch.left)
-        late = max(0.0, worst * st.time + lost - budget)
-        return mean * st.cost + lost * st.hourly + omega * late
-
+    tried, known, holds = _chains_and_stats(options, relaunch, candidates, stats)
     # Chains in order of their floor, until a floor exceeds the best found: the ones
     # left out cannot win. Ties go to the earlier chain in ``tried``, as if every chain
     # were solved in that order (same profiles as without the floors). Only the best
     # profile's steps are built.
-    floors = [floor(st, held) for st, held in zip(known, holds, strict=True)]
+    mean, worst = dist.mean(), dist.max_epochs
+    floors = [
+        _floor(st, held, mean, worst, budget, omega, relaunch)
+        for st, held in zip(known, holds, strict=True)
+    ]
     best: tuple[int, list[tuple[int, float, float]], list[float], float, float, float] | None
     best = None
     best_key: tuple[float, int, int] | None = None
@@ -178,7 +193,7 @@ def relaunch_profile(
         if prune and best_key is not None and floors[i] > best_key[0] * (1 + 1e-9) + 1e-15:
             break
         chain = tried[i]
-        first = relaunch.left if chain[0].config == current else relaunch.hours
+        first = relaunch.left if chain[0].config == relaunch.current else relaunch.hours
         ahead = first + relaunch.hours * (len(chain) - 1)
         parts, _, energy = greedy_parts(chain, dist, budget - ahead, omega)
         losts, time, overhead = _priced(chain, known[i].each, parts, dist, relaunch)

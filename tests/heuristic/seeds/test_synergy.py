@@ -7,8 +7,8 @@ import pytest
 from heuristic.core.occupancy import Occupancy
 from heuristic.core.policy import JobStatus, SchedulerState
 from heuristic.core.registry import make_policy
-from heuristic.seeds.synergy import (
-    SynergyPolicy,
+from heuristic.seeds.synergy import SynergyPolicy
+from heuristic.seeds.synergy_levels import (
     lp1_objective,
     normalised_throughput,
     proportional_config,
