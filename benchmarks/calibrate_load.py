@@ -1,4 +1,4 @@
-"""Calibrate the synthetic arrival rates to the thesis (issue 17): for 1,000 jobs on 100
+"""Calibrate the synthetic arrival rates to the thesis: for 1,000 jobs on 100
 nodes the largest number of jobs present at once is "about 400 at the high rate, 200 at
 the exponential rate and 100 at the low rate" (seed text, section 8).
 

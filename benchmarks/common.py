@@ -54,5 +54,5 @@ RELAUNCH_CHOICES = ("both", "measured", "none")
 
 def relaunch_modes(choice: str) -> tuple[str, ...]:
     """The generators' ``relaunch`` modes a benchmark runs side by side: measured
-    overheads (the default since issue 13) and none (the figures before it)."""
+    overheads (the default) and none (the figures before it)."""
     return ("measured", "none") if choice == "both" else (choice,)

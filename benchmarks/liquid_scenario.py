@@ -1,4 +1,4 @@
-"""Liquid on its own setting (issue 15): the full policy, its ablations and the
+"""Liquid on its own setting: the full policy, its ablations and the
 topology-blind first fit, side by side on the same instances and stops, and a sweep of
 the score's unpublished λ. Goal: Liquid's mean JCT below first fit's on every seed.
 

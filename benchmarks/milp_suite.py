@@ -1,14 +1,14 @@
 """The small MILP suite: STS gap to the exact optimum (greedy STS and STS tuned by its
 local search), and time to optimality with the tuned-STS warm start divided by without
-it, measured in the same run, for the MILP alone and with the search counted (issue 4).
+it, measured in the same run, for the MILP alone and with the search counted.
 
 The tuned plan is also improved by the MILP neighbourhood search (``milp.improve``, 30
-s at most, stopping once it reaches the MILP's bound): issue 12's goal is the improved
+s at most, stopping once it reaches the MILP's bound): the goal is the improved
 plan within 1% of the optimum in at most 30 s where the MILP proves optimality.
 
 Goals: every instance proved optimal within 60 s; warm / cold time <= 0.7; STS gap
 median <= 2%, max <= 10%.
-The suite's seed-2 half pays measured relaunch overheads (issue 13); ``--relaunch all``
+The suite's seed-2 half pays measured relaunch overheads; ``--relaunch all``
 gives every instance its measured overheads, ``--relaunch none`` none.
 Run: python -m benchmarks.milp_suite [--time-limit 60] [--out gap-report] [--relaunch all]
 [--only s2]

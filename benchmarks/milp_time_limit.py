@@ -1,10 +1,10 @@
-"""The MILP's time limit against the wall time of the whole call (issue 11).
+"""The MILP's time limit against the wall time of the whole call.
 
 On a 60-job, 6-node synthetic instance (rate exponential, 0.25 h slots, seed 0), far too
 large to prove: ``milp.solve`` with time limits of 1, 5 and 30 s, with and without the
 STS warm start. Printed side by side: wall time, wall / limit, where the call stopped,
 what it returned. Goal: ``time_limit=1`` returns within 5 s wall.
-The instance carries measured relaunch overheads (issue 13) unless ``--relaunch none``.
+The instance carries measured relaunch overheads unless ``--relaunch none``.
 Run: python -m benchmarks.milp_time_limit [--limits 1 5 30] [--jobs 60 --nodes 6]
      [--relaunch none]
 """

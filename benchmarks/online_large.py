@@ -1,7 +1,7 @@
-"""An online run at scale (issue 5): 1,000 jobs on 100 nodes, sampled stops, STS side by
+"""An online run at scale: 1,000 jobs on 100 nodes, sampled stops, STS side by
 side with EDF in the same process. Goal: the STS run within 60 s; scheduler time per
 decision reported (mean, 95th percentile, max). Each seed's instance runs with its
-measured relaunch overheads and without (issue 13), the same jobs and stops.
+measured relaunch overheads and without, the same jobs and stops.
 
 Run: python -m benchmarks.online_large [--nodes 100] [--jobs 1000] [--seeds 0,1] [--rate R]
      [--relaunch both|measured|none]

@@ -1,6 +1,6 @@
 """Exact single-job profile (greedy) vs the cyipopt reference on the same problems.
 
-Goal (issue 3): the exact algorithm at least 100x faster, same objective.
+Goal: the exact algorithm at least 100x faster, same objective.
 Run: python -m benchmarks.profile_vs_ipopt [--problems N] [--seed S]
 """
 

@@ -1,7 +1,7 @@
-"""Quality check (issue 3): STS against EDF, RG (and FIFO, PR, LP) on synthetic thesis-style
+"""Quality check: STS against EDF, RG (and FIFO, PR, LP) on synthetic thesis-style
 scenarios, several seeds per arrival rate. Each policy's worst-case rollout is costed by
 the evaluator (expected energy through early stopping + worst-case tardiness). Each
-instance is run with its measured relaunch overheads and without (issue 13), on the same
+instance is run with its measured relaunch overheads and without, on the same
 jobs and stops, so the table shows how much of STS's saving survives the overhead.
 
 Run: python -m benchmarks.quality [--seeds 5] [--nodes 10] [--jobs 60] [--relaunch both]
@@ -74,7 +74,7 @@ def main() -> None:
     cuts = pd.DataFrame(rows).set_index(["rate", "relaunch"])
     print(cuts.to_markdown())
     if len(relaunch_modes(args.relaunch)) == 2:
-        # issue 13's goal: STS keeps at least 80% of its energy saving against EDF
+        # the goal: STS keeps at least 80% of its energy saving against EDF
         energy = df.groupby(["rate", "relaunch", "policy"])["energy"].mean().unstack()
         saving = 1 - energy["sts"] / energy["edf"]
         kept = pd.DataFrame(

@@ -1,4 +1,4 @@
-"""The thesis's scalability figure (issue 17): one STS solve on N nodes with N, 2N and
+"""The thesis's scalability figure: one STS solve on N nodes with N, 2N and
 4N jobs all submitted at time 0 (the seed text, section 8: "under 60 s for 100 nodes
 and 400 concurrent jobs", linear in the number of jobs), N from 10 to 16,000.
 

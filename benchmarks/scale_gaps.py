@@ -1,4 +1,4 @@
-"""Gaps at every size (issue 12, item 6): how far STS is from the best bound we have.
+"""Gaps at every size: how far STS is from the best bound we have.
 
 For 10, 20, 30, 50, 100 and 200 jobs (nodes about jobs/3), a suite-like synthetic
 instance (rate exponential) and a real-data one, both with 0.25 h slots: greedy STS,
@@ -9,7 +9,7 @@ the model would not fit in memory), and the lower bounds: the capacity relaxatio
 job alone), the Lagrangian bound (:mod:`milp.lagrange`) and the best of those and the
 MILP's. Certified gaps are ``(cost - bound) / bound``; a large one may be the bound's
 fault as much as the plan's.
-The instances carry measured relaunch overheads (issue 13); ``--relaunch none`` gives
+The instances carry measured relaunch overheads; ``--relaunch none`` gives
 the figures without them.
 Run: python -m benchmarks.scale_gaps [--sizes 10 20 ...] [--time-limit 60] [--relaunch none]
 """

@@ -1,4 +1,4 @@
-"""The plot of issue 17's sensitivity study: STS's energy cut against each baseline per
+"""The plot of the sensitivity study: STS's energy cut against each baseline per
 scenario of a ``thesis-sensitivity`` store, beside the thesis's 38-40% band.
 
 Run: gpusched campaign thesis-sensitivity --store S.sqlite, then

@@ -1,4 +1,4 @@
-"""The price of estimating early stopping from history (issue 16, item 3).
+"""The price of estimating early stopping from history.
 
 The bundled Alibaba GPU trace is cut at its median creation time. The first half is
 the history: ``fit-stops`` fits it (``fitted``). The second half is held out: its own

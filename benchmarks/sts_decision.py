@@ -3,11 +3,11 @@
 Snapshot: a synthetic cluster (k80/p100/v100 nodes of 2-8 GPUs) where every job has
 arrived; jobs in order of release are placed by EDF's rule (running, with random
 progress) until half the GPUs or half the jobs are taken; the rest wait, so the decision
-must place up to half of the jobs. Goals (issue 3): STS decision
+must place up to half of the jobs. Goals: STS decision
 at most 0.5 s at 100 nodes x 400 jobs and at most 5 s at 16,000 nodes x 4,000 jobs.
-Each size is measured with the jobs' measured relaunch overheads and without (issue 13):
-with overheads STS's profile searches configuration chains. Optimus' round (issue 14:
-a fresh policy, so its speed fits are in the time) has the paper's anchor, 5 s at
+Each size is measured with the jobs' measured relaunch overheads and without:
+with overheads STS's profile searches configuration chains. Optimus' round (a
+fresh policy, so its speed fits are in the time) has the paper's anchor, 5 s at
 16,000 nodes x 4,000 jobs.
 Run: python -m benchmarks.sts_decision [--sizes 100x400,16000x4000] [--relaunch both]
 """

@@ -1,4 +1,4 @@
-"""How much of the MILP's gap small groups of jobs hold (issue 13).
+"""How much of the MILP's gap small groups of jobs hold.
 
 The cost is a sum over jobs, and leaving jobs out only frees GPUs, so for any set ``S``
 of jobs the optimum of ``S`` alone (same cluster, same slots) is at most what ``S``

@@ -1,4 +1,4 @@
-"""Synergy against its GPU-proportional baseline (issue 15's goal: mean JCT <= 0.8 x
+"""Synergy against its GPU-proportional baseline (the goal: mean JCT <= 0.8 x
 proportional on >= 5 seeds), as the run lengthens and as the load grows: at Synergy's
 example rate (9 jobs/h) with 100, 400 and 1,000 jobs, then 1,000 jobs at the other
 rates; both of Synergy's splits, and once without relaunch overheads.

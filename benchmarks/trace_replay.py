@@ -1,4 +1,4 @@
-"""Whole-trace online replay (issue 16, item 2): the Philly week (or a window of it) on
+"""Whole-trace online replay: the Philly week (or a window of it) on
 Philly's cluster, each policy in a fresh process, side by side: wall time, decisions,
 scheduler milliseconds per decision (p50, p95, max), the process's peak RSS, costs.
 Goals on this 2-core machine: STS <= 60 s with p95 <= 20 ms and <= 2 GB; EDF <= 10 s.

@@ -1,4 +1,4 @@
-"""The clairvoyant bound (MODEL.md section 5): the MILP with each job's number of epochs
+"""The clairvoyant bound (docs/milp.md): the MILP with each job's number of epochs
 known in advance (a sampled scenario), averaged over seeded scenarios.
 
 No online policy, which learns a job's stop only when it happens, can do better on a

@@ -36,7 +36,9 @@ from milp.solve import default_slots
 from validation.simulator import rollout
 
 SEARCH_EVALUATIONS = 2000  # rollouts per instance for the STS search (2-5 s on the suite)
-IMPROVE_SECONDS = 30.0  # the neighbourhood search per instance (issue 12's budget at <= 20 jobs)
+# the neighbourhood search per instance: enough to come within 1% of the optimum at up
+# to 20 jobs (docs/benchmarks.md)
+IMPROVE_SECONDS = 30.0
 
 
 NAN = float("nan")

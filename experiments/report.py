@@ -64,8 +64,8 @@ def policy_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def jct_table(runs: pd.DataFrame, base: str = "static") -> pd.DataFrame:
-    """The JCT-oriented view (issue 14): per scenario and policy, mean JCT, makespan and
-    utilisation, and the mean JCT and makespan as fractions of ``base``'s (a plain
+    """The JCT-oriented view (the seed systems' measure): per scenario and policy, mean
+    JCT, makespan and utilisation, and the mean JCT and makespan as fractions of ``base``'s (a plain
     cluster manager). Empty where ``base`` did not run."""
     if base not in set(runs["policy"]):
         return pd.DataFrame()

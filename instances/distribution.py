@@ -4,7 +4,7 @@ A job may stop only at validation checkpoints ``e_1 < e_2 < ... < e_B = E`` (epo
 ``P(N = e_b)`` is given. With ``S(w) = P(N > w)`` constant on each block
 ``(e_{b-1}, e_b]`` and equal to ``q_b = P(N >= e_b)``, the expected energy of epochs
 ``[w0, w1)`` run at ``e`` kWh per epoch is ``e * (Phi(w1) - Phi(w0))`` with
-``Phi(w) = integral_0^w S(u) du`` (MODEL.md section 2).
+``Phi(w) = integral_0^w S(u) du`` (docs/model.md, 'Early stopping').
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import numpy as np
 from instances.errors import InstanceError
 from instances.limits import MAX_EPOCHS, MAX_STOPS
 
-PROB_TOL = 1e-9
 GIVEN_CACHE = 64  # conditional distributions kept per distribution
 
 
@@ -124,10 +123,6 @@ class EpochDistribution:
     def max_epochs(self) -> float:
         """``E``: the last stopping point."""
         return self.stops[-1]
-
-    @property
-    def num_blocks(self) -> int:
-        return len(self.stops)
 
     @property
     def block_lengths(self) -> tuple[float, ...]:

@@ -1,4 +1,4 @@
-"""The immutable, validated problem data of MODEL.md section 1.
+"""The immutable, validated problem data (docs/model.md, from "Units" to "Early stopping").
 
 Units: time in hours, energy in kWh, power in W, memory in GB, money in the
 instance's currency. Every constructor validates its fields and raises
@@ -41,7 +41,7 @@ from instances.topology import SPANS, Network, Span, Topology, gbps, within
 
 TardinessMode = Literal["worst_case", "expected"]
 TARDINESS_MODES: tuple[str, ...] = ("worst_case", "expected")
-# MODEL.md: the default tardiness weight is ten times the job's most expensive hourly
+# docs/model.md: the default tardiness weight is ten times the job's most expensive hourly
 # energy cost ("an order of magnitude above energy").
 DEFAULT_TARDINESS_FACTOR = 10.0
 
@@ -319,11 +319,11 @@ class Requested:
 
 @dataclass(frozen=True)
 class Job:
-    """A training job (MODEL.md section 1).
+    """A training job (docs/model.md).
 
     ``epoch_times`` maps each configuration the job may use to its epoch time (hours).
     ``weight`` is the tardiness weight (currency per hour late); ``None`` means the
-    default of MODEL.md, resolved by :class:`Instance` and scaled by ``priority``.
+    default of docs/model.md, resolved by :class:`Instance` and scaled by ``priority``.
     """
 
     id: str
@@ -677,10 +677,10 @@ class Instance:
         ]
         return min(same, key=lambda c: (j.epoch_times[c], c), default=None)
 
-    # -- cost primitives (MODEL.md section 1-2) ---------------------------------------------
+    # -- cost primitives (docs/model.md, 'Plans and their cost') ----------------------------
     def power_w(self, cfg: Config) -> float:
         """Busy power of a configuration (W): its GPUs', plus its CPU cores' at
-        ``cpu_power_w`` each (E3; 0 by default, so GPU energy alone as MODEL.md)."""
+        ``cpu_power_w`` each (E3; 0 by default, so GPU energy alone as in docs/model.md)."""
         power = cfg.power_w(self._gpu[cfg.gpu_type], self.max_share)
         if self.cpu_power_w and cfg.cpus:
             power += cfg.cpus * self.cpu_power_w

@@ -1,7 +1,7 @@
 """Plans: each job's sequence of segments (start, end, configuration, GPUs).
 
 A plan is *static*: it runs every job to its maximum epochs (the worst case). When a
-job really stops earlier, the rest of its plan is not run (MODEL.md section 2).
+job really stops earlier, the rest of its plan is not run (docs/model.md, 'Plans and their cost').
 """
 
 from __future__ import annotations
@@ -62,10 +62,6 @@ class Plan:
     def for_job(self, job_id: str) -> tuple[Segment, ...]:
         """The job's segments in time order (empty if the plan never runs it)."""
         return self._by_job.get(job_id, ())
-
-    @property
-    def job_ids(self) -> tuple[str, ...]:
-        return tuple(sorted(self._by_job))
 
     def __iter__(self) -> Iterator[Segment]:
         return iter(self.segments)

@@ -1,4 +1,5 @@
-"""The plan checker: lists every way a plan breaks the model (MODEL.md section 2).
+"""The plan checker: lists every way a plan breaks the model (docs/model.md, 'Plans and
+their cost').
 
 Checked: known jobs and allowed configurations, release times, slot alignment, GPUs that
 exist and match the configuration's shape (one node, whole nodes of one type, one shared

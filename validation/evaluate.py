@@ -1,4 +1,4 @@
-"""The one evaluator: the cost of a plan as MODEL.md section 2 defines it.
+"""The one evaluator: the cost of a plan as docs/model.md ('Plans and their cost') defines it.
 
 Every figure gpusched prints comes from here. Expected energy is exact through ``Phi``;
 tardiness is ``worst_case`` (completion of all E epochs) or ``expected`` (over the

@@ -1,5 +1,5 @@
-"""Online runs (MODEL.md section 6): a policy in the event engine's sampled mode, with the
-metrics a cluster operator reads.
+"""Online runs (docs/model.md, 'The event engine'): a policy in the event engine's sampled
+mode, with the metrics a cluster operator reads.
 
 Costs come from the one evaluator, applied to the segments really run on the scenario's
 instance (each job's epochs known): realised energy and tardiness. Utilisation and
@@ -119,11 +119,6 @@ class OnlineRun:
         thesis's measure of a scenario's load (seed text, section 8)."""
         steps = jobs_present(self.instance, self.result.completions)
         return int(steps["present"].max()) if not steps.empty else 0
-
-    def utilisation_over_time(self) -> pd.DataFrame:
-        """``time``, ``busy`` GPUs and ``fraction`` of the cluster's GPUs."""
-        steps = busy_gpus(self.result.plan)
-        return steps.assign(fraction=steps["busy"] / self.gpus)
 
     def by_job(self) -> pd.DataFrame:
         """One row per job: realised costs, epochs run, release, completion, JCT."""

@@ -1,4 +1,4 @@
-"""The discrete-event engine of MODEL.md section 6.
+"""The discrete-event engine (docs/model.md, 'The event engine').
 
 Events: a job's arrival, a job's end (at its sampled epochs, or at its maximum in a
 worst-case rollout), a wake-up a policy asked for. At each event the policy sees the

@@ -34,7 +34,8 @@ def worst_case_cost(
     return energy + instance.tardiness_weight(job.id) * late
 
 
-# How a fixed-configuration baseline ranks a job's configurations (issue 17 varies it):
+# How a fixed-configuration baseline ranks a job's configurations (``edf-fastest``:
+# the fastest):
 # "cheapest": cheapest in the worst case, as in Filippini et al. (the default);
 # "fastest": shortest epoch first, as a user in a hurry or a JCT-minded manager would
 RULES = ("cheapest", "fastest")

@@ -1,4 +1,5 @@
-"""The policy interface: the state of the cluster in, allocations out (MODEL.md section 6).
+"""The policy interface: the state of the cluster in, allocations out (docs/model.md,
+'The event engine').
 
 A policy never sees the sampled number of epochs of a job, only its progress.
 """

@@ -1,4 +1,5 @@
-"""``sts-incremental``: STS that re-plans only the jobs an event concerns (issue 16).
+"""``sts-incremental``: STS that re-plans only the jobs an event concerns (docs/model.md,
+'STS re-planning only what an event concerns').
 
 STS (:mod:`heuristic.sts.policy`) re-plans every present job at every event, yet a decision
 changes few allocations: 3.1 of 298.7 present jobs on the 1,000 x 100 synthetic run,

@@ -1,4 +1,4 @@
-"""STS: the stochastic heuristic on a cluster (MODEL.md section 4).
+"""STS: the stochastic heuristic on a cluster (docs/model.md, 'STS').
 
 At each decision point, for every present job and GPU type, the optimal single-job
 profile (:func:`heuristic.sts.profile.exact_profile`) of its remaining epochs, conditional on

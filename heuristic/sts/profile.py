@@ -1,4 +1,4 @@
-"""The single-job stochastic model (MODEL.md section 3): the heart of STS.
+"""The single-job stochastic model (docs/model.md, 'STS'): the heart of STS.
 
 One job, one GPU type, ``W`` remaining epochs in blocks of length ``L_b`` run with
 probability ``q_b``, a time budget ``D`` (hours), candidate configurations with time per

@@ -1,4 +1,4 @@
-"""STS's online figures pinned to the last digit (issue 16, item 2).
+"""STS's online figures pinned to the last digit (docs/benchmarks.md, the whole-trace replay).
 
 Speed-ups of the engine and of STS (profiles priced without building their steps,
 upgrades built only when needed, ...) must not move a single figure. These runs were
@@ -26,7 +26,7 @@ def _fingerprint(run: OnlineRun) -> str:
 @pytest.mark.parametrize(
     ("jobs", "nodes", "relaunch", "segments", "energy", "tardiness", "decisions"),
     [
-        # 1,000 jobs on 100 nodes, no overheads: the issue's run
+        # 1,000 jobs on 100 nodes, no overheads: the benchmark's run
         (1000, 100, "none", "02810befe4b61541", "91.52649233283769", "8.526512829121202e-15", 2047),
         # 300 jobs on 30 nodes with measured overheads: every profile searches chains
         (

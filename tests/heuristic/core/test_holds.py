@@ -44,7 +44,7 @@ def test_the_urgent_job_takes_the_free_gpu_not_the_running_jobs(name):
 @pytest.mark.parametrize("name", ["sts", "lp"])
 def test_without_overheads_the_placement_is_the_plain_best_fit(name):
     # no overhead, no holds: the urgent job is placed first and takes the tightest node
-    # (the figures before issue 13, which the golden test pins, come from this rule)
+    # (the figures without overheads, which the golden test pins, come from this rule)
     state, held = _state(relaunch_hours=0.0)
     decision = make_policy(name).decide(state)
     assert decision.assign["urgent"] == held
