@@ -11,7 +11,7 @@ from typing import Any, Protocol, Union, get_args, get_origin, get_type_hints
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.generators.relaunch import RELAUNCH_MODES
+from instances.generators.measured_overheads import RELAUNCH_MODES
 from instances.model import GpuType, Instance, Job, Node
 from instances.topology import Topology
 

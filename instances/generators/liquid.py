@@ -41,9 +41,9 @@ from instances.generators.common import (
     due_date,
 )
 from instances.generators.early_stopping import make_distribution
+from instances.generators.measured_overheads import family_relaunch_hours
 from instances.generators.realdata import MEMORY_GB, family, gavel_interference, philly_jobs
 from instances.generators.realdata import gavel_throughputs as _gavel
-from instances.generators.relaunch import family_relaunch_hours
 from instances.generators.synthetic import gpu_specs
 from instances.limits import MAX_JOBS, MAX_STOPS
 from instances.model import Config, Instance, Job, Node, Requested

@@ -20,7 +20,7 @@ servers with CPU cores and DRAM (E3, docs/model.md; docs/synergy.md).
   one server) and the least that still runs at the proportional share's throughput.
   The epoch time at a level is the proportional time over its measured throughput
   ratio ``W``.
-- **Relaunch overheads** from measurements (``instances/generators/relaunch.py``): the
+- **Relaunch overheads** from measurements (``instances/generators/measured_overheads.py``): the
   ImageNet models pay the ImageNet restore time, speech and recurrent models
   DeepSpeech2's, the attention models BERT's, ``m5`` Pollux's default.
 """
@@ -44,8 +44,8 @@ from instances.generators.common import (
     due_date,
 )
 from instances.generators.early_stopping import make_distribution
+from instances.generators.measured_overheads import MEASURED_SECONDS
 from instances.generators.realdata import philly_jobs
-from instances.generators.relaunch import MEASURED_SECONDS
 from instances.generators.synthetic import gpu_specs
 from instances.limits import MAX_JOBS, MAX_NODES, MAX_STOPS
 from instances.model import Config, Instance, Job, Node, Requested
@@ -54,7 +54,7 @@ GPUS_PER_NODE = 8
 # node shapes: (CPU cores, DRAM GB) of an 8 x V100 server
 SHAPES = {"synergy": (24, 500.0), "alibaba": (96, 768.0)}
 TASKS = ("image", "language", "speech")
-# the measured relaunch model of each zoo model (instances/generators/relaunch.py)
+# the measured relaunch model of each zoo model (instances/generators/measured_overheads.py)
 RELAUNCH_MODEL = {
     "alexnet": "imagenet",
     "res18": "imagenet",

@@ -27,7 +27,7 @@ from instances.generators.common import (
     due_date,
 )
 from instances.generators.early_stopping import make_distribution
-from instances.generators.relaunch import drawn_relaunch_hours
+from instances.generators.measured_overheads import drawn_relaunch_hours
 from instances.limits import MAX_JOBS, MAX_NODES, MAX_STOPS
 from instances.model import Config, GpuType, Instance, Job, Node
 
@@ -82,7 +82,7 @@ class SyntheticSpec:
     tardiness: str = "worst_case"
     slot: float | None = None
     max_share: int = 2
-    relaunch: str = "measured"  # per-job relaunch overheads (generators/relaunch.py)
+    relaunch: str = "measured"  # per-job relaunch overheads (generators/measured_overheads.py)
     # which offered load each rate stands for: CALIBRATIONS
     calibration: str = "offered-load"
     load: float | None = None  # an offered load of its own, instead of the rate's

@@ -46,6 +46,7 @@ from instances.generators.common import (
     due_date,
 )
 from instances.generators.early_stopping import FAMILIES, make_distribution
+from instances.generators.measured_overheads import family_relaunch_hours
 from instances.generators.realdata import (
     MEMORY_GB,
     bundled_rows,
@@ -54,7 +55,6 @@ from instances.generators.realdata import (
     job_configs,
     with_requests,
 )
-from instances.generators.relaunch import family_relaunch_hours
 from instances.generators.stops_fit import (
     RUNNING_READINGS,
     StopsFit,

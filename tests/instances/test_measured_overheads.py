@@ -5,8 +5,8 @@ import dataclasses
 import pytest
 
 from instances import InstanceError
+from instances.generators.measured_overheads import MEASURED_SECONDS, family_relaunch_hours
 from instances.generators.realdata import RealDataSpec, family, real_data
-from instances.generators.relaunch import MEASURED_SECONDS, family_relaunch_hours
 from instances.generators.suite import milp_suite
 from instances.generators.synthetic import SyntheticSpec, synthetic
 
