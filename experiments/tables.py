@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -57,11 +58,12 @@ def summary_line(ev: Evaluation) -> str:
 
 
 def evaluated_rollout(
-    instance: Instance, policy: str, *, seed: int = 0
+    instance: Instance, policy: str, *, seed: int = 0, options: Mapping[str, Any] | None = None
 ) -> tuple[SimulationResult, Evaluation, float]:
-    """Worst-case rollout of ``policy``, the evaluator's costs, and the run's seconds."""
+    """Worst-case rollout of ``policy`` (with ``options``), the evaluator's costs, and the
+    run's seconds."""
     t0 = time.perf_counter()
-    run = simulate(instance, make_policy(policy, seed=seed), mode="rollout")
+    run = simulate(instance, make_policy(policy, seed=seed, **(options or {})), mode="rollout")
     seconds = time.perf_counter() - t0
     return run, evaluate(instance, run.plan), seconds
 

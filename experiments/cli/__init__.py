@@ -23,6 +23,7 @@ from experiments.cli import (
 )
 from experiments.cli.common import CliError
 from experiments.store import StoreError
+from heuristic.core.options import OptionError
 from instances import InstanceError, PlanError
 from milp import MilpError
 from validation.simulator import SimulationError
@@ -64,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         CampaignError,
         StoreError,
         CliError,
+        OptionError,
     ) as exc:
         print(f"gpusched: error: {exc}", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,30 @@ Subparsers = argparse._SubParsersAction
 
 class CliError(ValueError):
     """A bad option value found after argparse (the message names the option)."""
+
+
+def policy_option(text: str) -> tuple[str, Any]:
+    """An argparse type: ``KEY=VALUE`` for a policy option, the value read as a TOML
+    value (``true``, ``0.3``, ``"fifo"``), or as plain text where it is none (``fifo``).
+    The policy checks the name and the type (:func:`heuristic.core.make_policy`)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        parsed = tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def policy_options(pairs: Sequence[tuple[str, Any]] | None) -> dict[str, Any]:
+    """``--option`` pairs as keyword options; a key given twice is refused."""
+    out: dict[str, Any] = {}
+    for key, value in pairs or ():
+        if key in out:
+            raise CliError(f"--option: {key} is given twice")
+        out[key] = value
+    return out
 
 
 def load_instance(source: str, slot: float | None = None) -> Instance:

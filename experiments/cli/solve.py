@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
+from typing import Any
 
-from experiments.cli.common import Subparsers, count, load_instance
+from experiments.cli.common import (
+    Subparsers,
+    count,
+    load_instance,
+    policy_option,
+    policy_options,
+)
 from experiments.tables import cost_table, evaluated_rollout, summary_line
 from heuristic.core.registry import policy_names
 from instances import Instance, write_plan
@@ -19,16 +27,31 @@ def add_parser(sub: Subparsers) -> None:
     s.add_argument("--slot", type=float, default=None, help="slot length in hours")
     s.add_argument("--out", help="write the plan (JSON) here")
     s.add_argument("--mc", type=count, default=0, help="Monte Carlo scenarios to cross-check")
+    s.add_argument(
+        "--option",
+        type=policy_option,
+        action="append",
+        metavar="KEY=VALUE",
+        help="a policy option, e.g. --option reserve=0.3 (docs/policies.md lists them)",
+    )
     s.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     inst = load_instance(args.instance, args.slot)
-    return run_policy(inst, args.policy, args.seed, args.out, mc=args.mc)
+    options = policy_options(args.option)
+    return run_policy(inst, args.policy, args.seed, args.out, mc=args.mc, options=options)
 
 
-def run_policy(inst: Instance, policy: str, seed: int, out: str | None, mc: int = 0) -> int:
-    result, ev, seconds = evaluated_rollout(inst, policy, seed=seed)
+def run_policy(
+    inst: Instance,
+    policy: str,
+    seed: int,
+    out: str | None,
+    mc: int = 0,
+    options: Mapping[str, Any] | None = None,
+) -> int:
+    result, ev, seconds = evaluated_rollout(inst, policy, seed=seed, options=options)
     print(
         f"policy {policy}: worst-case rollout, {len(result.plan)} segments, "
         f"{result.decisions} decisions in {seconds:.3f} s"

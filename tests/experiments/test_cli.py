@@ -276,3 +276,17 @@ def test_generate_refuses_a_fractional_realdata_start(tmp_path, capsys):
     assert main(["generate", "realdata", "--start", "1.5", "--out", str(tmp_path / "x")]) == 2
     assert "whole job index" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
+    assert main(["solve", "tiny", "--policy", "sts", "--option", "reserve=0.3"]) == 0
+    assert "total" in capsys.readouterr().out
+    assert main(["solve", "tiny", "--policy", "sts", "--option", "reserv=0.3"]) == 2
+    err = capsys.readouterr().err
+    assert "policy 'sts': unknown option 'reserv' (options: lookahead, reserve, lead_hours)" in err
+    assert "Traceback" not in err
+    code = main(
+        ["solve", "tiny", "--policy", "sts", "--option", "reserve=1", "--option", "reserve=0"]
+    )
+    assert code == 2
+    assert "--option: reserve is given twice" in capsys.readouterr().err

@@ -7,10 +7,11 @@ import dataclasses
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from heuristic.core.options import OptionError, as_dict, build_options
+from heuristic.core.options import OptionError, as_dict, build_options, option_names
 from heuristic.core.registry import make_policy, policy_class, policy_names, policy_options
 
 
@@ -78,3 +79,15 @@ def test_the_milp_policy_is_known_before_milp_is_imported():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["milp.rolling", "5.0"]
+
+
+def test_docs_list_every_policy_and_every_option():
+    # docs/policies.md is the user's table of names and options: a new policy or option
+    # that is not in it fails here
+    text = (Path(__file__).resolve().parents[3] / "docs" / "policies.md").read_text()
+    for name in policy_names(small_only=True):
+        assert f"| `{name}` |" in text, name
+        cls = policy_class(name)
+        assert f"`{cls.Options.__name__}`" in text, cls.Options.__name__
+        for option in option_names(cls.Options):
+            assert f"`{option}`" in text, (name, option)
