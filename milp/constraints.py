@@ -195,7 +195,7 @@ def throughput(m: pyo.ConcreteModel, d: MilpData) -> None:
 def full_speed(m: pyo.ConcreteModel, d: MilpData) -> None:
     """A running job works at full speed in every slot but the one in which it completes
     (as the evaluator reads a segment: it runs at its speed from start to end), less the
-    share of the slot lost to relaunch overhead (:mod:`milp.relaunch`)."""
+    share of the slot lost to relaunch overhead (:mod:`milp.overhead`)."""
     rows: list[tuple[Any, Any]] = []
     for j, k, t in m.run_index:
         jd = d.jobs[j]

@@ -10,7 +10,7 @@ from instances import Instance, TardinessMode
 from milp.constraints import CONSTRAINT_FAMILIES
 from milp.data import MilpData, milp_data
 from milp.objective import add_objective
-from milp.relaunch import add_relaunch
+from milp.overhead import add_relaunch
 from milp.variables import add_variables
 
 

@@ -8,12 +8,12 @@ from typing import Any
 import pyomo.environ as pyo
 
 from milp.data import MilpData
-from milp.relaunch import overhead_cost
+from milp.overhead import overhead_cost
 
 
 def expected_energy_cost(m: pyo.ConcreteModel, d: MilpData) -> Any:
     """``sum q_b * pi * e_c * work``: an epoch of block b runs only if the job survives to
-    it, with probability q_b; plus the relaunch overhead's (:mod:`milp.relaunch`)."""
+    it, with probability q_b; plus the relaunch overhead's (:mod:`milp.overhead`)."""
     epochs = sum(
         d.jobs[j].survival[b] * d.jobs[j].cost[k] * m.work[j, b, k, t]
         for j, b, k, t in m.work_index

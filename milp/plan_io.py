@@ -1,5 +1,6 @@
-"""Between plans and MILP variable values: a slotted plan as a MIP start, and the MILP's
-solution as a plan (with GPU ids) for the evaluator."""
+"""Between plans and MILP variable values: a slotted plan as a MIP start (the relaunch
+overhead's variables of :mod:`milp.overhead` included), and the MILP's solution as a
+plan (with GPU ids) for the evaluator."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pyomo.environ as pyo
 
 from instances import Config, GpuRef, Plan, PlanError, Segment
 from milp.data import MilpData
-from milp.relaunch import lost_values, overhead_values
+from milp.overhead import in_progress, lost_fractions, start_charge, survival_before
 
 ON = 0.5  # binaries read from a solution: above this is 1
 
@@ -58,8 +59,8 @@ def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
                 for n in dict.fromkeys(node for node, _ in seg.gpus):
                     m.place[seg.job, k, n, t].set_value(1)
     for j in d.jobs:
-        _progress_values(m, d, j, lost_values(m, d, j))
-        overhead_values(m, d, j)
+        _progress_values(m, d, j, _lost_values(m, d, j))
+        _overhead_values(m, d, j)
 
 
 def _shared_labels(d: MilpData, plan: Plan) -> dict[tuple[str, int], dict[GpuRef, int]]:
@@ -123,6 +124,65 @@ def _progress_values(m: pyo.ConcreteModel, d: MilpData, j: str, lost: dict[int, 
         finished = [t for t in d.slot_range(j) if (m.done[j, bb, t].value or 0) > ON]
         end = (finished[0] + 1) * d.slot if finished else d.horizon + d.slot
         m.late[j, bb].set_value(max(0.0, end - jd.job.due))
+
+
+def _lost_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> dict[int, float]:
+    """For a MIP start: set ``begin_*``, ``relaunched`` and ``lost`` of job ``j`` from
+    its ``run``/``place``/``share`` values; returns the lost fraction per slot."""
+    jd = d.jobs[j]
+    if jd.relaunch <= 0:
+        return {}
+    lam = lost_fractions(jd)
+    relaunched: dict[int, float] = {}
+    for var, x in ((m.begin_place, m.place), (m.begin_share, m.share)):
+        for idx in var:
+            if idx[0] != j:
+                continue
+            before = (*idx[:-1], idx[-1] - 1)
+            prev = (x[before].value or 0) > ON if before in x.index_set() else False
+            new = 1.0 if (x[idx].value or 0) > ON and not prev else 0.0
+            var[idx].set_value(new)
+            relaunched[idx[-1]] = max(relaunched.get(idx[-1], 0.0), new)
+    lost: dict[int, float] = {}
+    ever = 0.0
+    for t in d.slot_range(j):
+        m.relaunched[j, t].set_value(relaunched.get(t, 0.0))
+        runs = any((m.run[j, k, t].value or 0) > ON for k in range(len(jd.configs)))
+        for k in range(len(jd.configs)):
+            first = ever == 0.0 and (m.run[j, k, t].value or 0) > ON
+            m.first_run[j, k, t].set_value(1.0 if first else 0.0)
+        ever = 1.0 if runs else ever
+        if not m.ever[j, t].fixed:
+            m.ever[j, t].set_value(ever)
+        hits = [lam[i] for i in range(len(lam)) if relaunched.get(t - i, 0.0) > ON]
+        lost[t] = max(hits) if runs and hits else 0.0
+        m.lost[j, t].set_value(lost[t])
+    return lost
+
+
+def _overhead_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> None:
+    """For a MIP start, once ``done`` is set: ``overhead_cost`` of job ``j``."""
+    jd = d.jobs[j]
+    if jd.relaunch <= 0:
+        return
+    lam = lost_fractions(jd)
+    for t in d.slot_range(j):
+        s = pyo.value(survival_before(m, jd, j, t))
+        relaunched = (m.relaunched[j, t].value or 0) > ON
+        best = 0.0  # the split relaunch charge, then the rows of earlier relaunches
+        for k in range(len(jd.configs)):
+            start = relaunched and (m.run[j, k, t].value or 0) > ON
+            for b in jd.blocks:
+                on = start and pyo.value(in_progress(m, jd, j, t, b)) > ON
+                m.start_block[j, k, t, b].set_value(1.0 if on else 0.0)
+                best += start_charge(jd, k, b) * on
+        for k in range(len(jd.configs)):
+            run = m.run[j, k, t].value or 0
+            for i in range(len(lam)):
+                if t - i >= jd.first_slot:
+                    r = m.relaunched[j, t - i].value or 0
+                    best = max(best, jd.slot_power_cost[k] * lam[i] * (r + run + s - 2))
+        m.overhead_cost[j, t].set_value(best)
 
 
 def _chosen(m: pyo.ConcreteModel, d: MilpData, t: int) -> dict[str, tuple[Config, tuple[Any, ...]]]:

@@ -151,7 +151,7 @@ def test_a_tenant_may_stay_on_its_gpu_while_a_lower_label_empties():
 @pytest.mark.parametrize("delta", [0.2, 0.7])
 @pytest.mark.parametrize("mode", ["worst_case", "expected"])
 def test_milp_with_relaunch_overhead_equals_brute_force(seed, delta, mode):
-    """Start indicators (milp.relaunch): with an overhead shorter and longer than a
+    """Start indicators (milp.overhead): with an overhead shorter and longer than a
     slot, the optimum is the brute force's, the evaluator's cost of the extracted plan
     is HiGHS's objective, and an STS warm start is feasible and never beaten upwards."""
     inst = _tiny(seed, shared=seed % 2 == 0, tardiness=mode).replace(relaunch_hours=delta)

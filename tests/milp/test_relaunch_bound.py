@@ -1,4 +1,4 @@
-"""The LP relaxation with overheads: what the start rows of milp.relaunch add."""
+"""The LP relaxation with overheads: what the start rows of milp.overhead add."""
 
 from __future__ import annotations
 
