@@ -109,8 +109,6 @@ class RollingMilpPolicy:
         self.seed = seed  # HiGHS is deterministic; kept for the registry's interface
         self.time_limit = o.time_limit_seconds
         self.max_jobs = o.max_jobs
-        self.solves = 0
-        self.proved = 0
 
     def decide(self, state: SchedulerState) -> Decision:
         slot = require_slot(state.instance)
@@ -122,8 +120,6 @@ class RollingMilpPolicy:
         sub = remaining_instance(state)
         start = rollout(sub, StsPolicy())
         res = solve(sub, initial_plan=start, time_limit=self.time_limit, threads=1)
-        self.solves += 1
-        self.proved += res.optimal
         plan: Plan = res.plan if res.plan is not None else start
         first = {s.job: Allocation(s.config, s.gpus) for s in plan if s.start < 1e-9}
         if sub.has_relaunch:

@@ -15,13 +15,11 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-import pyomo.environ as pyo
-
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
 from milp.data import MilpData, MilpError, milp_data, require_slot
 from milp.highs import compile_model, load_values, run_highs, start_vector
-from milp.model import build_model, model_of_data
+from milp.model import model_of_data
 from milp.plan_io import solution_plan, start_values
 from milp.result import Result, SolutionStatus, Termination
 from validation.evaluate import Evaluation, evaluate
@@ -206,9 +204,3 @@ def _stopped(
         constraints=size[1],
     )
 
-
-def model_of(
-    instance: Instance, slots: int, *, tardiness: TardinessMode | None = None
-) -> pyo.ConcreteModel:
-    """The Pyomo model alone, for users who add constraints and solve it themselves."""
-    return build_model(instance, slots, tardiness=tardiness)[0]
