@@ -21,12 +21,13 @@ import contextlib
 import time
 
 from benchmarks.common import markdown
+from heuristic.core.result import certified_gap
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, InstanceError
 from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthetic
 from instances.generators.realdata import cluster_mix
 from milp import MilpError, improve, solve
-from milp.improve import certified_gap, tune_sts
+from milp.improve import tune_sts
 from milp.lagrange import lagrangian_bound
 from milp.solve import default_slots
 from validation.evaluate import evaluate
@@ -52,22 +53,22 @@ def row(inst: Instance, time_limit: float) -> list[object]:
     tuned_plan = rollout(inst, StsPolicy(tuning=found.tuning))
     tune_s = time.perf_counter() - t0
     slots = default_slots(inst, tuned_plan)
-    lag = lagrangian_bound(inst, slots, upper=found.cost, time_limit=time_limit)
+    lag = lagrangian_bound(inst, slots, upper=found.objective, time_limit=time_limit)
     # the goals give 30 s where the MILP proves optimality (<= 20 jobs), 60 s beyond
     budget = time_limit / 2 if len(inst.jobs) <= 20 else time_limit
     better = improve(inst, initial_plan=tuned_plan, time_limit=budget, lagrangian=False)
     milp: object = "too large"
     milp_s: object = "-"
-    bound = max(lag.value, better.bound)
+    bound = max(lag.bound, better.bound)
     try:
         res = solve(inst, initial_plan=tuned_plan, time_limit=time_limit, threads=1)
-        milp_s = res.seconds
+        milp_s = res.runtime
         milp = res.objective if res.solver_objective is not None else "no better"
         assert res.bound is not None  # never below the capacity relaxation
         bound = max(bound, res.bound)
     except MilpError:  # too large to build
         pass
-    best = min(better.cost, milp if isinstance(milp, float) else better.cost)
+    best = min(better.objective, milp if isinstance(milp, float) else better.objective)
 
     def gap(cost: float) -> str:
         return f"{100 * certified_gap(cost, bound):.1f}%"
@@ -77,19 +78,19 @@ def row(inst: Instance, time_limit: float) -> list[object]:
         len(inst.jobs),
         len(inst.nodes),
         sts,
-        found.cost,
-        better.cost,
+        found.objective,
+        better.objective,
         milp,
         lag.capacity_relaxation,
-        lag.value,
+        lag.bound,
         bound,
         gap(sts),
-        gap(found.cost),
-        gap(better.cost),
+        gap(found.objective),
+        gap(better.objective),
         gap(best),
         tune_s,
-        lag.seconds,
-        better.seconds,
+        lag.runtime,
+        better.runtime,
         milp_s,
     ]
 

@@ -10,10 +10,12 @@ dual bound is valid even when a time limit stops HiGHS).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from heuristic.sts.policy import StsPolicy
 from instances import Instance
 from milp import Result, solve
@@ -46,22 +48,63 @@ def scenario_optimum(
 
 @dataclass(frozen=True)
 class BoundResult:
-    scenarios: int
+    """The clairvoyant bound, in the one result vocabulary
+    (:mod:`heuristic.core.result`): ``bound`` is the mean of the scenarios' dual bounds,
+    ``objective`` the mean of their best plans' costs (the clairvoyant plans, each
+    warm-started by STS, so one always exists), ``status`` optimal when every scenario
+    was proved, ``termination`` optimal then, else the first unproved scenario's, and
+    ``runtime`` the seconds of the whole call."""
+
+    instance: str
     bounds: tuple[float, ...]  # dual bound per scenario
     costs: tuple[float, ...]  # best plan's cost per scenario (evaluator)
+    terminations: tuple[Termination, ...]  # why each scenario's solve stopped
     proved: int  # scenarios solved to optimality
+    runtime: float
 
     @property
-    def mean(self) -> float:
+    def scenarios(self) -> int:
+        return len(self.bounds)
+
+    @property
+    def bound(self) -> float:
         return float(np.mean(self.bounds))
 
     @property
+    def objective(self) -> float:
+        return float(np.mean(self.costs))
+
+    @property
+    def gap(self) -> float | None:
+        return relative_gap(self.objective, self.bound)
+
+    @property
+    def status(self) -> SolutionStatus:
+        every = self.proved == self.scenarios
+        return SolutionStatus.OPTIMAL if every else SolutionStatus.FEASIBLE
+
+    @property
+    def termination(self) -> Termination:
+        return next(
+            (t for t in self.terminations if t is not Termination.OPTIMAL), Termination.OPTIMAL
+        )
+
+    @property
     def stderr(self) -> float:
+        """The standard error of ``bound`` over the scenarios (0 for one)."""
         return (
             float(np.std(self.bounds, ddof=1) / math.sqrt(len(self.bounds)))
             if len(self.bounds) > 1
             else 0.0
         )
+
+    def summary(self) -> str:
+        title = f"clairvoyant bound of {self.instance!r} over {self.scenarios} scenarios"
+        details = [
+            ("std. error", f"{self.stderr:.6g} (of the bound)"),
+            ("proved", f"{self.proved} of {self.scenarios} scenarios"),
+        ]
+        return summary_text(title, self, details)
 
 
 def clairvoyant_bound(
@@ -70,11 +113,19 @@ def clairvoyant_bound(
     """Solve the MILP of ``scenarios`` sampled scenarios. Scenario ``s`` has the stops of
     the simulator's sampled mode with seed ``seed + s``, so an online run
     ``simulate(instance, policy, mode="sampled", seed=seed + s)`` meets the same stops."""
-    bounds, costs, proved = [], [], 0
+    if scenarios < 1:
+        raise ValueError(f"scenarios = {scenarios!r}: must be at least 1")
+    t0 = time.perf_counter()
+    runs = []
     for s in range(scenarios):
         res = scenario_optimum(instance, scenario_epochs(instance, seed + s), time_limit=time_limit)
         assert res.bound is not None and res.objective is not None  # solve's contract
-        bounds.append(res.bound)
-        costs.append(res.objective)
-        proved += res.optimal
-    return BoundResult(scenarios, tuple(bounds), tuple(costs), proved)
+        runs.append(res)
+    return BoundResult(
+        instance=instance.name,
+        bounds=tuple(r.bound for r in runs if r.bound is not None),
+        costs=tuple(r.objective for r in runs if r.objective is not None),
+        terminations=tuple(r.termination for r in runs),
+        proved=sum(r.optimal for r in runs),
+        runtime=time.perf_counter() - t0,
+    )

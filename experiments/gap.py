@@ -15,7 +15,6 @@ and without it; and a Gantt chart of the plans. Written as CSV, PNG and one HTML
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,13 +24,14 @@ import pandas as pd
 from experiments.gantt import gantt
 from experiments.gap_page import SIZE_CHART, gaps_by_size, page
 from experiments.paths import plain_name
+from heuristic.core.result import certified_gap
 from heuristic.sts.policy import StsPolicy
+from heuristic.sts.search import SearchResult
 from instances import Instance, Plan
 from instances.io import write_atomic
-from milp import improve, solve
-from milp.data import ModelTooLarge, require_slot
-from milp.improve import certified_gap, tune_sts
-from milp.lagrange import lagrangian_bound
+from milp import Improvement, LagrangeBound, Result, improve, lagrangian_bound, solve
+from milp.improve import tune_sts
+from milp.requirements import ModelTooLarge, require_slot
 from milp.solve import default_slots
 from validation.simulator import rollout
 
@@ -104,25 +104,14 @@ def analyse(
     improved, MILP). ``improve_time``: seconds for the neighbourhood search (0: none)."""
     require_slot(instance)  # a MilpError with a hint, before the search runs
     sts_plan = rollout(instance, StsPolicy())
-    t0 = time.perf_counter()
     found = tune_sts(instance, evaluations=evaluations)
     tuned_plan = rollout(instance, StsPolicy(tuning=found.tuning))
-    seconds_search = time.perf_counter() - t0
-    tuned_cost, sts_cost = found.cost, found.start_cost  # the search began with plain STS
     slots = default_slots(instance, tuned_plan)
-    lag = lagrangian_bound(instance, slots, upper=tuned_cost, time_limit=time_limit)
-    bound = lag.value
-    warm = cold = None
-    try:
-        warm = solve(instance, initial_plan=tuned_plan, time_limit=time_limit, threads=threads)
-        cold = solve(instance, slots=warm.slots, time_limit=time_limit, threads=threads)
-    except ModelTooLarge:
-        pass  # the bounds and the neighbourhood search still apply
-    if warm is not None:
-        # the tuned plan is the warm start, so the warm solve always has a plan and a bound
-        assert warm.objective is not None and warm.bound is not None
-        bound = max(bound, warm.bound, cold.bound if cold and cold.bound is not None else -1)
-    better_plan, better_cost, seconds_improve = tuned_plan, tuned_cost, 0.0
+    lag = lagrangian_bound(instance, slots, upper=found.objective, time_limit=time_limit)
+    warm, cold = _milp_solves(instance, tuned_plan, time_limit, threads)
+    solved = [r.bound for r in (warm, cold) if r is not None and r.bound is not None]
+    bound = max([lag.bound, *solved])
+    better = None
     if improve_time > 0:
         better = improve(
             instance,
@@ -132,16 +121,54 @@ def analyse(
             lagrangian=False,
             threads=1 if threads is None else threads,
         )
-        better_plan, better_cost, seconds_improve = better.plan, better.cost, better.seconds
+    row = _row(instance, slots, found, lag, warm, cold, better, bound)
+    plans = {
+        "sts": sts_plan,
+        "sts-tuned": tuned_plan,
+        "improved": better.plan if better is not None else None,
+        "milp": warm.plan if warm is not None else None,
+    }
+    return row, plans
+
+
+def _milp_solves(
+    instance: Instance, tuned_plan: Plan, time_limit: float, threads: int | None
+) -> tuple[Result | None, Result | None]:
+    """The MILP warm-started by the tuned plan, and cold over the same horizon; ``None``
+    where the model is too large to build (the cold one may be, without the warm
+    start's cutoff)."""
+    warm = cold = None
+    try:
+        warm = solve(instance, initial_plan=tuned_plan, time_limit=time_limit, threads=threads)
+        cold = solve(instance, slots=warm.slots, time_limit=time_limit, threads=threads)
+    except ModelTooLarge:
+        pass  # the bounds and the neighbourhood search still apply
+    # the tuned plan is the warm start, so the warm solve always has a plan and a bound
+    assert warm is None or (warm.objective is not None and warm.bound is not None)
+    return warm, cold
+
+
+def _row(
+    instance: Instance,
+    slots: int,
+    found: SearchResult,
+    lag: LagrangeBound,
+    warm: Result | None,
+    cold: Result | None,
+    better: Improvement | None,
+    bound: float,
+) -> GapRow:
+    """The figures of one instance (see :class:`GapRow`)."""
+    tuned_cost, sts_cost = found.objective, found.start_cost  # the search began with plain STS
+    better_cost = better.objective if better is not None else tuned_cost
     milp_cost = NAN
-    if warm is not None:  # the cold solve may be too large without the warm start's cutoff
-        assert warm.objective is not None
+    if warm is not None and warm.objective is not None:
         cold_cost = cold.objective if cold is not None else None
         milp_cost = min(warm.objective, cold_cost if cold_cost is not None else math.inf)
     # an unproved MILP may end above the improved plan (suite-share-4n10j-s2: 0.2676
     # against 0.1917): the gaps are then to the improved plan, the best one known
     best_cost = min(milp_cost, better_cost) if math.isfinite(milp_cost) else NAN
-    row = GapRow(
+    return GapRow(
         instance=instance.name,
         nodes=len(instance.nodes),
         jobs=len(instance.jobs),
@@ -155,7 +182,7 @@ def analyse(
         milp_bound=warm.bound
         if warm is not None and warm.bound is not None
         else lag.capacity_relaxation,
-        lagrange_bound=lag.value,
+        lagrange_bound=lag.bound,
         bound=bound,
         milp_gap=warm.gap if warm is not None and warm.gap is not None else NAN,
         sts_gap=_gap(sts_cost, best_cost),
@@ -165,21 +192,14 @@ def analyse(
         improved_certified=certified_gap(better_cost, bound),
         proved=warm is not None and cold is not None and warm.optimal and cold.optimal,
         milp_built=warm is not None,
-        seconds_search=seconds_search,
-        seconds_lagrange=lag.seconds,
-        seconds_improve=seconds_improve,
-        seconds_warm=warm.seconds if warm is not None else NAN,
-        seconds_cold=cold.seconds if cold is not None else NAN,
+        seconds_search=found.runtime,
+        seconds_lagrange=lag.runtime,
+        seconds_improve=better.runtime if better is not None else 0.0,
+        seconds_warm=warm.runtime if warm is not None else NAN,
+        seconds_cold=cold.runtime if cold is not None else NAN,
         cold_cost=cold.objective if cold is not None and cold.objective is not None else NAN,
         evaluations=found.evaluations,
     )
-    plans = {
-        "sts": sts_plan,
-        "sts-tuned": tuned_plan,
-        "improved": better_plan if improve_time > 0 else None,
-        "milp": warm.plan if warm is not None else None,
-    }
-    return row, plans
 
 
 def gap_report(

@@ -11,23 +11,25 @@ from typing import TextIO
 
 from tqdm import tqdm
 
+from heuristic.core.result import certified_gap
 from instances import Instance, Plan, write_plan
-from milp.improve import Improvement, Step, certified_gap, improve
+from milp.improve import Improvement, Step, improve
 
 
 def _percent(gap: float) -> str:
     return f"{100 * gap:.1f}%" if gap < 10 else f"{gap:.0f}x"
 
 
-def summary(res: Improvement) -> str:
-    """The costs of the plans (evaluator), the bound, and their certified gaps."""
+def certified_table(res: Improvement) -> str:
+    """The costs of the plans (evaluator), the bound, and their certified gaps (what the
+    command prints; :meth:`Improvement.summary` is the result's own)."""
     rows = []
     if res.sts_cost is not None:
         rows.append(("STS (greedy)", res.sts_cost))
         rows.append(("STS tuned (start)", res.start_cost))
     else:
         rows.append(("given plan (start)", res.start_cost))
-    rows.append(("improved", res.cost))
+    rows.append(("improved", res.objective))
     width = max(len(r[0]) for r in rows)
     lines = [
         f"{name:<{width}}  {cost:>12.6g}  certified gap {_percent(certified_gap(cost, res.bound))}"
@@ -36,7 +38,7 @@ def summary(res: Improvement) -> str:
     lines.append(f"{'lower bound':<{width}}  {res.bound:>12.6g}")
     kept = res.improvements
     lines.append(
-        f"{len(res.history) - 1} neighbourhoods in {res.seconds:.1f} s, {kept} improved the plan; "
+        f"{len(res.history) - 1} neighbourhoods in {res.runtime:.1f} s, {kept} improved the plan; "
         "gap = (cost - bound) / bound"
     )
     return "\n".join(lines)
@@ -69,7 +71,7 @@ def run_improve(
     def show(step: Step) -> None:
         bar.update(max(0.0, min(step.seconds, time_limit) - bar.n))
         bar.set_postfix_str(
-            f"cost {step.incumbent:.6g}, bound {step.bound:.6g}, gap {_percent(step.gap)}"
+            f"cost {step.incumbent:.6g}, bound {step.bound:.6g}, gap {_percent(step.certified_gap)}"
         )
 
     with bar:
@@ -81,7 +83,7 @@ def run_improve(
             seed=seed,
             on_step=show,
         )
-    echo(summary(res))
+    echo(certified_table(res))
     if out is not None:
         write_plan(res.plan, out, instance=instance.name, policy="improve")
         echo(f"plan written to {out}")

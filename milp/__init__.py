@@ -1,19 +1,25 @@
-"""The exact time-indexed MILP (MODEL.md section 5) in Pyomo, solved with HiGHS."""
+"""The exact time-indexed MILP (docs/milp.md) in Pyomo, solved with HiGHS; the
+neighbourhood search and the Lagrangian bound built on it. Every method returns the one
+result vocabulary of :mod:`heuristic.core.result`."""
 
-from milp.data import MilpError
 from milp.improve import Improvement, improve
+from milp.lagrange import LagrangeBound, lagrangian_bound
 from milp.model import build_model
+from milp.requirements import MilpError, ModelTooLarge
 from milp.result import Result, SolutionStatus, Termination
 from milp.solve import default_slots, solve
 
 __all__ = [
     "Improvement",
+    "LagrangeBound",
     "MilpError",
+    "ModelTooLarge",
     "Result",
     "SolutionStatus",
     "Termination",
     "build_model",
     "default_slots",
     "improve",
+    "lagrangian_bound",
     "solve",
 ]

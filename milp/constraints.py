@@ -1,4 +1,4 @@
-"""Constraint families of the time-indexed MILP (MODEL.md section 5), one function each.
+"""Constraint families of the time-indexed MILP (docs/milp.md), one function each.
 
 Every function adds one indexed ``pyo.Constraint`` named after the family; users may
 add their own constraints to the model the same way before solving.

@@ -1,4 +1,4 @@
-"""The index sets of the time-indexed MILP (MODEL.md section 5), computed once from an
+"""The index sets of the time-indexed MILP (docs/milp.md), computed once from an
 instance and a horizon, with no Pyomo in them so that the warm start and the plan
 extraction read the same sets as the model.
 
@@ -15,20 +15,20 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from instances import Config, Instance, Job, Node, TardinessMode, fits_node
+from milp.requirements import (
+    MilpError,
+    ModelTooLarge,
+    require_no_distributed,
+    require_no_suspend,
+    require_one_shared_shape,
+    require_slot,
+)
 
 EPS = 1e-9
 # a model of this many variables takes about 12 GB to build (the 60-job model of
 # benchmarks/milp_time_limit has 680,000 and takes 1.7 GB): more would not fit a 24 GiB
 # machine beside the solver's own copy
 MAX_MODEL_VARIABLES = 5_000_000
-
-
-class MilpError(ValueError):
-    """The MILP cannot be built or has no solution; the message says which job and why."""
-
-
-class ModelTooLarge(MilpError):
-    """The MILP would not fit in memory: the instance is for heuristics and bounds."""
 
 
 @dataclass(frozen=True)
@@ -89,28 +89,33 @@ class JobData:
 
 
 @dataclass(frozen=True)
+class Outside:
+    """What jobs outside the model hold, per (node id, slot): ``gpus``, the GPU indices
+    the model's plans must leave alone, except that its shared jobs may join the shared
+    GPUs of ``tenants`` (GPU index -> those tenants and their memory in GB; such a GPU
+    is also in ``gpus``) while memory and ``K_max`` allow; ``host``, the CPU cores and
+    DRAM (GB) they hold there (E3). The neighbourhood search (:mod:`milp.improve`)
+    fixes the other jobs' plans this way."""
+
+    gpus: Mapping[tuple[str, int], frozenset[int]] = field(default_factory=dict)
+    tenants: Mapping[tuple[str, int], Mapping[int, tuple[int, float]]] = field(default_factory=dict)
+    host: Mapping[tuple[str, int], tuple[int, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class MilpData:
     instance: Instance
     slots: int  # T
     slot: float  # Delta, hours
     jobs: dict[str, JobData] = field(repr=False)
     tardiness: TardinessMode = "worst_case"
-    # GPUs held by jobs outside the model, per (node id, slot): the GPU indices the model
-    # may not use (a large-neighbourhood search fixes the other jobs' plans this way)
-    occupied: Mapping[tuple[str, int], frozenset[int]] = field(default_factory=dict, repr=False)
-
-    # shared GPUs whose tenants include jobs outside the model, per (node id, slot): GPU
-    # index -> (those tenants, their memory in GB); such a GPU is also in ``occupied``
-    tenants: Mapping[tuple[str, int], Mapping[int, tuple[int, float]]] = field(
-        default_factory=dict, repr=False
-    )
-
-    # CPU cores and DRAM (GB) held by jobs outside the model, per (node id, slot) (E3)
-    host_held: Mapping[tuple[str, int], tuple[int, float]] = field(default_factory=dict, repr=False)
+    # what jobs outside the model hold (a large-neighbourhood search fixes the other
+    # jobs' plans this way); nothing by default
+    outside: Outside = field(default_factory=Outside, repr=False)
 
     def free_gpus(self, node_id: str, t: int) -> int:
         """GPUs of the node the model may use in slot ``t``."""
-        return self.instance.node(node_id).num_gpus - len(self.occupied.get((node_id, t), ()))
+        return self.instance.node(node_id).num_gpus - len(self.outside.gpus.get((node_id, t), ()))
 
     def late_blocks(self, job_id: str) -> tuple[int, ...]:
         """Blocks whose completion time is charged: the last (worst case), or every block
@@ -172,7 +177,7 @@ class MilpData:
         """CPU cores and DRAM of the node the model may use in slot ``t`` (``None``
         where the node states none: unlimited)."""
         node = self.instance.node(node_id)
-        cpus, dram = self.host_held.get((node_id, t), (0, 0.0))
+        cpus, dram = self.outside.host.get((node_id, t), (0, 0.0))
         return (
             None if node.cpu_cores is None else node.cpu_cores - cpus,
             None if node.dram_gb is None else node.dram_gb - dram,
@@ -200,7 +205,7 @@ class MilpData:
         model's jobs may join them as shared labels ``U_n + i`` (``i`` the GPU's position
         here), in the slots where those tenants are."""
         out: dict[str, set[int]] = {}
-        for (n, _), gpus in self.tenants.items():
+        for (n, _), gpus in self.outside.tenants.items():
             out.setdefault(n, set()).update(gpus)
         return {n: tuple(sorted(g)) for n, g in out.items()}
 
@@ -208,7 +213,7 @@ class MilpData:
         """Shared labels of the node in slot ``t``: the model's own, then the GPUs whose
         outside tenants are there in that slot."""
         own = self.shared_labels[node_id]
-        here = self.tenants.get((node_id, t))
+        here = self.outside.tenants.get((node_id, t))
         if not here:
             return range(own)
         return [*range(own), *(self.outside_label_of(node_id, g) for g in sorted(here))]
@@ -224,67 +229,8 @@ class MilpData:
         if u < own:
             return None
         g = self.outside_gpus[node_id][u - own]
-        count, memory = self.tenants[node_id, t][g]
+        count, memory = self.outside.tenants[node_id, t][g]
         return g, count, memory
-
-
-def require_slot(instance: Instance) -> float:
-    """The instance's slot length; :class:`MilpError` with a hint if it has none."""
-    if instance.slot is None:
-        raise MilpError(
-            f"instance {instance.name!r} has no slot length: the time-indexed MILP needs one "
-            "(set 'slot' in the instance, or give one: slot= in the library, --slot on "
-            "the command line)"
-        )
-    return instance.slot
-
-
-def require_no_suspend(instance: Instance) -> None:
-    """The MILP's start indicators price every new placement as a relaunch; a cheaper
-    resume on the very GPUs a job was suspended from (``suspend_hours``) would need
-    per-GPU placement variables. Refused with :class:`MilpError` rather than mispriced."""
-    for job in instance.jobs:
-        if instance.resume(job) < instance.relaunch(job):
-            raise MilpError(
-                f"job {job.id!r} resumes in {instance.resume(job):g} h but relaunches in "
-                f"{instance.relaunch(job):g} h (suspend_hours): the MILP prices every start "
-                "as a relaunch and cannot tell a resume on the same GPUs; drop suspend_hours "
-                "to solve it"
-            )
-
-
-def require_one_shared_shape(instance: Instance) -> None:
-    """A shared tenancy (``share[j,n,u,t]``) names a GPU, not a configuration, so a job
-    may have one shared configuration per GPU type only where they hold different CPU
-    cores or DRAM (E3): otherwise the model could not tell what the tenant holds.
-    Refused with :class:`MilpError` rather than mispriced."""
-    for job in instance.jobs:
-        seen: dict[str, Config] = {}
-        for c in instance.allowed_configs(job):
-            if not c.shared:
-                continue
-            other = seen.setdefault(c.gpu_type, c)
-            if other != c:
-                raise MilpError(
-                    f"job {job.id!r} has two shared configurations on {c.gpu_type} "
-                    f"({other.label} and {c.label}): the MILP's shared tenancy names the GPU, "
-                    "not the CPU cores and DRAM; keep one shared configuration per GPU type"
-                )
-
-
-def require_no_distributed(instance: Instance) -> None:
-    """A distributed configuration (E4) puts any number of its GPUs on each node and
-    holds link bandwidth: the model would need integer per-node GPU counts and a
-    variable per link, which it does not have. Refused with :class:`MilpError` rather
-    than solved wrong; the simulator's policies run such instances."""
-    for job in instance.jobs:
-        spread = [c.label for c in instance.allowed_configs(job) if c.distributed]
-        if spread:
-            raise MilpError(
-                f"job {job.id!r} has distributed configurations ({', '.join(spread)}): the "
-                "MILP places whole GPUs of one node or whole nodes only and models no links "
-                "(docs/model.md, E4); run it with a policy (gpusched online / compare)"
-            )
 
 
 def milp_data(
@@ -294,12 +240,11 @@ def milp_data(
     cutoff: float | None = None,
     *,
     check_size: bool = True,
-    occupied: Mapping[tuple[str, int], frozenset[int]] | None = None,
-    tenants: Mapping[tuple[str, int], Mapping[int, tuple[int, float]]] | None = None,
-    host_held: Mapping[tuple[str, int], tuple[int, float]] | None = None,
+    outside: Outside | None = None,
 ) -> MilpData:
-    """Index sets for ``instance`` over ``slots`` slots; raises :class:`MilpError` if a job
-    cannot finish within the horizon even alone on its fastest configuration, or (with
+    """Index sets for ``instance`` over ``slots`` slots; raises :class:`MilpError` if the
+    MILP cannot model the instance (:mod:`milp.requirements`), if a job cannot finish
+    within the horizon even alone on its fastest configuration, or (with
     ``check_size``, for a model about to be built) if the MILP would not fit in memory.
 
     ``cutoff``, the cost of a known plan (the warm start), bounds every job's lateness in
@@ -307,11 +252,7 @@ def milp_data(
     energy)``, so a job gets no slots after the one that would make it later than that.
     The optimum is never cut off (its cost is at most the cutoff).
 
-    ``occupied``: GPU indices per (node id, slot) held by jobs outside the model, which
-    its plans must leave alone, except that its shared jobs may join the shared GPUs of
-    ``tenants`` (per (node id, slot): GPU index -> tenants and their memory) while
-    memory and ``K_max`` allow; ``host_held``: the CPU cores and DRAM they hold there
-    (E3)."""
+    ``outside``: what jobs outside the model hold (:class:`Outside`)."""
     slot = require_slot(instance)
     require_no_suspend(instance)
     require_one_shared_shape(instance)
@@ -319,52 +260,48 @@ def milp_data(
     mode = tardiness or instance.tardiness
     jobs = {}
     for job in instance.jobs:
-        configs = instance.allowed_configs(job)
-        dist = job.distribution
-        lengths = dist.block_lengths
-        probs = dict(zip(dist.stops, dist.probabilities, strict=True))
-        data = JobData(
-            job=job,
-            configs=configs,
-            first_slot=math.ceil(job.release / slot - EPS),
-            speed=tuple(slot / instance.epoch_time(job, c) for c in configs),
-            cost=tuple(instance.epoch_cost(job, c) for c in configs),
-            lengths=lengths,
-            survival=dist.block_survival,
-            stop_probability=tuple(probs.get(e, 0.0) for e in dist.stops),
-            omega=instance.tardiness_weight(job.id),
-            last_slot=slots - 1,
-            relaunch=instance.relaunch(job) / slot,
-            slot_power_cost=tuple(
-                instance.energy_price * instance.power_w(c) * slot / 1000.0 for c in configs
-            ),
-        )
-        done = data.earliest_finish_slot(data.last)
-        if done >= slots:
-            fastest = min(configs, key=lambda c: instance.epoch_time(job, c))
-            need = done - data.first_slot + 1
-            raise MilpError(
-                f"job {job.id!r} cannot finish within the horizon of {slots} slots "
-                f"({slots * slot:g} h): released at {job.release:g} h it starts in slot "
-                f"{data.first_slot} and needs at least {need} slots of {slot:g} h for its "
-                f"{job.max_epochs:g} epochs even on its fastest configuration "
-                f"{fastest.label}; give a longer horizon"
-            )
-        jobs[job.id] = data
+        jobs[job.id] = _job_data(instance, job, slots, slot)
     if cutoff is not None:
         jobs = _cut_windows(jobs, slots, slot, cutoff, mode)
     if check_size:
         _check_size(instance, jobs, slots, slot)
-    return MilpData(
-        instance,
-        slots,
-        slot,
-        jobs,
-        mode,
-        dict(occupied or {}),
-        dict(tenants or {}),
-        dict(host_held or {}),
+    return MilpData(instance, slots, slot, jobs, mode, outside or Outside())
+
+
+def _job_data(instance: Instance, job: Job, slots: int, slot: float) -> JobData:
+    """The job's index data over ``slots`` slots of ``slot`` hours; :class:`MilpError`
+    if it cannot finish within them even alone on its fastest configuration."""
+    configs = instance.allowed_configs(job)
+    dist = job.distribution
+    probs = dict(zip(dist.stops, dist.probabilities, strict=True))
+    data = JobData(
+        job=job,
+        configs=configs,
+        first_slot=math.ceil(job.release / slot - EPS),
+        speed=tuple(slot / instance.epoch_time(job, c) for c in configs),
+        cost=tuple(instance.epoch_cost(job, c) for c in configs),
+        lengths=dist.block_lengths,
+        survival=dist.block_survival,
+        stop_probability=tuple(probs.get(e, 0.0) for e in dist.stops),
+        omega=instance.tardiness_weight(job.id),
+        last_slot=slots - 1,
+        relaunch=instance.relaunch(job) / slot,
+        slot_power_cost=tuple(
+            instance.energy_price * instance.power_w(c) * slot / 1000.0 for c in configs
+        ),
     )
+    done = data.earliest_finish_slot(data.last)
+    if done >= slots:
+        fastest = min(configs, key=lambda c: instance.epoch_time(job, c))
+        need = done - data.first_slot + 1
+        raise MilpError(
+            f"job {job.id!r} cannot finish within the horizon of {slots} slots "
+            f"({slots * slot:g} h): released at {job.release:g} h it starts in slot "
+            f"{data.first_slot} and needs at least {need} slots of {slot:g} h for its "
+            f"{job.max_epochs:g} epochs even on its fastest configuration "
+            f"{fastest.label}; give a longer horizon"
+        )
+    return data
 
 
 def _energy_floor(jobs: dict[str, JobData]) -> float:

@@ -4,9 +4,9 @@ It starts from STS tuned by its search (or from a given slot-aligned plan). Each
 frees a few jobs (:mod:`milp.neighbourhood`), keeps every other job's plan, and solves the
 MILP of the freed jobs alone on the GPUs the others leave free, warm-started by their
 current plan and cut off at its cost. A cheaper answer replaces the incumbent. Costs are
-separable by job (MODEL.md section 2), so the whole plan's cost falls by exactly what the
-sub-MILP saved; the merged plan is still checked and costed by the evaluator, which is
-the only cost reported.
+separable by job (docs/model.md, "Plans and their cost"), so the whole plan's cost falls
+by exactly what the sub-MILP saved; the merged plan is still checked and costed by the
+evaluator, which is the only cost reported.
 
 Neighbourhood sizes adapt: a sub-MILP proved optimal quickly grows the next one, one
 stopped by its time limit shrinks it. This follows the usual MIP-based LNS recipe
@@ -18,15 +18,23 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from heuristic.core.result import (
+    SolutionStatus,
+    Termination,
+    certified_gap,
+    relative_gap,
+    summary_text,
+)
 from heuristic.sts.policy import StsPolicy, StsTuning
 from heuristic.sts.search import SearchResult, search
 from instances import Instance, Plan, PlanError
-from milp.data import MilpError, milp_data, require_slot
+from milp.data import milp_data
 from milp.lagrange import lagrangian_bound
-from milp.neighbourhood import Chooser, Neighbourhood, host_occupancy, occupancy
-from milp.solve import default_slots, solve
+from milp.neighbourhood import Chooser, Neighbourhood, outside
+from milp.requirements import MilpError, require_slot
+from milp.solve import default_slots, solve_beside
 from validation.check import check_plan
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
@@ -51,15 +59,18 @@ class Step:
     proved: bool  # the sub-MILP was solved to optimality
 
     @property
-    def gap(self) -> float:
-        """Certified gap, ``(incumbent - bound) / bound``."""
+    def certified_gap(self) -> float:
+        """``(incumbent - bound) / bound`` (:func:`heuristic.core.result.certified_gap`)."""
         return certified_gap(self.incumbent, self.bound)
 
 
 @dataclass(frozen=True)
 class Improvement:
-    """What :func:`improve` returns: the best plan and its evaluation, the cost of plain
-    and tuned STS, the lower bound used, and the search's history."""
+    """What :func:`improve` returns, in the one result vocabulary
+    (:mod:`heuristic.core.result`): the best plan, its evaluation and cost
+    (``objective``), the lower bound used, why the search stopped (its ``status`` is
+    optimal once the plan meets the bound), the cost of plain and tuned STS, and the
+    search's history."""
 
     instance: str
     plan: Plan
@@ -67,27 +78,41 @@ class Improvement:
     sts_cost: float | None  # plain STS's worst-case rollout (None when a plan was given)
     start_cost: float  # the plan the search started from (tuned STS, or the given one)
     bound: float
-    seconds: float
+    termination: Termination
+    runtime: float  # seconds, the whole call
     history: tuple[Step, ...]
 
     @property
-    def cost(self) -> float:
+    def objective(self) -> float:
         return self.evaluation.total_cost
 
     @property
-    def gap(self) -> float:
-        return certified_gap(self.cost, self.bound)
+    def gap(self) -> float | None:
+        return relative_gap(self.objective, self.bound)
+
+    @property
+    def status(self) -> SolutionStatus:
+        proved = self.termination is Termination.OPTIMAL
+        return SolutionStatus.OPTIMAL if proved else SolutionStatus.FEASIBLE
 
     @property
     def improvements(self) -> int:
         return sum(s.improved for s in self.history)
 
-
-def certified_gap(cost: float, bound: float) -> float:
-    """``(cost - bound) / bound``: how far a plan may be above the optimum at most."""
-    if bound <= 0:
-        return 0.0 if cost <= bound else math.inf
-    return max(0.0, cost - bound) / bound
+    def summary(self) -> str:
+        """The vocabulary's figures, the certified gap, the start's cost and plain
+        STS's."""
+        title = (
+            f"neighbourhood search on {self.instance!r}: {len(self.history) - 1} "
+            f"neighbourhoods, {self.improvements} improved the plan"
+        )
+        cert = certified_gap(self.objective, self.bound)
+        details = [("certified gap", f"{100 * cert:.2f}% = (objective - bound) / bound")]
+        start = "start (tuned STS)" if self.sts_cost is not None else "start (given plan)"
+        details.append((start, f"{self.start_cost:.6g}"))
+        if self.sts_cost is not None:
+            details.append(("plain STS", f"{self.sts_cost:.6g}"))
+        return summary_text(title, self, details)
 
 
 def improve(
@@ -125,84 +150,138 @@ def improve(
     require_slot(instance)  # a MilpError with a hint, before the search runs
     sts_cost = None
     if initial_plan is None:
-        sts_plan = rollout(instance, StsPolicy())
-        sts_cost = evaluate(instance, sts_plan).total_cost
+        sts_cost = evaluate(instance, rollout(instance, StsPolicy())).total_cost
         # the search may take a quarter of the time
         initial_plan = _tuned(instance, search_evaluations, t0 + time_limit / 4)
     problems = check_plan(instance, initial_plan)
     if problems:
         raise MilpError(f"the initial plan is infeasible: {problems[0]}")
-    slots = default_slots(instance, initial_plan)
-    data = milp_data(instance, slots, check_size=False)
-    own = {j: data.job_bound(j) for j in data.jobs}
-    best_bound = max(data.separable_bound(), bound if bound is not None else -math.inf)
+    lns = _Search(instance, initial_plan, t0, time_limit, on_step)
+    lns.raise_bound(bound, lagrangian)
+    subs = _SubMilps(sub_time_limit, sub_gap, threads)
+    sizes = _Sizes(size, max_size, sub_time_limit, len(instance.jobs))
+    termination = lns.run(sizes, subs, seed, iterations)
+    return Improvement(
+        instance=instance.name,
+        plan=lns.plan,
+        evaluation=lns.ev,
+        sts_cost=sts_cost,
+        start_cost=lns.history[0].incumbent,
+        bound=lns.bound,
+        termination=termination,
+        runtime=time.perf_counter() - t0,
+        history=tuple(lns.history),
+    )
 
-    plan, ev = initial_plan, evaluate(instance, initial_plan)
-    start_cost = ev.total_cost
-    if lagrangian:
-        left = time_limit - (time.perf_counter() - t0)
-        try:
-            lb = lagrangian_bound(instance, slots, upper=start_cost, time_limit=max(0.1, left / 5))
-            best_bound = max(best_bound, lb.value)
-        except MilpError:  # too large for memory: the capacity relaxation stands
-            pass
-    history = [
-        Step(0, "start", 0, time.perf_counter() - t0, ev.total_cost, best_bound, False, False)
-    ]
-    if on_step is not None:
-        on_step(history[-1])
-    chooser = Chooser(instance, seed)
-    n_jobs = len(instance.jobs)
-    size = max(MIN_SIZE, min(size, n_jobs))
-    while True:
-        left = time_limit - (time.perf_counter() - t0)
-        if left < 0.5 or ev.total_cost <= best_bound * (1 + 1e-9):
-            break
-        if iterations is not None and len(history) > iterations:
-            break
-        per_job = {c.job: c for c in ev.jobs}
-        excess = {j: per_job[j].total_cost - own[j] for j in own}
-        late = {j: c.tardiness_cost for j, c in per_job.items()}
-        hood = chooser.draw(plan, excess, late, size)
+
+@dataclass(frozen=True)
+class _SubMilps:
+    """Each sub-MILP's time limit (seconds), relative gap and HiGHS threads."""
+
+    time_limit: float
+    gap: float
+    threads: int | None
+
+
+class _Sizes:
+    """How many jobs the next neighbourhood frees: grown after a quick proof, shrunk
+    after a sub-MILP stopped by its limit (between :data:`MIN_SIZE` and ``max_size``,
+    and at most every job)."""
+
+    def __init__(self, size: int, max_size: int, sub_time_limit: float, jobs: int) -> None:
+        self.size = max(MIN_SIZE, min(size, jobs))
+        self.max_size, self.sub_time_limit, self.jobs = max_size, sub_time_limit, jobs
+
+    def adapt(self, proved: bool, seconds: float) -> None:
+        if proved and seconds < 0.25 * self.sub_time_limit:
+            self.size = min(self.size + 2, self.max_size, self.jobs)
+        elif not proved:
+            self.size = max(MIN_SIZE, self.size - 2)
+
+
+class _Search:
+    """The incumbent, the best bound and the history of one :func:`improve` call."""
+
+    def __init__(
+        self,
+        instance: Instance,
+        plan: Plan,
+        t0: float,
+        time_limit: float,
+        on_step: Callable[[Step], object] | None,
+    ) -> None:
+        self.instance, self.t0, self.time_limit, self.on_step = instance, t0, time_limit, on_step
+        self.slots = default_slots(instance, plan)
+        data = milp_data(instance, self.slots, check_size=False)
+        self.own = {j: data.job_bound(j) for j in data.jobs}
+        self.bound = data.separable_bound()
+        self.plan, self.ev = plan, evaluate(instance, plan)
+        self.history: list[Step] = []
+
+    def left(self) -> float:
+        return self.time_limit - (time.perf_counter() - self.t0)
+
+    def raise_bound(self, bound: float | None, lagrangian: bool) -> None:
+        """The best of the capacity relaxation, the caller's ``bound`` and (with
+        ``lagrangian``) the Lagrangian bound, given at most a fifth of the time left."""
+        self.bound = max(self.bound, bound if bound is not None else -math.inf)
+        if lagrangian:
+            limit = max(0.1, self.left() / 5)
+            try:
+                lb = lagrangian_bound(
+                    self.instance, self.slots, upper=self.ev.total_cost, time_limit=limit
+                )
+                self.bound = max(self.bound, lb.bound)
+            except MilpError:  # too large for memory: the capacity relaxation stands
+                pass
+
+    def record(self, kind: str, jobs: int, improved: bool, proved: bool) -> None:
+        seconds = time.perf_counter() - self.t0
+        step = Step(
+            len(self.history), kind, jobs, seconds, self.ev.total_cost, self.bound, improved, proved
+        )
+        self.history.append(step)
+        if self.on_step is not None:
+            self.on_step(step)
+
+    def run(self, sizes: _Sizes, subs: _SubMilps, seed: int, iterations: int | None) -> Termination:
+        """Neighbourhoods until the plan meets the bound (optimal), the time is up
+        (time limit) or ``iterations`` were tried (other limit)."""
+        self.record("start", 0, False, False)
+        chooser = Chooser(self.instance, seed)
+        while True:
+            left = self.left()
+            if self.ev.total_cost <= self.bound * (1 + 1e-9):
+                return Termination.OPTIMAL
+            if left < 0.5:
+                return Termination.TIME_LIMIT
+            if iterations is not None and len(self.history) > iterations:
+                return Termination.OTHER_LIMIT
+            per_job = {c.job: c for c in self.ev.jobs}
+            excess = {j: per_job[j].total_cost - self.own[j] for j in self.own}
+            late = {j: c.tardiness_cost for j, c in per_job.items()}
+            hood = chooser.draw(self.plan, excess, late, sizes.size)
+            limit = replace(subs, time_limit=min(subs.time_limit, left))
+            improved, proved, seconds = self.try_neighbourhood(hood, limit)
+            sizes.adapt(proved, seconds)
+            self.record(hood.kind, len(hood.jobs), improved, proved)
+
+    def try_neighbourhood(self, hood: Neighbourhood, subs: _SubMilps) -> tuple[bool, bool, float]:
+        """Re-plan the freed jobs; keep the plan if cheaper. Whether it improved, whether
+        the sub-MILP was proved, its seconds."""
         new_plan, proved, seconds, sub_bound = _sub_solve(
-            instance, plan, hood, slots, min(sub_time_limit, left), sub_gap, threads
+            self.instance, self.plan, hood, self.slots, subs.time_limit, subs.gap, subs.threads
         )
         improved = False
         if new_plan is not None:
-            new_ev = evaluate(instance, new_plan)
-            if new_ev.total_cost < ev.total_cost - 1e-9 * max(1.0, abs(ev.total_cost)):
-                plan, ev, improved = new_plan, new_ev, True
-        if len(hood.jobs) == n_jobs and len(hood.nodes) == len(instance.nodes):
-            best_bound = max(best_bound, sub_bound)  # the whole MILP's own bound
-        # grow after a quick proof, shrink after a sub-MILP stopped by its limit
-        if proved and seconds < 0.25 * sub_time_limit:
-            size = min(size + 2, max_size, n_jobs)
-        elif not proved:
-            size = max(MIN_SIZE, size - 2)
-        history.append(
-            Step(
-                len(history),
-                hood.kind,
-                len(hood.jobs),
-                time.perf_counter() - t0,
-                ev.total_cost,
-                best_bound,
-                improved,
-                proved,
-            )
-        )
-        if on_step is not None:
-            on_step(history[-1])
-    return Improvement(
-        instance=instance.name,
-        plan=plan,
-        evaluation=ev,
-        sts_cost=sts_cost,
-        start_cost=start_cost,
-        bound=best_bound,
-        seconds=time.perf_counter() - t0,
-        history=tuple(history),
-    )
+            new_ev = evaluate(self.instance, new_plan)
+            cost = self.ev.total_cost
+            if new_ev.total_cost < cost - 1e-9 * max(1.0, abs(cost)):
+                self.plan, self.ev, improved = new_plan, new_ev, True
+        every_node = len(hood.nodes) == len(self.instance.nodes)
+        if len(hood.jobs) == len(self.instance.jobs) and every_node:
+            self.bound = max(self.bound, sub_bound)  # the whole MILP's own bound
+        return improved, proved, seconds
 
 
 def tune_sts(
@@ -241,10 +320,7 @@ def _sub_solve(
     freed = set(hood.jobs)
     fixed = {j.id for j in instance.jobs} - freed
     nodes = set(hood.nodes)
-    held, tenants = occupancy(instance, plan, fixed)
-    held = {k: v for k, v in held.items() if k[0] in nodes}
-    host = {k: v for k, v in host_occupancy(instance, plan, fixed).items() if k[0] in nodes}
-    tenants = {k: v for k, v in tenants.items() if k[0] in nodes}
+    held = outside(instance, plan, fixed, nodes)
     sub = instance.replace(
         name=f"{instance.name}/lns",
         jobs=tuple(instance.pinned_job(j) for j in hood.jobs),
@@ -252,16 +328,14 @@ def _sub_solve(
     )
     start = Plan.of(s for s in plan if s.job in freed)
     try:
-        res = solve(
+        res = solve_beside(
             sub,
+            held,
             initial_plan=start,
             slots=slots,
             time_limit=time_limit,
             mip_gap=gap,
             threads=threads,
-            occupied=held,
-            tenants=tenants,
-            host_held=host,
         )
     except MilpError:
         return None, False, time_limit, -math.inf
@@ -272,14 +346,14 @@ def _sub_solve(
         return None, False, time_limit, -math.inf
     bound = res.bound if res.bound is not None else -math.inf
     if res.solver_objective is None or res.plan is None:
-        return None, res.optimal, res.seconds, bound
+        return None, res.optimal, res.runtime, bound
     merged = Plan.of([*(s for s in plan if s.job in fixed), *res.plan])
     if not _cheaper(instance, merged, plan, freed):
         # with relaunch overheads the sub-MILP may value its start above the evaluator
         # (a tenant staying on a GPU whose fixed co-tenants come or go changes label, a
         # relaunch to the model), and so return a plan cheaper to it, dearer in truth
-        return None, res.optimal, res.seconds, bound
-    return merged, res.optimal, res.seconds, bound
+        return None, res.optimal, res.runtime, bound
+    return merged, res.optimal, res.runtime, bound
 
 
 def _cheaper(instance: Instance, merged: Plan, plan: Plan, freed: set[str]) -> bool:

@@ -34,12 +34,13 @@ import math
 import time
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
 
-from heuristic.core import highs_run
+from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from instances import Config, Instance, TardinessMode
-from milp.data import MilpData, MilpError, milp_data, require_slot
+from milp.data import JobData, MilpData, milp_data
+from milp.master_lp import Master
+from milp.requirements import MilpError, require_slot
 
 INF = np.inf
 # bytes the per-round arrays may take: the DP's choices (slots x jobs x states, one byte
@@ -50,12 +51,42 @@ MIN_STATES = 8
 
 @dataclass(frozen=True)
 class LagrangeBound:
-    value: float  # the best bound found, never below the capacity relaxation
+    """What :func:`lagrangian_bound` returns, in the one result vocabulary
+    (:mod:`heuristic.core.result`). A bound only: it builds no plan, so ``objective``
+    and ``gap`` are ``None`` and ``status`` is none (the ``upper`` a caller passes is
+    its own plan's cost). ``termination`` is optimal when the column generation
+    converged (the bound is the Lagrangian dual's optimum), else the time limit or the
+    round limit (other limit) that stopped it."""
+
+    instance: str
+    bound: float  # the best bound found, never below the capacity relaxation
     capacity_relaxation: float
-    first: float  # the bound at zero prices: each job alone on this grid
-    iterations: int
-    seconds: float
-    states: int
+    zero_prices: float  # the bound at zero prices: each job alone on this grid
+    iterations: int  # rounds of the column generation
+    states: int  # grid steps per job
+    termination: Termination
+    runtime: float  # seconds
+
+    @property
+    def objective(self) -> float | None:
+        return None  # a bound only
+
+    @property
+    def status(self) -> SolutionStatus:
+        return SolutionStatus.NONE
+
+    @property
+    def gap(self) -> float | None:
+        return relative_gap(self.objective, self.bound)
+
+    def summary(self) -> str:
+        title = f"Lagrangian bound of {self.instance!r}: {self.iterations} rounds"
+        details = [
+            ("capacity relaxation", f"{self.capacity_relaxation:.6g}"),
+            ("at zero prices", f"{self.zero_prices:.6g}"),
+            ("grid", f"{self.states} states per job"),
+        ]
+        return summary_text(title, self, details)
 
 
 @dataclass(frozen=True)
@@ -87,68 +118,68 @@ def _use(d: MilpData, cfg: Config) -> float:
 
 
 def _stack(d: MilpData, states: int) -> _Arrays:
+    """The jobs' problems on a grid of ``states`` steps each, stacked (configurations
+    padded to the most any job has)."""
     inst = d.instance
     types = sorted(inst.nodes_by_type)
-    tindex = {t: i for i, t in enumerate(types)}
     jobs = list(d.jobs.values())
     n_j, n_k, n_i = len(jobs), max(len(jd.configs) for jd in jobs), states
-    cost = np.full((n_j, n_k, n_i + 1), INF)
-    src = np.zeros((n_j, n_k, n_i + 1), dtype=np.int64)
-    late_w = np.zeros((n_j, n_k, n_i + 1))
-    fcost = np.full((n_j, n_k, n_i), INF)
-    fweight = np.zeros((n_j, n_k, n_i))
-    fok = np.zeros((n_j, n_k, n_i), dtype=bool)
-    gtype = np.zeros((n_j, n_k), dtype=np.int64)
-    use = np.zeros((n_j, n_k))
-    grid = np.arange(n_i + 1)
-    for j, jd in enumerate(jobs):
-        total = jd.job.max_epochs
-        step = total / n_i
-        cum = np.concatenate([[0.0], np.cumsum(jd.lengths)])
-        big_q = np.concatenate([[0.0], np.cumsum(np.multiply(jd.survival, jd.lengths))])
-
-        def q_of(x: np.ndarray, cum: np.ndarray = cum, big_q: np.ndarray = big_q) -> np.ndarray:
-            """Expected epochs run among the first ``x``: the integral of the survival."""
-            return np.interp(np.minimum(x, cum[-1]), cum, big_q)
-
-        # the grid state at which each block counts as complete, and its weight
-        marks = np.ceil(cum[1:] / step - 1e-9).astype(np.int64)
-        weights = np.zeros(len(jd.lengths))
-        for b in d.late_blocks(jd.job.id):
-            weights[b] = d.late_weight(jd.job.id, b)
-        for k, c in enumerate(jd.configs):
-            adv = max(1, math.ceil(jd.speed[k] / step - 1e-9))
-            density = jd.cost[k] * jd.speed[k] / (adv * step)  # per epoch of the grid
-            gtype[j, k] = tindex[c.gpu_type]
-            use[j, k] = _use(d, c)
-            i = grid[:n_i]  # from state i
-            to = np.minimum(i + adv, n_i)
-            energy = density * (q_of(to * step) - q_of(i * step))
-            crossed = (marks[None, :] > i[:, None]) & (marks[None, :] <= to[:, None])
-            wsum = crossed.astype(float) @ weights
-            inner = to < n_i
-            cost[j, k, to[inner]] = energy[inner]
-            src[j, k, to[inner]] = i[inner]
-            late_w[j, k, to[inner]] = wsum[inner]
-            fok[j, k] = ~inner
-            fcost[j, k, ~inner] = energy[~inner]
-            fweight[j, k, ~inner] = wsum[~inner]
-    capacity = np.array([inst.gpus_by_type[t] for t in types], float)
-    return _Arrays(
-        cost,
-        src,
-        late_w,
-        fcost,
-        fweight,
-        fok,
-        gtype,
-        use,
-        np.array([jd.first_slot for jd in jobs]),
-        np.array([jd.last_slot for jd in jobs]),
-        np.array([jd.job.due for jd in jobs]),
-        np.array([jd.omega for jd in jobs]),
-        capacity,
+    a = _Arrays(
+        cost=np.full((n_j, n_k, n_i + 1), INF),
+        src=np.zeros((n_j, n_k, n_i + 1), dtype=np.int64),
+        late_weight=np.zeros((n_j, n_k, n_i + 1)),
+        final_cost=np.full((n_j, n_k, n_i), INF),
+        final_weight=np.zeros((n_j, n_k, n_i)),
+        final_ok=np.zeros((n_j, n_k, n_i), dtype=bool),
+        gpu_type=np.zeros((n_j, n_k), dtype=np.int64),
+        use=np.zeros((n_j, n_k)),
+        first=np.array([jd.first_slot for jd in jobs]),
+        last=np.array([jd.last_slot for jd in jobs]),
+        due=np.array([jd.job.due for jd in jobs]),
+        omega=np.array([jd.omega for jd in jobs]),
+        capacity=np.array([inst.gpus_by_type[t] for t in types], float),
     )
+    tindex = {t: i for i, t in enumerate(types)}
+    for j, jd in enumerate(jobs):
+        _stack_job(a, d, j, jd, tindex)
+    return a
+
+
+def _stack_job(a: _Arrays, d: MilpData, j: int, jd: JobData, tindex: dict[str, int]) -> None:
+    """Job ``j``'s steps: from each grid state, on each configuration, the state one
+    slot reaches, its energy and the tardiness weight of the blocks it completes (or the
+    step to the end)."""
+    n_i = a.final_cost.shape[2]
+    step = jd.job.max_epochs / n_i
+    cum = np.concatenate([[0.0], np.cumsum(jd.lengths)])
+    big_q = np.concatenate([[0.0], np.cumsum(np.multiply(jd.survival, jd.lengths))])
+
+    def q_of(x: np.ndarray) -> np.ndarray:
+        """Expected epochs run among the first ``x``: the integral of the survival."""
+        return np.interp(np.minimum(x, cum[-1]), cum, big_q)
+
+    # the grid state at which each block counts as complete, and its weight
+    marks = np.ceil(cum[1:] / step - 1e-9).astype(np.int64)
+    weights = np.zeros(len(jd.lengths))
+    for b in d.late_blocks(jd.job.id):
+        weights[b] = d.late_weight(jd.job.id, b)
+    i = np.arange(n_i)  # from state i
+    for k, c in enumerate(jd.configs):
+        adv = max(1, math.ceil(jd.speed[k] / step - 1e-9))
+        density = jd.cost[k] * jd.speed[k] / (adv * step)  # per epoch of the grid
+        a.gpu_type[j, k] = tindex[c.gpu_type]
+        a.use[j, k] = _use(d, c)
+        to = np.minimum(i + adv, n_i)
+        energy = density * (q_of(to * step) - q_of(i * step))
+        crossed = (marks[None, :] > i[:, None]) & (marks[None, :] <= to[:, None])
+        wsum = crossed.astype(float) @ weights
+        inner = to < n_i
+        a.cost[j, k, to[inner]] = energy[inner]
+        a.src[j, k, to[inner]] = i[inner]
+        a.late_weight[j, k, to[inner]] = wsum[inner]
+        a.final_ok[j, k] = ~inner
+        a.final_cost[j, k, ~inner] = energy[~inner]
+        a.final_weight[j, k, ~inner] = wsum[~inner]
 
 
 def _solve_jobs(a: _Arrays, lam: np.ndarray, slot: float) -> tuple[np.ndarray, np.ndarray]:
@@ -236,66 +267,6 @@ def _fitting_states(d: MilpData, slots: int, states: int) -> int:
     return fit
 
 
-class _Master:
-    """The restricted master LP of the column generation: per job a convex combination
-    of its paths found so far, within the capacity of every (type, slot); a slack per
-    capacity row, at ``penalty`` per GPU-slot, keeps it feasible from the first round
-    (and caps the prices at ``penalty``)."""
-
-    def __init__(self, capacity: np.ndarray, slots: int, jobs: int, penalty: float) -> None:
-        self.types, self.slots, self.jobs = len(capacity), slots, jobs
-        self.cap_rows = self.types * slots
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("threads", 1)
-        lower = np.concatenate([np.full(self.cap_rows, -highspy.kHighsInf), np.ones(jobs)])
-        upper = np.concatenate([np.repeat(capacity, slots), np.ones(jobs)])
-        none = np.zeros(0, dtype=np.int32)
-        h.addRows(len(lower), lower, upper, 0, none, none, np.zeros(0))
-        n = self.cap_rows
-        h.addCols(
-            n,
-            np.full(n, penalty),
-            np.zeros(n),
-            np.full(n, highspy.kHighsInf),
-            n,
-            np.arange(n, dtype=np.int32),
-            np.arange(n, dtype=np.int32),
-            -np.ones(n),
-        )
-        self.h = h
-
-    def add(self, costs: np.ndarray, held: np.ndarray, jobs: np.ndarray) -> None:
-        """Columns: each listed job's path, of ``costs`` and ``held`` GPUs (jobs, types,
-        slots)."""
-        starts, index, value = [], [], []
-        nnz = 0
-        for j, per in zip(jobs, held, strict=True):
-            rows = np.flatnonzero(per.ravel())
-            starts.append(nnz)
-            index += [rows, np.array([self.cap_rows + j])]
-            value += [per.ravel()[rows], np.ones(1)]
-            nnz += len(rows) + 1
-        n = len(jobs)
-        self.h.addCols(
-            n,
-            costs,
-            np.zeros(n),
-            np.full(n, highspy.kHighsInf),
-            nnz,
-            np.array(starts, dtype=np.int32),
-            np.concatenate(index).astype(np.int32),
-            np.concatenate(value),
-        )
-
-    def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
-        """The LP's value, the capacity prices (types x slots, >= 0) and the jobs' duals."""
-        highs_run.run(self.h, 1)
-        dual = np.asarray(self.h.getSolution().row_dual)
-        lam = np.maximum(0.0, -dual[: self.cap_rows]).reshape(self.types, self.slots)
-        return float(self.h.getInfo().objective_function_value), lam, dual[self.cap_rows :]
-
-
 def lagrangian_bound(
     instance: Instance,
     slots: int,
@@ -321,15 +292,40 @@ def lagrangian_bound(
     own = np.array([d.job_bound(j) for j in d.jobs])
     states = _fitting_states(d, slots, states)
     a = _stack(d, states)
+    penalty = max(upper if upper is not None else 10 * floor, 1.0)
+    deadline = None if time_limit is None else t0 + time_limit
+    best, first, done, termination = _rounds(a, own, slot, slots, penalty, iterations, deadline)
+    return LagrangeBound(
+        instance=instance.name,
+        bound=max(best, floor),
+        capacity_relaxation=floor,
+        zero_prices=first,
+        iterations=done,
+        states=states,
+        termination=termination,
+        runtime=time.perf_counter() - t0,
+    )
+
+
+def _rounds(
+    a: _Arrays,
+    own: np.ndarray,
+    slot: float,
+    slots: int,
+    penalty: float,
+    iterations: int,
+    deadline: float | None,
+) -> tuple[float, float, int, Termination]:
+    """The column generation over ``slots`` slots of ``slot`` hours: the best bound, the
+    first (at zero prices), the rounds done, and why it stopped (optimal: converged)."""
     types = len(a.capacity)
     lam = np.zeros((types, slots))
-    penalty = max(upper if upper is not None else 10 * floor, 1.0)
-    master = _Master(a.capacity, slots, len(a.first), penalty)
+    master = Master(a.capacity, slots, len(a.first), penalty)
     jobs = np.arange(len(a.first))
     best, first, done, mu = -INF, -INF, 0, None
     while done < iterations:
-        if time_limit is not None and done > 0 and time.perf_counter() - t0 > time_limit:
-            break
+        if deadline is not None and done > 0 and time.perf_counter() > deadline:
+            return best, first, done, Termination.TIME_LIMIT
         values, path = _solve_jobs(a, lam, slot)
         held = _held(a, path, types)
         # a job's priced optimum is never below its own capacity-relaxation bound (the
@@ -340,17 +336,10 @@ def lagrangian_bound(
         best = max(best, value)
         costs = values - np.einsum("jts,ts->j", held, lam)  # the paths' own costs
         new = jobs if mu is None else np.flatnonzero(values - mu < -1e-9 * max(1.0, abs(best)))
-        if len(new) == 0:
-            break  # no path prices out: the master's value is the Lagrangian dual's
+        if len(new) == 0:  # no path prices out: the master's value is the Lagrangian dual's
+            return best, first, done, Termination.OPTIMAL
         master.add(costs[new], held[new], new)
         lp, lam, mu = master.solve()
         if lp - best <= 1e-7 * max(1.0, abs(lp)):
-            break
-    return LagrangeBound(
-        value=max(best, floor),
-        capacity_relaxation=floor,
-        first=first,
-        iterations=done,
-        seconds=time.perf_counter() - t0,
-        states=states,
-    )
+            return best, first, done, Termination.OPTIMAL
+    return best, first, done, Termination.OTHER_LIMIT  # the rounds ran out

@@ -9,12 +9,13 @@ random. A freed job may stay on, or move to, a shared GPU beside fixed tenants.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from instances import Instance, Plan
+from milp.data import Outside
 
 KINDS = ("late", "excess", "window", "random")
 
@@ -31,19 +32,34 @@ def _span(plan: Plan, job: str, slot: float) -> tuple[int, int]:
     return round(segs[0].start / slot), round(segs[-1].end / slot)
 
 
-Held = dict[tuple[str, int], frozenset[int]]
-Tenants = dict[tuple[str, int], dict[int, tuple[int, float]]]
+def outside(
+    instance: Instance, plan: Plan, fixed: set[str], nodes: Iterable[str] | None = None
+) -> Outside:
+    """What the ``fixed`` jobs of a slot-aligned ``plan`` hold on ``nodes`` (default:
+    every node), per (node id, slot), as the sub-MILP of the freed jobs sees it: GPU
+    indices (a node of a multi-node configuration whole, as the model reserves it), per
+    shared GPU among them its fixed tenants and their memory, which freed jobs may join,
+    and the CPU cores and DRAM they hold (:class:`milp.data.Outside`)."""
+    keep = None if nodes is None else set(nodes)
+    gpus, tenants = _gpus_and_tenants(instance, plan, fixed)
+    host = _host(instance, plan, fixed)
+    if keep is not None:
+        gpus = {k: v for k, v in gpus.items() if k[0] in keep}
+        host = {k: v for k, v in host.items() if k[0] in keep}
+        tenants = {k: v for k, v in tenants.items() if k[0] in keep}
+    return Outside(gpus=gpus, tenants=tenants, host=host)
 
 
-def occupancy(instance: Instance, plan: Plan, fixed: set[str]) -> tuple[Held, Tenants]:
-    """What the ``fixed`` jobs of a slot-aligned ``plan`` hold, per (node id, slot): GPU
-    indices (a node of a multi-node configuration whole, as the model reserves it), and
-    per shared GPU among them, its fixed tenants and their memory, which freed jobs may
-    join (:func:`milp.data.milp_data`)."""
+def _gpus_and_tenants(
+    instance: Instance, plan: Plan, fixed: set[str]
+) -> tuple[
+    dict[tuple[str, int], frozenset[int]], dict[tuple[str, int], dict[int, tuple[int, float]]]
+]:
+    """The GPUs and the shared GPUs' tenants of :func:`outside`, on every node."""
     slot = instance.slot
     assert slot is not None
     held: dict[tuple[str, int], set[int]] = defaultdict(set)
-    tenants: Tenants = defaultdict(dict)
+    tenants: dict[tuple[str, int], dict[int, tuple[int, float]]] = defaultdict(dict)
     for s in plan:
         if s.job not in fixed:
             continue
@@ -62,11 +78,11 @@ def occupancy(instance: Instance, plan: Plan, fixed: set[str]) -> tuple[Held, Te
     return {k: frozenset(v) for k, v in held.items()}, dict(tenants)
 
 
-def host_occupancy(
+def _host(
     instance: Instance, plan: Plan, fixed: set[str]
 ) -> dict[tuple[str, int], tuple[int, float]]:
-    """The CPU cores and DRAM the ``fixed`` jobs of a slot-aligned ``plan`` hold, per
-    (node id, slot) (E3); empty where no configuration states them."""
+    """The CPU cores and DRAM of :func:`outside`, on every node; empty where no
+    configuration states them (E3)."""
     slot = instance.slot
     assert slot is not None
     out: dict[tuple[str, int], tuple[int, float]] = {}

@@ -1,5 +1,5 @@
-"""The objective: expected energy cost + tardiness cost (MODEL.md section 2), the same
-definition as validation.evaluate, restricted to slot-aligned plans."""
+"""The objective: expected energy cost + tardiness cost (docs/model.md, "Plans and their
+cost"), the same definition as validation.evaluate, restricted to slot-aligned plans."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
             if seg.config.shared:
                 (ref,) = seg.gpus
                 n, g = ref
-                if g in d.tenants.get((n, t), {}):  # beside tenants from outside the model
+                if g in d.outside.tenants.get((n, t), {}):  # beside tenants from outside the model
                     u = d.outside_label_of(n, g)
                     m.share[seg.job, n, u, t].set_value(1)
                     continue
@@ -75,7 +75,7 @@ def _shared_labels(d: MilpData, plan: Plan) -> dict[tuple[str, int], dict[GpuRef
         (ref,) = seg.gpus
         n, g = ref
         for t in range(_slot_of(d, seg.start), _slot_of(d, seg.end)):
-            if g not in d.tenants.get((n, t), {}) and ref not in uses[n, t]:
+            if g not in d.outside.tenants.get((n, t), {}) and ref not in uses[n, t]:
                 uses[n, t].append(ref)
     persistent = any(jd.relaunch > 0 for jd in d.jobs.values())
     out: dict[tuple[str, int], dict[GpuRef, int]] = {}
@@ -236,7 +236,7 @@ def solution_plan(m: pyo.ConcreteModel, d: MilpData) -> Plan:
                 outside = d.outside_label(n, key[1], t) if isinstance(key[1], int) else None
                 if outside is not None:
                     ids[key] = (outside[0],)
-            free = set(range(inst.node(n).num_gpus)) - d.occupied.get((n, t), frozenset())
+            free = set(range(inst.node(n).num_gpus)) - d.outside.gpus.get((n, t), frozenset())
             for key, count in wanted:  # keep the previous slot's GPUs where possible
                 old = prev_gpus.get(key)
                 same = (

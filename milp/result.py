@@ -1,31 +1,16 @@
-"""What a MILP solve returns: the plan and its evaluator cost, HiGHS's bound and status."""
+"""What a MILP solve returns: the plan and its evaluator cost, HiGHS's bound and status,
+in the one result vocabulary of :mod:`heuristic.core.result` (whose two enums it
+re-exports)."""
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
+from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from instances import Plan
 from validation.evaluate import Evaluation
 
-
-class Termination(enum.Enum):
-    """Why HiGHS stopped."""
-
-    OPTIMAL = "optimal"  # proved optimal within the gap tolerance
-    TIME_LIMIT = "time_limit"  # the call's time limit (in HiGHS, or before it could run)
-    INFEASIBLE = "infeasible"
-    OTHER_LIMIT = "other_limit"  # iteration, node or objective limit
-    ERROR = "error"
-    UNKNOWN = "unknown"
-
-
-class SolutionStatus(enum.Enum):
-    """What the returned plan is."""
-
-    OPTIMAL = "optimal"  # an optimal plan of the slotted model
-    FEASIBLE = "feasible"  # a feasible plan, optimality not proved
-    NONE = "none"  # no plan found
+__all__ = ["Result", "SolutionStatus", "Termination"]
 
 
 @dataclass(frozen=True)
@@ -37,9 +22,9 @@ class Result:
     warm start, returned because HiGHS found nothing better in time), ``bound`` a valid
     lower bound on the optimum: HiGHS's dual bound, and never below the capacity
     relaxation (each job alone at its least energy and least tardiness; so never
-    ``-inf``), ``gap = (objective - bound) / max(|objective|, 1e-12)``. ``seconds`` is
-    the wall time of the whole call, model building included; ``note`` says where a
-    time limit stopped it.
+    ``-inf``), ``gap = (objective - bound) / max(|objective|, 1e-12)``. ``runtime`` is
+    the wall time of the whole call in seconds, model building included; ``note`` says
+    where a time limit stopped it.
     """
 
     instance: str
@@ -49,7 +34,7 @@ class Result:
     bound: float | None
     termination: Termination
     status: SolutionStatus
-    seconds: float
+    runtime: float
     slots: int
     variables: int
     constraints: int
@@ -63,10 +48,24 @@ class Result:
 
     @property
     def gap(self) -> float | None:
-        if self.objective is None or self.bound is None:
-            return None
-        return max(0.0, self.objective - self.bound) / max(abs(self.objective), 1e-12)
+        return relative_gap(self.objective, self.bound)
 
     @property
     def optimal(self) -> bool:
         return self.status is SolutionStatus.OPTIMAL
+
+    def summary(self) -> str:
+        """The instance and model size, the vocabulary's figures, HiGHS's value of the
+        plan, the warm start's cost and the note."""
+        title = (
+            f"MILP of {self.instance!r}: {self.slots} slots, {self.variables:,} variables, "
+            f"{self.constraints:,} constraints"
+        )
+        details = []
+        if self.solver_objective is not None:
+            details.append(("HiGHS value", f"{self.solver_objective:.6g}"))
+        if self.warm_start_cost is not None:
+            details.append(("warm start", f"{self.warm_start_cost:.6g}"))
+        if self.note:
+            details.append(("note", self.note))
+        return summary_text(title, self, details)

@@ -23,7 +23,7 @@ from heuristic.core.options import require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Job, Plan
-from milp.data import MilpError, require_slot
+from milp.requirements import MilpError, require_slot
 from milp.solve import solve
 from validation.simulator import rollout
 

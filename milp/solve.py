@@ -12,15 +12,18 @@ from __future__ import annotations
 import math
 import tempfile
 import time
-from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+
+import pyomo.environ as pyo
 
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
-from milp.data import MilpData, MilpError, milp_data, require_slot
-from milp.highs import compile_model, load_values, run_highs, start_vector
+from milp.data import MilpData, Outside, milp_data
+from milp.highs import Answer, Matrices, compile_model, load_values, run_highs, start_vector
 from milp.model import model_of_data
 from milp.plan_io import solution_plan, start_values
+from milp.requirements import MilpError, require_slot
 from milp.result import Result, SolutionStatus, Termination
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
@@ -35,6 +38,7 @@ class _OutOfTime(Exception):
     def __init__(self, stage: str, need: float) -> None:
         self.stage = stage
         self.need = need  # seconds the stage was expected to take (0: not known)
+        self.size = (0, 0)  # the model's variables and constraints, once built
 
 
 class _Clock:
@@ -70,6 +74,17 @@ def default_slots(instance: Instance, initial_plan: Plan | None = None) -> int:
     return math.ceil(end / slot - 1e-9)
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """How HiGHS runs: its relative gap, threads, log file (a temporary one if
+    ``None``) and whether the log streams to the console."""
+
+    mip_gap: float
+    threads: int | None
+    log_file: str | Path | None = None
+    stream: bool = False
+
+
 def solve(
     instance: Instance,
     *,
@@ -82,24 +97,52 @@ def solve(
     tardiness: TardinessMode | None = None,
     log_file: str | Path | None = None,
     stream: bool = False,
-    occupied: Mapping[tuple[str, int], frozenset[int]] | None = None,
-    tenants: Mapping[tuple[str, int], Mapping[int, tuple[int, float]]] | None = None,
-    host_held: Mapping[tuple[str, int], tuple[int, float]] | None = None,
 ) -> Result:
     """Solve the slotted MILP of ``instance``; ``initial_plan`` (slot-aligned, e.g. an STS
     rollout) is given to HiGHS as a MIP start.
 
     ``slots`` is the horizon (default :func:`default_slots`); ``slot`` overrides the
-    instance's slot length; ``time_limit`` (seconds) bounds the whole call; ``occupied``
-    and ``tenants`` give, per (node id, slot), the GPUs held by jobs outside
-    ``instance``, and ``host_held`` their CPU cores and DRAM (see
-    :func:`milp.data.milp_data`; :mod:`milp.improve` uses them). Raises
+    instance's slot length; ``time_limit`` (seconds) bounds the whole call; ``mip_gap``
+    is HiGHS's relative gap; ``tardiness`` overrides the instance's tardiness mode;
+    HiGHS's log goes to ``log_file`` (and to the console with ``stream``). Raises
     :class:`MilpError` when a job cannot finish within the horizon, when no plan can
     finish them all, or when the model is too large to build.
     """
     clock = _Clock(time_limit)
     if slot is not None:
         instance = instance.replace(slot=slot)
+    settings = _Settings(mip_gap, threads, log_file, stream)
+    return _solve(instance, initial_plan, slots, tardiness, clock, settings, Outside())
+
+
+def solve_beside(
+    instance: Instance,
+    outside: Outside,
+    *,
+    initial_plan: Plan,
+    slots: int,
+    time_limit: float,
+    mip_gap: float,
+    threads: int | None,
+) -> Result:
+    """The MILP of ``instance``'s jobs beside what jobs outside it hold (``outside``,
+    :class:`milp.data.Outside`): the neighbourhood search's sub-MILP
+    (:mod:`milp.improve`). Users call :func:`solve`."""
+    settings = _Settings(mip_gap, threads)
+    return _solve(instance, initial_plan, slots, None, _Clock(time_limit), settings, outside)
+
+
+def _solve(
+    instance: Instance,
+    initial_plan: Plan | None,
+    slots: int | None,
+    tardiness: TardinessMode | None,
+    clock: _Clock,
+    settings: _Settings,
+    outside: Outside,
+) -> Result:
+    """:func:`solve`'s steps: the index sets, the model and its matrices, HiGHS, the
+    result."""
     slot = require_slot(instance)
     warm: Evaluation | None = None
     if initial_plan is not None:
@@ -108,41 +151,12 @@ def solve(
     # the warm start's cost bounds every job's lateness in a plan at least as good, so
     # the model leaves out the slots after that (milp.data.milp_data)
     cutoff = None if warm is None else warm.total_cost
-    data = milp_data(
-        instance,
-        slots,
-        tardiness,
-        cutoff,
-        occupied=occupied,
-        tenants=tenants,
-        host_held=host_held,
-    )
-    size = (0, 0)  # variables, constraints
+    data = milp_data(instance, slots, tardiness, cutoff, outside=outside)
     try:
-        clock.check("building the model")
-        built = clock.elapsed()
-        model = model_of_data(data, clock.check)
-        built = clock.elapsed() - built
-        size = (model.nvariables(), model.nconstraints())
-        if initial_plan is not None:
-            clock.check("setting the MIP start")
-            start_values(model, data, initial_plan)
-        clock.check("compiling the model for HiGHS", need=COMPILE_PER_BUILD * built)
-        mats = compile_model(model)
-        clock.check("starting HiGHS")
+        model, mats, size = _build(data, initial_plan, clock)
     except _OutOfTime as out:
-        return _stopped(data, initial_plan, warm, clock, out, size)
-
-    with tempfile.TemporaryDirectory() as tmp:
-        answer = run_highs(
-            mats,
-            start=start_vector(mats) if initial_plan is not None else None,
-            time_limit=clock.remaining(),
-            mip_gap=mip_gap,
-            threads=threads,
-            log_file=Path(log_file) if log_file is not None else Path(tmp) / "highs.log",
-            stream=stream,
-        )
+        return _stopped(data, initial_plan, warm, clock, out)
+    answer = _run(mats, initial_plan is not None, clock, settings)
     if answer.termination is Termination.INFEASIBLE:
         raise MilpError(
             f"no slot-aligned plan of instance {instance.name!r} finishes every job within "
@@ -166,7 +180,7 @@ def solve(
         bound=max(data.separable_bound(), answer.bound if answer.bound is not None else -math.inf),
         termination=answer.termination,
         status=status,
-        seconds=clock.elapsed(),
+        runtime=clock.elapsed(),
         slots=slots,
         warm_start_cost=None if warm is None else warm.total_cost,
         log=answer.log,
@@ -175,13 +189,53 @@ def solve(
     )
 
 
+def _build(
+    data: MilpData, initial_plan: Plan | None, clock: _Clock
+) -> tuple[pyo.ConcreteModel, Matrices, tuple[int, int]]:
+    """The model, with the MIP start's values, its matrices and its size (variables,
+    constraints); :class:`_OutOfTime` (with the size once built) when the time runs out
+    before a stage."""
+    size = (0, 0)
+    try:
+        clock.check("building the model")
+        built = clock.elapsed()
+        model = model_of_data(data, clock.check)
+        built = clock.elapsed() - built
+        size = (model.nvariables(), model.nconstraints())
+        if initial_plan is not None:
+            clock.check("setting the MIP start")
+            start_values(model, data, initial_plan)
+        clock.check("compiling the model for HiGHS", need=COMPILE_PER_BUILD * built)
+        mats = compile_model(model)
+        clock.check("starting HiGHS")
+    except _OutOfTime as out:
+        out.size = size
+        raise
+    return model, mats, size
+
+
+def _run(mats: Matrices, warm_started: bool, clock: _Clock, settings: _Settings) -> Answer:
+    """HiGHS on the matrices, for the time left; the MIP start is the variables'
+    values."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = settings.log_file
+        return run_highs(
+            mats,
+            start=start_vector(mats) if warm_started else None,
+            time_limit=clock.remaining(),
+            mip_gap=settings.mip_gap,
+            threads=settings.threads,
+            log_file=Path(log) if log is not None else Path(tmp) / "highs.log",
+            stream=settings.stream,
+        )
+
+
 def _stopped(
     data: MilpData,
     initial_plan: Plan | None,
     warm: Evaluation | None,
     clock: _Clock,
     out: _OutOfTime,
-    size: tuple[int, int],
 ) -> Result:
     """The result of a call whose time ran out before HiGHS could run."""
     when = f"before {out.stage}"
@@ -195,12 +249,11 @@ def _stopped(
         bound=data.separable_bound(),
         termination=Termination.TIME_LIMIT,
         status=SolutionStatus.NONE if initial_plan is None else SolutionStatus.FEASIBLE,
-        seconds=clock.elapsed(),
+        runtime=clock.elapsed(),
         slots=data.slots,
         warm_start_cost=None if warm is None else warm.total_cost,
         note=f"the time limit of {clock.limit:g} s ran out {when} ({clock.elapsed():.2f} s "
         "in); HiGHS did not run",
-        variables=size[0],
-        constraints=size[1],
+        variables=out.size[0],
+        constraints=out.size[1],
     )
-

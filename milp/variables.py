@@ -1,4 +1,4 @@
-"""Decision variables of the time-indexed MILP (MODEL.md section 5), sparse: only the
+"""Decision variables of the time-indexed MILP (docs/milp.md), sparse: only the
 indices :mod:`milp.data` allows exist.
 
 Index conventions: ``j`` job id, ``k`` position of a configuration in the job's allowed

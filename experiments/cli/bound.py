@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(
         f"clairvoyant bound of {inst.name!r} over {res.scenarios} scenarios (seed {args.seed}): "
-        f"mean {res.mean:.4f} +- {res.stderr:.4f} (std. error); {res.proved}/{res.scenarios} "
+        f"mean {res.bound:.4f} +- {res.stderr:.4f} (std. error); {res.proved}/{res.scenarios} "
         "scenarios proved optimal"
     )
     return 0

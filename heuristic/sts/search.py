@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from heuristic.sts.policy import StsTuning
 from instances import Instance
 
@@ -31,11 +32,39 @@ Move = Callable[[StsTuning], StsTuning | None]
 
 @dataclass(frozen=True)
 class SearchResult:
+    """The cheapest tuning found, in the one result vocabulary
+    (:mod:`heuristic.core.result`). A heuristic proves no bound: ``bound`` and ``gap``
+    are ``None``; ``status`` is feasible; ``termination`` says whether the deadline
+    (time limit) or the evaluation budget (other limit) ended it."""
+
+    instance: str
     tuning: StsTuning
-    cost: float  # the caller's cost of ``tuning``
+    objective: float  # the caller's cost of ``tuning``
     start_cost: float  # ... of plain STS (no adjustment)
     evaluations: int  # distinct tunings costed
     improvements: int  # moves kept
+    termination: Termination
+    runtime: float  # seconds
+
+    @property
+    def bound(self) -> float | None:
+        return None  # a heuristic search proves no bound
+
+    @property
+    def status(self) -> SolutionStatus:
+        return SolutionStatus.FEASIBLE  # every tuning's rollout is a plan
+
+    @property
+    def gap(self) -> float | None:
+        return relative_gap(self.objective, self.bound)
+
+    def summary(self) -> str:
+        title = f"STS search on {self.instance!r}: {self.evaluations} tunings costed"
+        details = [
+            ("plain STS", f"{self.start_cost:.6g}"),
+            ("moves kept", str(self.improvements)),
+        ]
+        return summary_text(title, self, details)
 
 
 def _shift(knob: str, job: str, delta: float, *, floor: float | None = 0.0) -> Move:
@@ -100,57 +129,85 @@ def search(
     machine's speed."""
     if evaluations < 1:
         raise ValueError(f"evaluations must be at least 1, got {evaluations}")
+    t0 = time.perf_counter()
     step = step if step is not None else (instance.slot or 0.25)
     rng = random.Random(seed)
     all_moves = moves(instance, step)
-    seen: dict[tuple[object, ...], float] = {}
-
-    def costed(t: StsTuning) -> float | None:
-        """The cost of ``t``; ``None`` once the budget is spent (a tuning seen before is
-        free)."""
-        key = t.key()
-        if key not in seen:
-            late = deadline is not None and seen and time.perf_counter() > deadline
-            if len(seen) >= evaluations or late:
-                return None
-            seen[key] = cost(t)
-        return seen[key]
-
-    start = StsTuning()
-    start_cost = costed(start)
-    assert start_cost is not None
-    best, best_cost, kept = start, start_cost, 0
-
-    def descend(t: StsTuning, c: float) -> tuple[StsTuning, float]:
-        nonlocal kept
-        improved = True
-        while improved:
-            improved = False
-            for move in _shuffled(all_moves, rng):
-                nxt = move(t)
-                if nxt is None:
-                    continue
-                nc = costed(nxt)
-                if nc is None:
-                    return t, c
-                if nc < c - 1e-12:
-                    t, c, improved, kept = nxt, nc, True, kept + 1
-        return t, c
-
-    best, best_cost = descend(best, best_cost)
+    budget = _Budget(cost, evaluations, deadline)
+    start_cost = budget.cost(StsTuning())
+    assert start_cost is not None  # the first tuning is always costed
+    best, best_cost = _descend(StsTuning(), start_cost, all_moves, rng, budget)
     for _ in range(evaluations):  # kicks; each costs at least one evaluation, or none if seen
-        if len(seen) >= evaluations:
+        if budget.spent():
             break
         t = best
         for move in rng.sample(all_moves, k=min(3, len(all_moves))):  # a kick
             t = move(t) or t
-        c = costed(t)
+        c = budget.cost(t)
         if c is None:
             break
-        t, c = descend(t, c)
+        t, c = _descend(t, c, all_moves, rng, budget)
         if c < best_cost - 1e-12:
             best, best_cost = t, c
-    return SearchResult(best, best_cost, start_cost, len(seen), kept)
+    return SearchResult(
+        instance=instance.name,
+        tuning=best,
+        objective=best_cost,
+        start_cost=start_cost,
+        evaluations=len(budget.seen),
+        improvements=budget.kept,
+        termination=Termination.TIME_LIMIT if budget.late else Termination.OTHER_LIMIT,
+        runtime=time.perf_counter() - t0,
+    )
+
+
+class _Budget:
+    """The costs of the tunings seen, within ``evaluations`` distinct ones and the
+    ``deadline``; counts the moves kept."""
+
+    def __init__(
+        self, cost: Callable[[StsTuning], float], evaluations: int, deadline: float | None
+    ) -> None:
+        self.of, self.evaluations, self.deadline = cost, evaluations, deadline
+        self.seen: dict[tuple[object, ...], float] = {}
+        self.late = False  # the deadline ended the search
+        self.kept = 0
+
+    def spent(self) -> bool:
+        return len(self.seen) >= self.evaluations
+
+    def cost(self, t: StsTuning) -> float | None:
+        """The cost of ``t``; ``None`` once the budget is spent (a tuning seen before is
+        free)."""
+        key = t.key()
+        if key not in self.seen:
+            late = self.deadline is not None and self.seen and time.perf_counter() > self.deadline
+            self.late = self.late or bool(late)
+            if self.spent() or late:
+                return None
+            self.seen[key] = self.of(t)
+        return self.seen[key]
+
+
+def _descend(
+    t: StsTuning, c: float, all_moves: list[Move], rng: random.Random, budget: _Budget
+) -> tuple[StsTuning, float]:
+    """First-improvement hill climbing from ``t`` (of cost ``c``), the moves in a random
+    order each pass, until no move improves or the budget is spent."""
+    improved = True
+    while improved:
+        improved = False
+        for move in _shuffled(all_moves, rng):
+            nxt = move(t)
+            if nxt is None:
+                continue
+            nc = budget.cost(nxt)
+            if nc is None:
+                return t, c
+            if nc < c - 1e-12:
+                t, c, improved = nxt, nc, True
+                budget.kept += 1
+    return t, c
 
 
 def _shuffled(items: list[Move], rng: random.Random) -> Iterator[Move]:

@@ -132,7 +132,7 @@ def test_a_cold_solve_too_large_without_the_warm_cutoff_leaves_no_nan_in_the_rep
     cold one does not: the MILP's best is still the warm solve's, and nothing reads nan."""
     import experiments.gap
     from experiments.gap import summary
-    from milp.data import ModelTooLarge
+    from milp.requirements import ModelTooLarge
 
     real = experiments.gap.solve
     calls = []

@@ -16,7 +16,7 @@ from instances import Instance, Plan
 from instances.bundled import bundled
 from milp import MilpError
 from milp.improve import _sub_solve, improve
-from milp.neighbourhood import Chooser, Neighbourhood, occupancy
+from milp.neighbourhood import Chooser, Neighbourhood, outside
 from milp.solve import default_slots
 from tests.milp.brute_force import _fits, _segments, job_schedules
 from tests.milp.test_milp import _tiny
@@ -93,23 +93,23 @@ def test_merged_plans_pass_the_checker_and_never_cost_more(seed, size):
 def test_the_fixed_jobs_hold_their_gpus_and_their_shared_places(small):
     plan = rollout(small, StsPolicy())
     jobs = {j.id for j in small.jobs}
-    held, tenants = occupancy(small, plan, jobs)
+    held = outside(small, plan, jobs)
     assert small.slot is not None
     for s in plan:
         for t in range(round(s.start / small.slot), round(s.end / small.slot)):
             for n, g in s.gpus:
-                assert g in held[n, t]
+                assert g in held.gpus[n, t]
     # two tenants on one GPU appear as such, with their memory
-    pairs = [v for per in tenants.values() for v in per.values() if v[0] == 2]
+    pairs = [v for per in held.tenants.values() for v in per.values() if v[0] == 2]
     assert pairs and all(m > 0 for _, m in pairs)
 
 
 def test_improve_never_worsens_the_start_and_reports_the_evaluators_cost(small):
     res = improve(small, time_limit=120, iterations=3, search_evaluations=20)
-    assert res.cost <= res.start_cost + 1e-12
+    assert res.objective <= res.start_cost + 1e-12
     assert res.start_cost <= res.sts_cost + 1e-12  # the search starts from plain STS
-    assert evaluate(small, res.plan).total_cost == res.cost
-    assert res.bound <= res.cost + 1e-9
+    assert evaluate(small, res.plan).total_cost == res.objective
+    assert res.bound <= res.objective + 1e-9
     assert [s.iteration for s in res.history] == list(range(len(res.history)))
     assert all(a.incumbent >= b.incumbent for a, b in itertools.pairwise(res.history))
 
@@ -128,7 +128,7 @@ def test_improve_lowers_a_plan_that_leaves_room():
     ]
     start = Plan.of(shifted)
     res = improve(inst, time_limit=120, initial_plan=start, iterations=2, sub_gap=1e-9)
-    assert res.cost < evaluate(inst, start).total_cost - 1e-9
+    assert res.objective < evaluate(inst, start).total_cost - 1e-9
     assert res.sts_cost is None
 
 

@@ -29,8 +29,8 @@ def test_the_bound_is_never_above_the_optimum(seed, shared, mode, states, guided
     best, _ = brute_force(inst, SLOTS)
     upper = best if guided else None  # the tightest cut of the windows: at the optimum
     lb = lagrangian_bound(inst, SLOTS, upper=upper, states=states)
-    assert lb.value <= best + 1e-9
-    assert lb.value >= lb.capacity_relaxation
+    assert lb.bound <= best + 1e-9
+    assert lb.bound >= lb.capacity_relaxation
 
 
 @pytest.mark.parametrize(("seed", "mode"), [(0, "worst_case"), (1, "worst_case"), (3, "expected")])
@@ -40,14 +40,14 @@ def test_the_bound_beats_the_capacity_relaxation_where_the_gpus_are_contended(se
     inst = _tiny(seed, shared=seed % 2 == 0, tardiness=mode)
     best, _ = brute_force(inst, SLOTS)
     lb = lagrangian_bound(inst, SLOTS, upper=best, states=64)
-    assert lb.capacity_relaxation + 1e-3 < lb.value <= best + 1e-9
+    assert lb.capacity_relaxation + 1e-3 < lb.bound <= best + 1e-9
 
 
 def test_without_contention_one_round_suffices_and_the_bound_is_the_relaxation():
     inst = synthetic(SyntheticSpec(nodes=8, jobs=6, rate="low", slot=0.25), seed=1)
     lb = lagrangian_bound(inst, default_slots(inst), states=32)
     assert lb.iterations == 1
-    assert lb.value == pytest.approx(lb.capacity_relaxation, rel=1e-12)
+    assert lb.bound == pytest.approx(lb.capacity_relaxation, rel=1e-12)
 
 
 def test_a_grid_too_large_for_memory_is_coarsened_and_then_refused(monkeypatch):
@@ -60,7 +60,7 @@ def test_a_grid_too_large_for_memory_is_coarsened_and_then_refused(monkeypatch):
     monkeypatch.setattr(milp.lagrange, "MAX_BYTES", 2 * (SLOTS + 5 * 8 * 3) * 17)
     coarse = lagrangian_bound(inst, SLOTS, upper=best, states=64)
     assert coarse.states == 16 < full.states
-    assert coarse.capacity_relaxation <= coarse.value <= best + 1e-9
+    assert coarse.capacity_relaxation <= coarse.bound <= best + 1e-9
     monkeypatch.setattr(milp.lagrange, "MAX_BYTES", 100)
     with pytest.raises(MilpError, match="Lagrangian bound of 2 jobs"):
         lagrangian_bound(inst, SLOTS, states=64)

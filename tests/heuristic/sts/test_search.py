@@ -74,8 +74,8 @@ def test_search_never_returns_a_costlier_tuning_and_its_cost_is_the_evaluators(i
 
     res = search(inst, cost, evaluations=60, seed=seed)
     assert res.start_cost == pytest.approx(_cost(inst, StsTuning()), rel=1e-12)
-    assert res.cost <= res.start_cost
-    assert res.cost == pytest.approx(_cost(inst, res.tuning), rel=1e-12)
+    assert res.objective <= res.start_cost
+    assert res.objective == pytest.approx(_cost(inst, res.tuning), rel=1e-12)
     assert len(calls) == res.evaluations <= 60
     assert len({t.key() for t in calls}) == len(calls)  # no tuning costed twice
     assert check_plan(inst, rollout(inst, StsPolicy(tuning=res.tuning))) == []
@@ -85,7 +85,7 @@ def test_search_is_deterministic_per_seed():
     inst = _suite("suite-share-2n4j-s2")
     a = tune_sts(inst, evaluations=200)
     b = tune_sts(inst, evaluations=200)
-    assert a.tuning.key() == b.tuning.key() and a.cost == b.cost
+    assert a.tuning.key() == b.tuning.key() and a.objective == b.objective
 
 
 def test_search_waits_for_the_efficient_type_where_sts_starts_at_once():
@@ -94,7 +94,7 @@ def test_search_waits_for_the_efficient_type_where_sts_starts_at_once():
     inst = without_relaunch(_suite("suite-share-2n6j-s2"))  # as measured before E1
     res = tune_sts(inst, evaluations=1000)
     assert res.start_cost == pytest.approx(0.1620, abs=5e-5)
-    assert res.cost < 0.1116 * 1.05
+    assert res.objective < 0.1116 * 1.05
     assert res.tuning.types or res.tuning.hold
 
 

@@ -1,0 +1,74 @@
+"""What the time-indexed MILP requires of an instance, and the errors it raises: a slot
+length, no cheaper resume than a relaunch, one shared configuration per GPU type, no
+distributed configuration. Each refusal names the job and says what to do."""
+
+from __future__ import annotations
+
+from instances import Config, Instance
+
+
+class MilpError(ValueError):
+    """The MILP cannot be built or has no solution; the message says which job and why."""
+
+
+class ModelTooLarge(MilpError):
+    """The MILP would not fit in memory: the instance is for heuristics and bounds."""
+
+
+def require_slot(instance: Instance) -> float:
+    """The instance's slot length; :class:`MilpError` with a hint if it has none."""
+    if instance.slot is None:
+        raise MilpError(
+            f"instance {instance.name!r} has no slot length: the time-indexed MILP needs one "
+            "(set 'slot' in the instance, or give one: slot= in the library, --slot on "
+            "the command line)"
+        )
+    return instance.slot
+
+
+def require_no_suspend(instance: Instance) -> None:
+    """The MILP's start indicators price every new placement as a relaunch; a cheaper
+    resume on the very GPUs a job was suspended from (``suspend_hours``) would need
+    per-GPU placement variables. Refused with :class:`MilpError` rather than mispriced."""
+    for job in instance.jobs:
+        if instance.resume(job) < instance.relaunch(job):
+            raise MilpError(
+                f"job {job.id!r} resumes in {instance.resume(job):g} h but relaunches in "
+                f"{instance.relaunch(job):g} h (suspend_hours): the MILP prices every start "
+                "as a relaunch and cannot tell a resume on the same GPUs; drop suspend_hours "
+                "to solve it"
+            )
+
+
+def require_one_shared_shape(instance: Instance) -> None:
+    """A shared tenancy (``share[j,n,u,t]``) names a GPU, not a configuration, so a job
+    may have one shared configuration per GPU type only where they hold different CPU
+    cores or DRAM (E3): otherwise the model could not tell what the tenant holds.
+    Refused with :class:`MilpError` rather than mispriced."""
+    for job in instance.jobs:
+        seen: dict[str, Config] = {}
+        for c in instance.allowed_configs(job):
+            if not c.shared:
+                continue
+            other = seen.setdefault(c.gpu_type, c)
+            if other != c:
+                raise MilpError(
+                    f"job {job.id!r} has two shared configurations on {c.gpu_type} "
+                    f"({other.label} and {c.label}): the MILP's shared tenancy names the GPU, "
+                    "not the CPU cores and DRAM; keep one shared configuration per GPU type"
+                )
+
+
+def require_no_distributed(instance: Instance) -> None:
+    """A distributed configuration (E4) puts any number of its GPUs on each node and
+    holds link bandwidth: the model would need integer per-node GPU counts and a
+    variable per link, which it does not have. Refused with :class:`MilpError` rather
+    than solved wrong; the simulator's policies run such instances."""
+    for job in instance.jobs:
+        spread = [c.label for c in instance.allowed_configs(job) if c.distributed]
+        if spread:
+            raise MilpError(
+                f"job {job.id!r} has distributed configurations ({', '.join(spread)}): the "
+                "MILP places whole GPUs of one node or whole nodes only and models no links "
+                "(docs/model.md, E4); run it with a policy (gpusched online / compare)"
+            )
