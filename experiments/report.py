@@ -6,25 +6,24 @@ module only aggregates (means, confidence intervals, ratios) and draws.
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import math
 from datetime import UTC, datetime
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
-from experiments.gantt import DECODE_SCRIPT, gantt_figure, literal, png
+from experiments.gantt import DECODE_SCRIPT
+from experiments.report_charts import (
+    cost_breakdown,
+    gantt_chart,
+    gap_chart,
+    grouped_bars,
+    utilisation_chart,
+)
 from experiments.store import Store
 from instances.io import write_atomic
-from validation.online import busy_gpus
 
 # two-sided 95% Student t quantiles by degrees of freedom (1..30); 1.96 beyond
 _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
@@ -187,89 +186,6 @@ def markdown_summary(store_path: str | Path, campaign: str) -> str:
     return "\n".join(parts)
 
 
-# -- plots ----------------------------------------------------------------------------
-def _png(fig: Figure) -> str:
-    return "data:image/png;base64," + base64.b64encode(png(fig)).decode()
-
-
-def _grouped(table: pd.DataFrame, column: str, err: str | None, ylabel: str, title: str) -> str:
-    scenarios = list(dict.fromkeys(table.index.get_level_values(0)))
-    policies = list(dict.fromkeys(table.index.get_level_values(1)))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(scenarios) * len(policies) / 3), 4))
-    width = 0.8 / len(policies)
-    x = np.arange(len(scenarios))
-    for k, pol in enumerate(policies):
-        vals = [table[column].get((s, pol), np.nan) for s in scenarios]
-        errs = [table[err].get((s, pol), 0.0) for s in scenarios] if err else None
-        ax.bar(x + k * width, vals, width, yerr=errs, capsize=2, label=literal(str(pol)))
-    labels = [literal(str(s)) for s in scenarios]
-    ax.set_xticks(x + 0.4 - width / 2, labels, rotation=20, ha="right", fontsize=7)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return _png(fig)
-
-
-def _breakdown(table: pd.DataFrame) -> str:
-    labels = [literal(f"{s} / {p}") for s, p in table.index]
-    fig, ax = plt.subplots(figsize=(8, 0.25 * len(labels) + 1.5))
-    y = np.arange(len(labels))
-    ax.barh(y, table["energy"], label="energy")
-    ax.barh(y, table["tardiness"], left=table["energy"], label="tardiness")
-    ax.set_yticks(y, labels, fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel("mean cost per run")
-    ax.set_title("Cost breakdown: expected energy vs tardiness", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return _png(fig)
-
-
-def _utilisation(store: Store, campaign: str, runs: pd.DataFrame) -> tuple[str, str]:
-    first = runs[runs["policy"] != REFERENCE].iloc[0]
-    same = runs[
-        (runs["scenario"] == first["scenario"])
-        & (runs["seed"] == first["seed"])
-        & (runs["policy"] != REFERENCE)
-    ]
-    fig, ax = plt.subplots(figsize=(8, 3.5))
-    for _, r in same.iterrows():
-        inst, plan = store.plan_of(campaign, r["key"])
-        steps = busy_gpus(plan)
-        gpus = sum(n.num_gpus for n in inst.nodes)
-        ax.step(
-            steps["time"], steps["busy"] / gpus, where="post", label=literal(str(r["policy"])), lw=1
-        )
-    ax.set_xlabel("hours")
-    ax.set_ylabel("busy GPUs / all GPUs")
-    caption = f"{first['scenario']}, seed {first['seed']}"
-    ax.set_title(literal(f"GPU utilisation over time ({caption})"), fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return _png(fig), caption
-
-
-def _gantt(store: Store, campaign: str, runs: pd.DataFrame) -> tuple[str, str]:
-    online = runs[runs["policy"] != REFERENCE]
-    pick = online[online["policy"] == "sts"]
-    r = (pick if not pick.empty else online).iloc[0]
-    inst, plan = store.plan_of(campaign, r["key"])
-    caption = f"{r['policy']} on {r['scenario']}, seed {r['seed']}"
-    return _png(gantt_figure(inst, plan, title=f"Gantt: {caption}")), caption
-
-
-def _gap_plot(gaps: pd.DataFrame) -> str:
-    policies = list(dict.fromkeys(gaps["policy"]))
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    ax.boxplot([100 * gaps[gaps["policy"] == p]["gap"] for p in policies], showmeans=True)
-    ax.set_xticks(range(1, len(policies) + 1), [literal(str(p)) for p in policies])
-    ax.set_ylabel("cost above the clairvoyant bound (%)")
-    ax.set_title("Gap to the clairvoyant bound, per scenario and seed", fontsize=9)
-    fig.tight_layout()
-    return _png(fig)
-
-
 # -- the page -------------------------------------------------------------------------
 _CSS = """
 body { font-family: sans-serif; margin: 2em; max-width: 1100px; color: #222; }
@@ -291,9 +207,30 @@ def _figure(src: str, alt: str, caption: str = "") -> str:
 
 
 def campaign_section(store: Store, campaign: str) -> str:
+    """The HTML section of one campaign: what ran, costs by policy and scenario, STS
+    against the others, sharing, completion times, the cost breakdown, the online runs'
+    missed due dates, utilisation and one Gantt chart, the gaps to the clairvoyant
+    bound, and the failed runs."""
     all_runs = store.runs(campaign)
     runs = all_runs[all_runs["status"] == "ok"]
     errors = all_runs[all_runs["status"] != "ok"]
+    parts = _heading(store, campaign, runs, errors)
+    if runs.empty:
+        return "\n".join(parts)
+    table = policy_table(runs)
+    parts += _cost_tables(runs, table)
+    online = runs[runs["policy"] != REFERENCE]
+    if not online.empty:
+        parts += _online_figures(store, campaign, online)
+    parts += _bound_section(runs)
+    if not errors.empty:
+        parts.append("<h3>Failed runs</h3>")
+        parts.append(_fmt(errors[["key", "error"]], index=False))
+    return "\n".join(parts)
+
+
+def _heading(store: Store, campaign: str, runs: pd.DataFrame, errors: pd.DataFrame) -> list[str]:
+    """The campaign's name, description, and what ran."""
     parts = [f"<h2>Campaign {html.escape(campaign)}</h2>"]
     info = store.campaigns().set_index("name")
     if campaign in info.index and info.at[campaign, "description"]:
@@ -303,63 +240,61 @@ def campaign_section(store: Store, campaign: str) -> str:
         f"{runs['scenario'].nunique()} scenarios, policies: "
         f"{html.escape(', '.join(map(str, runs['policy'].unique())))}.</p>"
     )
-    if runs.empty:
-        return "\n".join(parts)
-    online = runs[runs["policy"] != REFERENCE]
-    table = policy_table(runs)
-    parts.append("<h3>Cost by policy and scenario (mean, 95% CI over seeds)</h3>")
+    return parts
+
+
+def _cost_tables(runs: pd.DataFrame, table: pd.DataFrame) -> list[str]:
+    """Costs by policy and scenario, STS against the others, sharing against not,
+    completion times, and the energy/tardiness breakdown (each where it has data)."""
+    parts = ["<h3>Cost by policy and scenario (mean, 95% CI over seeds)</h3>"]
     parts.append(
         _figure(
-            _grouped(table, "total", "total_ci95", "total cost", "Total cost"),
+            grouped_bars(table, "total", "total_ci95", "total cost", "Total cost"),
             "total cost by policy and scenario",
         )
     )
     parts.append(_fmt(table))
-    rel = relative_table(runs)
-    if not rel.empty:
-        parts.append("<h3>STS against the other policies (lower cost = positive cut)</h3>")
-        parts.append(_fmt(rel, index=False))
-    share = sharing_table(runs)
-    if not share.empty:
-        parts.append("<h3>GPU sharing allowed vs forbidden (positive: sharing is cheaper)</h3>")
-        parts.append(_fmt(share, index=False))
-    jct = jct_table(runs)
-    if not jct.empty:
-        parts.append("<h3>Job completion time and makespan, against static requested sizes</h3>")
-        parts.append(_fmt(jct, index=False))
+    for heading, extra in (
+        ("STS against the other policies (lower cost = positive cut)", relative_table(runs)),
+        ("GPU sharing allowed vs forbidden (positive: sharing is cheaper)", sharing_table(runs)),
+        ("Job completion time and makespan, against static requested sizes", jct_table(runs)),
+    ):
+        if not extra.empty:
+            parts.append(f"<h3>{heading}</h3>")
+            parts.append(_fmt(extra, index=False))
     parts.append("<h3>Energy vs tardiness</h3>")
-    parts.append(_figure(_breakdown(table), "cost breakdown"))
-    if not online.empty:
-        otable = policy_table(online)
-        parts.append("<h3>Missed due dates</h3>")
-        parts.append(
-            _figure(
-                _grouped(
-                    otable,
-                    "missed",
-                    None,
-                    "due dates missed per run",
-                    "Missed due dates (mean per run)",
-                ),
-                "missed due dates",
-            )
-        )
-        src, caption = _utilisation(store, campaign, runs)
-        parts.append("<h3>GPU utilisation over time</h3>")
-        parts.append(_figure(src, "utilisation over time", caption))
-        src, caption = _gantt(store, campaign, runs)
-        parts.append("<h3>One run</h3>")
-        parts.append(_figure(src, "Gantt chart", caption))
+    parts.append(_figure(cost_breakdown(table), "cost breakdown"))
+    return parts
+
+
+def _online_figures(store: Store, campaign: str, online: pd.DataFrame) -> list[str]:
+    """The online runs' missed due dates, GPU utilisation over time and one Gantt chart."""
+    otable = policy_table(online)
+    parts = ["<h3>Missed due dates</h3>"]
+    missed = grouped_bars(
+        otable, "missed", None, "due dates missed per run", "Missed due dates (mean per run)"
+    )
+    parts.append(_figure(missed, "missed due dates"))
+    src, caption = utilisation_chart(store, campaign, online)
+    parts.append("<h3>GPU utilisation over time</h3>")
+    parts.append(_figure(src, "utilisation over time", caption))
+    src, caption = gantt_chart(store, campaign, online)
+    parts.append("<h3>One run</h3>")
+    parts.append(_figure(src, "Gantt chart", caption))
+    return parts
+
+
+def _bound_section(runs: pd.DataFrame) -> list[str]:
+    """The gaps to the clairvoyant bound, where the campaign ran it."""
     gaps = bound_gaps(runs)
-    if not gaps.empty:
-        parts.append("<h3>Gap to the clairvoyant bound (MILP with every stop known)</h3>")
-        parts.append(_figure(_gap_plot(gaps), "gap distribution"))
-        summary = gaps.groupby("policy", sort=False)["gap"].describe(percentiles=[0.5])
-        parts.append(_fmt((100 * summary.drop(columns="count")).join(summary["count"])))
-    if not errors.empty:
-        parts.append("<h3>Failed runs</h3>")
-        parts.append(_fmt(errors[["key", "error"]], index=False))
-    return "\n".join(parts)
+    if gaps.empty:
+        return []
+    summary = gaps.groupby("policy", sort=False)["gap"].describe(percentiles=[0.5])
+    return [
+        "<h3>Gap to the clairvoyant bound (MILP with every stop known)</h3>",
+        _figure(gap_chart(gaps), "gap distribution"),
+        _fmt((100 * summary.drop(columns="count")).join(summary["count"])),
+    ]
 
 
 def write_report(store_path: str | Path, out: str | Path, campaign: str | None = None) -> Path:
