@@ -119,6 +119,18 @@ def run_highs(
         h.setOptionValue("threads", threads)
     for name, value in (options or {}).items():
         h.setOptionValue(name, value)
+    h.passModel(_lp(mats))
+    if start is not None:
+        sol = highspy.HighsSolution()
+        sol.col_value = start
+        sol.value_valid = True
+        h.setSolution(sol)
+    highs_run.run(h, threads)
+    return _answer(h, log_file)
+
+
+def _lp(mats: Matrices) -> highspy.HighsLp:
+    """The matrices as HiGHS's model (column-wise, with integrality)."""
     a = mats.matrix
     lp = highspy.HighsLp()
     lp.num_col_ = len(mats.columns)
@@ -139,13 +151,12 @@ def run_highs(
         highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
         for i in mats.integer
     ]
-    h.passModel(lp)
-    if start is not None:
-        sol = highspy.HighsSolution()
-        sol.col_value = start
-        sol.value_valid = True
-        h.setSolution(sol)
-    highs_run.run(h, threads)
+    return lp
+
+
+def _answer(h: highspy.Highs, log_file: Path) -> Answer:
+    """What a finished run found: its termination, the best solution if HiGHS holds a
+    feasible one, its dual bound (``None`` before it had one), and its log."""
     termination = _STATUS.get(h.getModelStatus(), Termination.UNKNOWN)
     info = h.getInfo()
     solution = h.getSolution()

@@ -27,22 +27,7 @@ def _fits(d: MilpData, jd: JobData, node_id: str, u: int, t: int) -> bool:
 def add_variables(m: pyo.ConcreteModel, d: MilpData) -> None:
     """Adds ``run``, ``place``, ``share``, ``shared_gpu``, ``work``, ``done``,
     ``progress`` and ``late`` with their index sets (``*_index``) to ``m``."""
-    run_idx, place_idx, share_idx, work_idx, done_idx = [], [], [], [], []
-    for j, jd in d.jobs.items():
-        for k, c in enumerate(jd.configs):
-            for t in d.slot_range(j):
-                run_idx.append((j, k, t))
-                if c.shared:
-                    for n in d.hosts(c):
-                        share_idx += [
-                            (j, n.id, u, t) for u in d.labels(n.id, t) if _fits(d, jd, n.id, u, t)
-                        ]
-                else:
-                    place_idx += [(j, k, n.id, t) for n in d.hosts(c)]
-            for b in jd.blocks:
-                work_idx += [(j, b, k, t) for t in d.slot_range(j) if t >= jd.earliest_work_slot(b)]
-        for b in jd.blocks:
-            done_idx += [(j, b, t) for t in d.slot_range(j)]
+    run_idx, place_idx, share_idx, work_idx, done_idx = _job_indices(d)
     label_idx = [
         (n, u, t)
         for n, count in d.shared_labels.items()
@@ -78,8 +63,41 @@ def add_variables(m: pyo.ConcreteModel, d: MilpData) -> None:
     # late[j,b] >= 0: hours by which block b completes after the due date (the last
     # block's is the worst-case lateness)
     m.late = pyo.Var(m.late_index, domain=pyo.NonNegativeReals)
+    _fix_done(m, d)
 
-    # Blocks cannot be complete before their earliest finish slot, and are by the end.
+
+Index = list[tuple[object, ...]]
+
+
+def _job_indices(d: MilpData) -> tuple[Index, Index, Index, Index, Index]:
+    """The indices of ``run``, ``place``, ``share``, ``work`` and ``done``, job by job:
+    only allowed configurations, their hosts, the shared labels a job may join, and the
+    slots in which a block can progress."""
+    run_idx: Index = []
+    place_idx: Index = []
+    share_idx: Index = []
+    work_idx: Index = []
+    done_idx: Index = []
+    for j, jd in d.jobs.items():
+        for k, c in enumerate(jd.configs):
+            for t in d.slot_range(j):
+                run_idx.append((j, k, t))
+                if c.shared:
+                    for n in d.hosts(c):
+                        share_idx += [
+                            (j, n.id, u, t) for u in d.labels(n.id, t) if _fits(d, jd, n.id, u, t)
+                        ]
+                else:
+                    place_idx += [(j, k, n.id, t) for n in d.hosts(c)]
+            for b in jd.blocks:
+                work_idx += [(j, b, k, t) for t in d.slot_range(j) if t >= jd.earliest_work_slot(b)]
+        for b in jd.blocks:
+            done_idx += [(j, b, t) for t in d.slot_range(j)]
+    return run_idx, place_idx, share_idx, work_idx, done_idx
+
+
+def _fix_done(m: pyo.ConcreteModel, d: MilpData) -> None:
+    """Blocks cannot be complete before their earliest finish slot, and are by the end."""
     for j, jd in d.jobs.items():
         for b in jd.blocks:
             for t in range(jd.first_slot, min(jd.earliest_finish_slot(b), jd.last_slot + 1)):
