@@ -18,7 +18,12 @@ the others as they run and re-plans, in STS's urgency order, only the *dirty* jo
 The clean jobs keep their GPUs, so the dirty ones are placed around them. Where that
 leaves a dirty job without GPUs (a waiting job that finds none, a running one that
 would pause), the event is decided by plain STS over every job instead, so that an
-urgent job may still take GPUs from less urgent ones.
+urgent job may still take GPUs from less urgent ones. So is every event while capacity
+binds (:mod:`heuristic.sts.contention`): when the last decision left a job waiting,
+rescued, backfilled or pulled one forward, or a job present is late whatever it runs
+on. STS's order and those rules weigh every job against every other, which an
+incremental decision cannot (it cost up to 4.9 times STS on contended real-data
+windows, docs/contended.md).
 
 What differs from STS, by design: a clean job (on its cheapest type) does not move
 until its own next wake-up; the ledger of an incremental decision books the
@@ -32,6 +37,7 @@ from __future__ import annotations
 import math
 
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
+from heuristic.core.urgency import slack
 from heuristic.sts.policy import StsOptions, StsPolicy
 
 EPS = 1e-9
@@ -62,7 +68,7 @@ class IncrementalStsPolicy(StsPolicy):
         dirty = tuple(s for s in state.jobs if self._dirty(s, state.time))
         if not dirty:
             return Decision({}, wake_at=self._wake())
-        if len(dirty) < len(state.jobs):
+        if len(dirty) < len(state.jobs) and not self._contended(state):
             spare = state.occupancy.copy()  # plain STS's, should the dirty jobs not fit
             part = super().decide(SchedulerState(state.time, state.instance, dirty, spare))
             if all(self._runs(s, part) for s in dirty):
@@ -72,6 +78,18 @@ class IncrementalStsPolicy(StsPolicy):
         whole = super().decide(state)
         self._remember(state.jobs, whole)
         return Decision(whole.assign, wake_at=self._wake())
+
+    def _contended(self, state: SchedulerState) -> bool:
+        """Capacity binds: the last decision found it so (``StsPolicy.contended``), or a
+        job present is late whatever it runs on. STS's order and its rules for a
+        contended cluster then need every job, so plain STS decides."""
+        if self.contended:
+            return True
+        table = self._table
+        assert table is not None  # set at the first decision, which is a full one
+        return any(
+            slack(state.instance, s, state.time, table.fastest(s.job)) < 0 for s in state.jobs
+        )
 
     def _dirty(self, s: JobStatus, now: float) -> bool:
         job_id = s.job.id

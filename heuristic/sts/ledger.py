@@ -116,3 +116,13 @@ class Ledger:
             self.load[gpu_type][lo:hi] += p * gpus
             for key in self._thresholds(gpu_type, gpus):
                 self.large[key][lo:hi] += p
+
+    def full(self, cfg: Config, bins: int) -> np.ndarray:
+        """Per bin of the next ``bins``, whether ``cfg``'s class is booked to its true
+        capacity (no reserve): its type's GPUs, or the nodes large enough for it."""
+        hi = min(self.bins, bins)
+        t = cfg.gpu_type
+        out = self.load[t][:hi] >= self.capacity[t] - 1e-9
+        for key in self._thresholds(t, self._gpus(cfg)):
+            out |= self.large[key][:hi] >= self.hosts[key] - 1e-9
+        return out
