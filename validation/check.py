@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from instances import GpuRef, Instance, LinkId, Plan, Segment
+from instances.distribution import reaches
 from instances.topology import within
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
 
@@ -194,7 +195,8 @@ def relaunch_notes(instance: Instance, plan: Plan) -> list[Violation]:
         tl = Timeline.of(instance, job.id, plan.for_job(job.id))
         for p in tl.pieces:
             s = p.segment
-            if p.lost > 0 and p.w1 <= p.w0 and p.w0 < job.max_epochs and s.end > s.start:
+            done = reaches(p.w0, job.max_epochs)
+            if p.lost > 0 and p.w1 <= p.w0 and not done and s.end > s.start:
                 out.append(
                     Violation(
                         "overhead-only",
