@@ -42,24 +42,24 @@ def due_date(
     fastest: float,
     slot: float | None = None,
     overhead: float = 0.0,
-    quickest: float | None = None,
+    alone: float | None = None,
 ) -> float:
     """Release + tightness factor x the job's fastest worst-case time, to 4 decimals.
 
     Never before the job could finish alone: its first start's relaunch ``overhead``
-    and its ``quickest`` time on a configuration the cluster can host (default
+    and its time ``alone`` on its fastest configuration the cluster can host (default
     ``fastest``) after the release (slotted, from the first slot boundary after the
     release, rounded up to whole slots); otherwise no plan could meet it and the
     instance would only measure tardiness. That floor is rounded *up* to 4 decimals:
     rounded to the nearest, a due date at the floor fell up to 0.18 s before any
     possible finish, and every plan missed it.
     """
-    alone = fastest if quickest is None else quickest
+    quickest = fastest if alone is None else alone
     if slot is not None:
         start = math.ceil(release / slot - 1e-9) * slot
-        floor = start + math.ceil((alone + overhead) / slot - 1e-9) * slot
+        floor = start + math.ceil((quickest + overhead) / slot - 1e-9) * slot
     else:
-        floor = release + alone + overhead
+        floor = release + quickest + overhead
     return max(round(release + factor * fastest, 4), _round_up(floor, 4))
 
 

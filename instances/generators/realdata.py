@@ -280,11 +280,9 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
         times = job_configs(job_type, iterations / E, nodes, spec.sharing)
         release = round((submit - t_first) * spec.time_scale, 4)
         fastest = E * min(times.values())
-        quickest = E * min(t for c, t in times.items() if hosts(c))
+        alone = E * min(t for c, t in times.items() if hosts(c))  # on this cluster
         delta = family_relaunch_hours(family(job_type)) if spec.relaunch == "measured" else None
-        due = due_date(
-            release, draw_tightness(rng, spec), fastest, spec.slot, delta or 0.0, quickest
-        )
+        due = due_date(release, draw_tightness(rng, spec), fastest, spec.slot, delta or 0.0, alone)
         jobs.append(
             Job(
                 f"p{spec.start + k}",

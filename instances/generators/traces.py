@@ -269,15 +269,8 @@ def trace_instance(
         fam = family(job_type)
         delta = family_relaunch_hours(fam) if spec.relaunch == "measured" else None
         release = round(tj.submit - spec.start, 4)
-        quickest = E * min(t for c, t in times.items() if hosts(c))
-        due = due_date(
-            release,
-            draw_tightness(rng, spec),
-            E * min(times.values()),
-            spec.slot,
-            delta or 0.0,
-            quickest,
-        )
+        fastest, alone = E * min(times.values()), E * min(t for c, t in times.items() if hosts(c))
+        due = due_date(release, draw_tightness(rng, spec), fastest, spec.slot, delta or 0.0, alone)
         stops: EpochDistribution = (
             fit.for_gpus(tj.gpus).distribution(E, spec.blocks)
             if fit is not None
