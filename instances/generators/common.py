@@ -37,22 +37,36 @@ def draw_tightness(rng: np.random.Generator, spec: CostOptions) -> float:
 
 
 def due_date(
-    release: float, factor: float, fastest: float, slot: float | None = None, overhead: float = 0.0
+    release: float,
+    factor: float,
+    fastest: float,
+    slot: float | None = None,
+    overhead: float = 0.0,
+    alone: float | None = None,
 ) -> float:
-    """Release + tightness factor x the job's fastest worst-case time (4 decimals).
+    """Release + tightness factor x the job's fastest worst-case time, to 4 decimals.
 
     Never before the job could finish alone: its first start's relaunch ``overhead``
-    and its fastest time after the release (slotted, from the first slot boundary after
-    the release, rounded up to whole slots); otherwise no plan could meet it and the
-    instance would only measure tardiness.
+    and its time ``alone`` on its fastest configuration the cluster can host (default
+    ``fastest``) after the release (slotted, from the first slot boundary after the
+    release, rounded up to whole slots); otherwise no plan could meet it and the
+    instance would only measure tardiness. That floor is rounded *up* to 4 decimals:
+    rounded to the nearest, a due date at the floor fell up to 0.18 s before any
+    possible finish, and every plan missed it.
     """
-    due = release + factor * fastest
+    quickest = fastest if alone is None else alone
     if slot is not None:
         start = math.ceil(release / slot - 1e-9) * slot
-        due = max(due, start + math.ceil((fastest + overhead) / slot - 1e-9) * slot)
-    elif overhead > 0:
-        due = max(due, release + fastest + overhead)
-    return round(due, 4)
+        floor = start + math.ceil((quickest + overhead) / slot - 1e-9) * slot
+    else:
+        floor = release + quickest + overhead
+    return max(round(release + factor * fastest, 4), _round_up(floor, 4))
+
+
+def _round_up(x: float, digits: int) -> float:
+    """The smallest number of ``digits`` decimals (as a float) at or above ``x``."""
+    nearest = round(x, digits)
+    return nearest if nearest >= x else round(nearest + 10.0**-digits, digits)
 
 
 def assemble(

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import csv
 import gzip
-from collections import defaultdict
-from collections.abc import Mapping
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
@@ -145,6 +145,23 @@ def job_configs(
     return out
 
 
+def cluster_hosts(nodes: Sequence[Node]) -> Callable[[Config], bool]:
+    """Whether the cluster can ever host a configuration of :func:`job_configs`: one node
+    of its type with its GPUs per node, or as many such nodes as it spans. An 8-GPU
+    configuration on a cluster with one 4-GPU node of the type is listed but never
+    hosted (the instance ignores it), so a due date may not count on it."""
+    shapes = Counter((n.gpu_type, n.num_gpus) for n in nodes)
+
+    @cache
+    def hosts(cfg: Config) -> bool:
+        fitting = sum(
+            k for (t, g), k in shapes.items() if t == cfg.gpu_type and g >= cfg.gpus_per_node
+        )
+        return fitting >= cfg.nodes
+
+    return hosts
+
+
 def _requested(gpus: int, hostable: tuple[Config, ...]) -> Requested:
     """The Philly job's GPU count as its request, of any type. Where the cluster can host
     no exclusive configuration of that count (no node, or set of whole nodes, that
@@ -230,6 +247,7 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
     """An instance from Gavel throughputs and Philly arrivals; same seed, same instance."""
     rng = np.random.default_rng(seed)
     nodes = [Node(f"{t}-{i}", t, g) for i, (t, g) in enumerate(spec.nodes)]
+    hosts = cluster_hosts(nodes)
     tput = gavel_throughputs()
     trace = [
         j
@@ -262,8 +280,9 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
         times = job_configs(job_type, iterations / E, nodes, spec.sharing)
         release = round((submit - t_first) * spec.time_scale, 4)
         fastest = E * min(times.values())
+        alone = E * min(t for c, t in times.items() if hosts(c))  # on this cluster
         delta = family_relaunch_hours(family(job_type)) if spec.relaunch == "measured" else None
-        due = due_date(release, draw_tightness(rng, spec), fastest, spec.slot, delta or 0.0)
+        due = due_date(release, draw_tightness(rng, spec), fastest, spec.slot, delta or 0.0, alone)
         jobs.append(
             Job(
                 f"p{spec.start + k}",

@@ -50,6 +50,7 @@ from instances.generators.measured_overheads import family_relaunch_hours
 from instances.generators.realdata import (
     MEMORY_GB,
     bundled_rows,
+    cluster_hosts,
     family,
     gavel_throughputs,
     job_configs,
@@ -237,6 +238,7 @@ def trace_instance(
         for m in machines
         for i in range(m.count)
     ]
+    hosts = cluster_hosts(nodes)
     measured_as = {m.gpu_type: m.measured_as for m in machines}
     memory = {m.gpu_type: m.memory_gb for m in machines}
     if spec.early_stopping != FITTED:
@@ -267,9 +269,8 @@ def trace_instance(
         fam = family(job_type)
         delta = family_relaunch_hours(fam) if spec.relaunch == "measured" else None
         release = round(tj.submit - spec.start, 4)
-        due = due_date(
-            release, draw_tightness(rng, spec), E * min(times.values()), spec.slot, delta or 0.0
-        )
+        fastest, alone = E * min(times.values()), E * min(t for c, t in times.items() if hosts(c))
+        due = due_date(release, draw_tightness(rng, spec), fastest, spec.slot, delta or 0.0, alone)
         stops: EpochDistribution = (
             fit.for_gpus(tj.gpus).distribution(E, spec.blocks)
             if fit is not None
