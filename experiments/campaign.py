@@ -8,7 +8,7 @@ time_limit = 10.0                  # seconds per MILP solve (milp, clairvoyant)
 
 [[scenarios]]
 name = "synthetic"                 # label prefix (default: the generator)
-generator = "synthetic"            # synthetic | realdata | synergy | liquid | trace | file | suite
+generator = "synthetic"            # a name of GENERATORS (instances/generators), file or suite
 nodes = 10                         # fixed parameters of the generator's spec
 jobs = 60
 [scenarios.grid]                   # every combination of these values is one scenario
@@ -24,13 +24,12 @@ relaunch overheads unless ``relaunch`` ("measured" or "none") says otherwise.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import math
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -40,14 +39,10 @@ import milp  # noqa: F401  (registers the rolling-horizon MILP policy "milp")
 from experiments.paths import plain_name
 from heuristic.core.registry import policy_names
 from instances import Instance, InstanceError, read_instance
-from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthetic
-from instances.generators.common import check_relaunch
-from instances.generators.liquid import LiquidSpec, liquid
-from instances.generators.realdata import cluster_mix
+from instances.generators import GENERATORS
+from instances.generators.spec import check_relaunch
 from instances.generators.stops_fit import read_fit
-from instances.generators.suite import suite_specs
-from instances.generators.synergy import SynergySpec, synergy
-from instances.generators.traces import TraceSpec, trace_instance
+from instances.generators.suite import suite_instance, suite_specs
 
 # runs that are not a policy in the engine but a reference solved per scenario
 REFERENCES = ("clairvoyant",)
@@ -56,13 +51,6 @@ MAX_TIME_LIMIT = 86_400.0  # a day per MILP solve
 MAX_SEEDS = 10_000
 MAX_SCENARIOS = 10_000
 _TOP_KEYS = {"name", "description", "policies", "seeds", "time_limit", "scenarios"}
-_SPECS: dict[str, type] = {
-    "synthetic": SyntheticSpec,
-    "realdata": RealDataSpec,
-    "synergy": SynergySpec,
-    "liquid": LiquidSpec,
-    "trace": TraceSpec,
-}
 _OWN_KEYS = {"name", "generator", "grid"}
 _EXTRA_KEYS = {"file": {"path", "slot"}, "suite": {"instances", "slot", "relaunch"}}
 
@@ -89,45 +77,13 @@ class Scenario:
     def instance(self, seed: int) -> Instance:
         """The scenario's instance for ``seed`` (generators use it; files ignore it)."""
         p = dict(self.params)
-        if self.generator in _SPECS:
-            return _GENERATE[self.generator](
-                _spec(self.generator, p), seed, f"{self.label}-s{seed}"
-            )
+        if self.generator in GENERATORS:
+            return GENERATORS[self.generator].instance(p, seed, f"{self.label}-s{seed}")
         if self.generator == "file":
             inst = read_instance(p["path"])
         else:
-            inst = _suite(p["instance"], p.get("relaunch"))
+            inst = suite_instance(p["instance"], p.get("relaunch"))
         return inst.replace(slot=p["slot"]) if p.get("slot") is not None else inst
-
-
-_GENERATE: dict[str, Any] = {
-    "synthetic": synthetic,
-    "realdata": real_data,
-    "synergy": synergy,
-    "liquid": liquid,
-    "trace": trace_instance,
-}
-
-
-def _suite(name: str, relaunch: str | None = None) -> Instance:
-    """A suite instance by name; ``relaunch`` overrides the overheads its half carries."""
-    spec, seed = next((sp, sd) for n, sp, sd in suite_specs() if n == name)
-    spec = spec if relaunch is None else dataclasses.replace(spec, relaunch=relaunch)
-    return synthetic(spec, seed, name)
-
-
-def _spec(generator: str, params: Mapping[str, Any]) -> Any:
-    """The generator's spec; TOML arrays become the tuples the spec's fields hold."""
-    cls = _SPECS[generator]
-    kinds = {f.name: str(f.type) for f in dataclasses.fields(cls)}
-    values = {}
-    for key, value in params.items():
-        if generator == "realdata" and key == "nodes" and isinstance(value, int):
-            value = cluster_mix(value)
-        elif kinds[key].startswith("tuple") and isinstance(value, list):
-            value = tuple(tuple(v) if isinstance(v, list) else v for v in value)
-        values[key] = value
-    return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -207,7 +163,7 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
         raise CampaignError("scenarios", raw, "give at least one [[scenarios]] table")
     scenarios = [sc for i, table in enumerate(raw) for sc in _expand(i, table, base)]
     for sc in scenarios:  # a generator that cannot build the instance fails here, not in runs
-        if sc.generator in _SPECS:
+        if sc.generator in GENERATORS:
             try:
                 sc.instance(seeds[0])
             except InstanceError as exc:
@@ -308,7 +264,7 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
         grid = {"instance": wanted, **grid}
     if gen == "file":
         grid, fixed = _files(where, "path", "the instance file's", grid, fixed, base)
-    if gen == "trace" and "stops" in [*fixed, *grid]:
+    if gen in GENERATORS and "stops" in GENERATORS[gen].fields and "stops" in [*fixed, *grid]:
         # read now, so that a missing or broken fit is refused before any run
         grid, fixed = _files(where, "stops", "a fit file's", grid, fixed, base, read_fit)
     gen = str(gen)  # checked by _allowed_keys
@@ -323,8 +279,8 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
         sc = Scenario(label, gen, tuple(sorted(params.items())))
         # refuse bad values now, not in a worker an hour later
         try:
-            if gen in _SPECS:
-                _spec(gen, params)
+            if gen in GENERATORS:
+                GENERATORS[gen].spec_of(params)
             elif "relaunch" in params:
                 check_relaunch(params["relaunch"])
         except (InstanceError, TypeError, ValueError) as exc:
@@ -367,10 +323,13 @@ def _short(key: str, value: Any) -> str:
 
 
 def _allowed_keys(gen: Any, where: str) -> set[str]:
-    if not isinstance(gen, str):
-        raise CampaignError(f"{where}.generator", gen, f"one of {[*_SPECS, *_EXTRA_KEYS]}")
-    if gen in _SPECS:
-        return {f.name for f in dataclasses.fields(_SPECS[gen])}
-    if gen in _EXTRA_KEYS:
+    known = [*GENERATORS, *_EXTRA_KEYS]
+    if gen == "trace":  # the name campaign files gave both traces before
+        raise CampaignError(
+            f"{where}.generator", gen, "give the trace's own name: 'philly-week' or 'alibaba'"
+        )
+    if isinstance(gen, str) and gen in GENERATORS:
+        return set(GENERATORS[gen].fields)
+    if isinstance(gen, str) and gen in _EXTRA_KEYS:
         return _EXTRA_KEYS[gen]
-    raise CampaignError(f"{where}.generator", gen, f"one of {[*_SPECS, *_EXTRA_KEYS]}")
+    raise CampaignError(f"{where}.generator", gen, f"one of {known}")

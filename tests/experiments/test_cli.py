@@ -268,7 +268,7 @@ def test_generate_a_trace_with_a_fit_from_a_file(tmp_path, capsys):
     assert "--stops: only philly-week and alibaba" in capsys.readouterr().err
     uniform = [*window, "--early-stopping", "uniform", "--stops", str(fit), "--out", str(out)]
     assert main(uniform) == 2
-    assert "fitted early stopping" in capsys.readouterr().err
+    assert "a fit is read only with early_stopping = 'fitted'" in capsys.readouterr().err
     assert not out.exists()
 
 
