@@ -56,8 +56,9 @@ class Generator:
         for key, value in params.items():
             if key not in self.fields:
                 raise InstanceError(
-                    key, value, f"unknown parameter of generator {self.name!r}; known: "
-                    f"{sorted(self.fields)}"
+                    key,
+                    value,
+                    f"unknown parameter of generator {self.name!r}; known: {sorted(self.fields)}",
                 )
             if key in self.read:
                 value = self.read[key](value)

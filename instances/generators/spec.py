@@ -135,12 +135,13 @@ def check_bounds(spec: GeneratorSpec) -> None:
     for f in dataclasses.fields(spec):
         args = get_args(hints[f.name])
         value = getattr(spec, f.name)
-        if get_origin(hints[f.name]) is tuple and len(args) == 2 and args[0] == args[1]:
-            if value[0] > value[1]:
-                raise InstanceError(f.name, list(value), "a range must be [low, high], low <= high")
+        is_range = get_origin(hints[f.name]) is tuple and len(args) == 2 and args[0] == args[1]
+        if is_range and value[0] > value[1]:
+            raise InstanceError(f.name, list(value), "a range must be [low, high], low <= high")
     for low, high in spec.ORDERED:
         if getattr(spec, low) > getattr(spec, high):
-            raise InstanceError(low, getattr(spec, low), f"must be at most {high} ({getattr(spec, high)})")
+            top = getattr(spec, high)
+            raise InstanceError(low, getattr(spec, low), f"must be at most {high} ({top})")
 
 
 def _type_problem(value: Any, hint: Any) -> str:

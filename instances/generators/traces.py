@@ -51,6 +51,7 @@ from instances.generators.realdata import (
     job_configs,
     with_requests,
 )
+from instances.generators.spec import Bound, GeneratorSpec
 from instances.generators.stops_fit import (
     RUNNING_READINGS,
     StopsFit,
@@ -59,7 +60,6 @@ from instances.generators.stops_fit import (
     bundled_fit,
     read_fit,
 )
-from instances.generators.spec import Bound, GeneratorSpec
 from instances.limits import MAX_HOURS, MIN_EPOCH_HOURS
 from instances.model import Config, GpuType, Instance, Job, Node
 
