@@ -28,7 +28,7 @@ import itertools
 import json
 import math
 import re
-import tomllib
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import milp  # noqa: F401  (registers the rolling-horizon MILP policy "milp")
+from experiments.campaign_file import CampaignError, listed_once, parse_toml, read_text
 from experiments.paths import plain_name
 from heuristic.core.registry import policy_names
 from instances import Instance, InstanceError, read_instance
@@ -53,13 +54,6 @@ MAX_SCENARIOS = 10_000
 _TOP_KEYS = {"name", "description", "policies", "seeds", "time_limit", "scenarios"}
 _OWN_KEYS = {"name", "generator", "grid"}
 _EXTRA_KEYS = {"file": {"path", "slot"}, "suite": {"instances", "slot", "relaunch"}}
-
-
-class CampaignError(ValueError):
-    """A bad campaign file; the message names the field and the value."""
-
-    def __init__(self, field: str, value: Any, reason: str) -> None:
-        super().__init__(f"{field} = {value!r}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -132,18 +126,11 @@ def load_campaign(source: str | Path) -> Campaign:
     if not path.exists() and str(source) in bundled_campaigns():
         res = resources.files("experiments.campaigns") / f"{source}.toml"
         return parse_campaign(res.read_text(), base=Path("."), default_name=str(source))
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise CampaignError("campaign", str(source), f"cannot read it ({exc.strerror})") from None
-    return parse_campaign(text, base=path.parent, default_name=path.stem)
+    return parse_campaign(read_text(path), base=path.parent, default_name=path.stem)
 
 
 def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CampaignError("campaign", default_name, f"not valid TOML ({exc})") from None
+    doc = parse_toml(text, default_name)
     unknown = sorted(set(doc) - _TOP_KEYS)
     if unknown:
         raise CampaignError(
@@ -151,6 +138,8 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
         )
     policies = _policies(doc.get("policies"))
     seeds = _seeds(doc.get("seeds", 1))
+    listed_once("policies", policies)
+    listed_once("seeds", seeds)
     time_limit = doc.get("time_limit", 10.0)
     # comparisons, not float(): 10**400 seconds is refused, not an OverflowError
     number = isinstance(time_limit, int | float) and not isinstance(time_limit, bool)
@@ -162,16 +151,15 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
     if not isinstance(raw, list) or not raw:
         raise CampaignError("scenarios", raw, "give at least one [[scenarios]] table")
     scenarios = [sc for i, table in enumerate(raw) for sc in _expand(i, table, base)]
-    for sc in scenarios:  # a generator that cannot build the instance fails here, not in runs
-        if sc.generator in GENERATORS:
-            try:
-                sc.instance(seeds[0])
-            except InstanceError as exc:
-                raise CampaignError(f"scenario {sc.label}", dict(sc.params), str(exc)) from None
-    labels = [s.label for s in scenarios]
-    dup = next((x for x in labels if labels.count(x) > 1), None)
+    labels = Counter(s.label for s in scenarios)
+    dup = next((x for x, n in labels.items() if n > 1), None)
     if dup is not None:
         raise CampaignError("scenarios.name", dup, "two scenarios have this label; name them")
+    for sc in scenarios:  # an instance that cannot be built fails here, not in the runs
+        try:
+            sc.instance(seeds[0])
+        except InstanceError as exc:
+            raise CampaignError(f"scenario {sc.label}", dict(sc.params), str(exc)) from None
     return Campaign(
         name=_name(doc.get("name"), default_name),
         description=str(doc.get("description", "")),
@@ -253,17 +241,9 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
             f"{where}.grid", size, f"combinations: at most {MAX_SCENARIOS} scenarios per table"
         )
     if gen == "suite":
-        names = [n for n, _, _ in suite_specs()]
-        wanted = fixed.pop("instances", "all")
-        wanted = names if wanted == "all" else wanted
-        if wanted == []:
-            raise CampaignError(f"{where}.instances", wanted, 'name at least one, or "all"')
-        bad = [w for w in wanted if w not in names] if isinstance(wanted, list) else [wanted]
-        if bad:
-            raise CampaignError(f"{where}.instances", bad[0], "not a suite instance name")
-        grid = {"instance": wanted, **grid}
+        grid = {"instance": _suite_names(where, fixed.pop("instances", "all")), **grid}
     if gen == "file":
-        grid, fixed = _files(where, "path", "the instance file's", grid, fixed, base)
+        grid, fixed = _files(where, "path", "the instance file's", grid, fixed, base, _a_file)
     if gen in GENERATORS and "stops" in GENERATORS[gen].fields and "stops" in [*fixed, *grid]:
         # read now, so that a missing or broken fit is refused before any run
         grid, fixed = _files(where, "stops", "a fit file's", grid, fixed, base, read_fit)
@@ -289,6 +269,24 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
     return out
 
 
+def _suite_names(where: str, wanted: Any) -> list[str]:
+    """The suite instances a scenario names (``"all"``, or a list of names)."""
+    names = [n for n, _, _ in suite_specs()]
+    wanted = names if wanted == "all" else wanted
+    if wanted == []:
+        raise CampaignError(f"{where}.instances", wanted, 'name at least one, or "all"')
+    bad = [w for w in wanted if w not in names] if isinstance(wanted, list) else [wanted]
+    if bad:
+        raise CampaignError(f"{where}.instances", bad[0], "not a suite instance name")
+    return list(wanted)
+
+
+def _a_file(path: Path) -> None:
+    """An instance file's path names a file (read, whole, when the scenario is built)."""
+    if not path.is_file():
+        raise InstanceError("", str(path), "no such file, or not a regular file")
+
+
 def _files(
     where: str,
     key: str,
@@ -311,7 +309,9 @@ def _files(
             try:
                 check(path)
             except InstanceError as exc:
-                raise CampaignError(f"{where}.{key}", v, str(exc)) from None
+                # a fault of the file as a whole (unreadable, not JSON) names the file
+                why = str(exc) if exc.path else f"{exc.reason} ({exc.value})"
+                raise CampaignError(f"{where}.{key}", v, why) from None
         resolved.append(str(path))
     if key in grid:
         return {**grid, key: resolved}, fixed
