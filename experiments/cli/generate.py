@@ -11,8 +11,8 @@ from typing import Any
 from experiments.cli.common import CliError, Subparsers, count, hours, positive_float, positive_int
 from instances import Instance, InstanceError, write_instance
 from instances.generators import FAMILIES, GENERATORS
+from instances.generators.histories import RUNNING_READINGS
 from instances.generators.measured_overheads import RELAUNCH_MODES
-from instances.generators.stops_fit import RUNNING_READINGS
 from instances.generators.suite import milp_suite
 from instances.generators.synergy import SHAPES
 from instances.generators.synthetic import CALIBRATIONS, RATES

@@ -42,6 +42,7 @@ from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
 from instances.generators.common import assemble, draw_tightness, due_date
 from instances.generators.early_stopping import FAMILIES, make_distribution
+from instances.generators.histories import RUNNING_READINGS, alibaba_pods, alibaba_runs
 from instances.generators.measured_overheads import family_relaunch_hours
 from instances.generators.realdata import (
     MEMORY_GB,
@@ -52,14 +53,7 @@ from instances.generators.realdata import (
     with_requests,
 )
 from instances.generators.spec import Bound, GeneratorSpec
-from instances.generators.stops_fit import (
-    RUNNING_READINGS,
-    StopsFit,
-    alibaba_pods,
-    alibaba_runs,
-    bundled_fit,
-    read_fit,
-)
+from instances.generators.stops_fit import StopsFit, bundled_fit, read_fit
 from instances.limits import MAX_HOURS, MIN_EPOCH_HOURS
 from instances.model import Config, GpuType, Instance, Job, Node
 
