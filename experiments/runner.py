@@ -14,6 +14,8 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,15 +41,7 @@ class CampaignOutcome:
 @contextlib.contextmanager
 def _executor(scheduler: str | None, workers: int | None) -> Iterator[cf.Executor]:
     if scheduler is None:
-        # forkserver: workers start from a clean interpreter, not a copy of this one
-        # (which may hold threads or an open SQLite connection)
-        ctx = multiprocessing.get_context("forkserver")
-        with cf.ProcessPoolExecutor(
-            max_workers=workers or os.cpu_count(),
-            mp_context=ctx,
-            initializer=_die_with_campaign,
-            initargs=(os.getpid(),),
-        ) as ex:
+        with _local_pool(workers or os.cpu_count() or 1) as ex:
             yield ex
         return
     from distributed import Client  # only when a cluster is asked for
@@ -56,17 +50,59 @@ def _executor(scheduler: str | None, workers: int | None) -> Iterator[cf.Executo
         yield client.get_executor()
 
 
+@contextlib.contextmanager
+def _local_pool(workers: int) -> Iterator[cf.ProcessPoolExecutor]:
+    """A pool of local processes that never outlive the campaign process.
+
+    "spawn": each worker is a child of this process, started from a clean interpreter
+    (not a copy of this one, which may hold threads or an open SQLite connection), so
+    that Linux's parent-death signal kills it when this process dies, however it dies
+    (SIGKILL, SIGTERM). Under "forkserver" the workers were the fork server's children,
+    and the fork server lives while any worker holds its pipe: nothing ever died.
+    If the campaign stops early (Ctrl-C, a store that cannot be written), the runs at
+    hand are killed, not finished for minutes: they are not in the store, and the same
+    command reruns them."""
+    ex = cf.ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_die_with_campaign,
+        initargs=(os.getpid(),),
+    )
+    try:
+        yield ex
+    except BaseException:
+        # the pool's own processes (ProcessPoolExecutor has no public way to stop them
+        # before Python 3.14's terminate_workers)
+        for process in list(getattr(ex, "_processes", {}).values()):
+            process.kill()
+        raise
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
+
+
 def _die_with_campaign(campaign_pid: int) -> None:
-    """In a pool process: be killed when the campaign process dies, not minutes later
-    when the run at hand ends. The pool's parent is the forkserver, which exits when the
-    campaign process does; Linux's parent-death signal then kills this process."""
+    """In a pool process: die with the campaign process, not when the run at hand ends.
+
+    On Linux the kernel sends SIGKILL when the parent (the campaign process: the pool
+    spawns from the thread that submits, which lives as long as the pool) dies;
+    elsewhere a thread watches the parent. Ctrl-C reaches the whole process group: the
+    campaign process alone answers it (it kills the pool), so a worker ignores it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    try:  # the campaign may have died before the signal was armed
-        os.kill(campaign_pid, 0)
-    except ProcessLookupError:
+    else:
+        threading.Thread(target=_watch_parent, args=(campaign_pid,), daemon=True).start()
+    if os.getppid() != campaign_pid:  # the campaign died before the signal was armed
         os._exit(1)
+
+
+def _watch_parent(campaign_pid: int, every: float = 0.5) -> None:
+    """Exit this process once its parent is no longer ``campaign_pid`` (an orphan is
+    adopted by another process: the campaign died)."""
+    while os.getppid() == campaign_pid:
+        time.sleep(every)
+    os._exit(1)
 
 
 def run_campaign(
