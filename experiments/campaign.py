@@ -302,7 +302,7 @@ def _files(
     values = grid[key] if key in grid else [fixed.get(key)]
     resolved = []
     for v in values:
-        if not isinstance(v, str):
+        if not isinstance(v, str) or not v or "\x00" in v:  # the OS takes no NUL in a path
             raise CampaignError(f"{where}.{key}", v, f"give {what} path")
         path = (base / v).resolve()
         if check is not None:

@@ -40,7 +40,7 @@ from instances.generators.early_stopping import make_distribution
 from instances.generators.measured_overheads import family_relaunch_hours
 from instances.generators.realdata import MEMORY_GB, family, gavel_interference, philly_jobs
 from instances.generators.realdata import gavel_throughputs as _gavel
-from instances.generators.spec import Bound, GeneratorSpec
+from instances.generators.spec import MIN_RATE, Bound, GeneratorSpec
 from instances.generators.synthetic import gpu_specs
 from instances.limits import MAX_JOBS, MAX_RUN_HOURS
 from instances.model import Config, Instance, Job, Node, Requested
@@ -87,7 +87,7 @@ class LiquidSpec(GeneratorSpec):
         "burst": Bound(1, 64),
         "nic_gbps": Bound(0, 1e6, open_low=True),
         "intra_node_gbps": Bound(0, 1e6, open_low=True),
-        "rate": Bound(0, 1e6, open_low=True),
+        "rate": Bound(MIN_RATE, 1e6),
         "oversubscription": Bound(1, 64),
         "inflated": Bound(0, 1),
         "min_hours": Bound(0, MAX_RUN_HOURS, open_low=True),
@@ -155,6 +155,12 @@ def liquid(spec: LiquidSpec, seed: int = 0, name: str | None = None) -> Instance
     spans = span_bandwidths(spec)
     kinds = sorted(t for t in _gavel() if family(t) in PARAMETERS)
     trace = [h for _, h, _ in philly_jobs() if spec.min_hours <= h <= spec.max_hours]
+    if not trace:
+        raise InstanceError(
+            "min_hours",
+            spec.min_hours,
+            f"no Philly job of the bundled day runs {spec.min_hours:g} to {spec.max_hours:g} h",
+        )
     jobs: list[Job] = []
     release = 0.0
     left = 0

@@ -42,6 +42,9 @@ from instances.model import TARDINESS_MODES
 
 # a due date a thousand times the job's fastest time is no due date at all
 MAX_TIGHTNESS = 1e3
+# jobs (or bursts) per hour: below this the arrivals span more than the bound on times
+# (instances/limits.py), and a rate of 5e-324 overflows their gaps to inf
+MIN_RATE = 1e-6
 
 
 @dataclass(frozen=True)

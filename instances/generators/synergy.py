@@ -42,7 +42,7 @@ from instances.generators.common import assemble, draw_tightness, due_date
 from instances.generators.early_stopping import make_distribution
 from instances.generators.measured_overheads import MEASURED_SECONDS
 from instances.generators.realdata import philly_jobs
-from instances.generators.spec import Bound, GeneratorSpec
+from instances.generators.spec import MIN_RATE, Bound, GeneratorSpec
 from instances.generators.synthetic import gpu_specs
 from instances.limits import MAX_JOBS, MAX_NODES, MAX_RUN_HOURS
 from instances.model import Config, Instance, Job, Node, Requested
@@ -129,7 +129,7 @@ class SynergySpec(GeneratorSpec):
         "jobs": Bound(1, MAX_JOBS),
         "nodes": Bound(1, MAX_NODES),
         "split": Bound(0, 1e6),
-        "rate": Bound(0, 1e6, open_low=True),
+        "rate": Bound(MIN_RATE, 1e6),
         "min_hours": Bound(0, MAX_RUN_HOURS, open_low=True),
         "max_hours": Bound(0, MAX_RUN_HOURS, open_low=True),
     }
@@ -156,6 +156,13 @@ def synergy(spec: SynergySpec, seed: int = 0, name: str | None = None) -> Instan
         for _, hours, gpus in philly_jobs()
         if spec.min_hours <= hours <= spec.max_hours and gpus <= GPUS_PER_NODE
     ]
+    if not trace:
+        raise InstanceError(
+            "min_hours",
+            spec.min_hours,
+            f"no Philly job of the bundled day on at most {GPUS_PER_NODE} GPUs runs "
+            f"{spec.min_hours:g} to {spec.max_hours:g} h",
+        )
     models = {t: sorted(m for m, task in zoo().items() if task == t) for t in TASKS}
     weights = np.array([spec.split[i] if models[t] else 0.0 for i, t in enumerate(TASKS)])
     if weights.sum() <= 0:

@@ -50,6 +50,9 @@ CALIBRATIONS = {"offered-load": ARRIVAL_LOAD, "thesis-peak": THESIS_PEAK_LOAD}
 BATCH = "batch"
 RATES = (*ARRIVAL_LOAD, BATCH)
 MAX_LOAD = 100.0  # past this the arrivals are a batch in all but name
+# below this the arrivals of a few jobs already span more than the bound on times
+# (instances/limits.py), and a load of 5e-324 overflows their gaps to inf
+MIN_LOAD = 1e-6
 
 
 @cache
@@ -95,7 +98,7 @@ class SyntheticSpec(GeneratorSpec):
         "memory_gb": Bound(0, MAX_MEMORY_GB, open_low=True),
         # sharing a GPU is never faster than owning it
         "interference": Bound(0, 1, open_low=True),
-        "load": Bound(0, MAX_LOAD, open_low=True),
+        "load": Bound(MIN_LOAD, MAX_LOAD),
     }
 
     def __post_init__(self) -> None:
