@@ -241,12 +241,11 @@ def test_the_philly_week_campaign_runs_a_window_on_a_dask_cluster(tmp_path):
     from distributed import LocalCluster
 
     text = resources.files("experiments.campaigns").joinpath("philly-week.toml").read_text()
-    assert 'trace = "philly-week"' in text and "seeds = 5" in text
+    line = 'generator = "philly-week"'
+    assert line in text and "seeds = 5" in text
     cfg = tmp_path / "philly-week.toml"
     cfg.write_text(
-        text.replace("seeds = 5", "seeds = 2").replace(
-            'trace = "philly-week"', 'trace = "philly-week"\nstart = 30.0\nhours = 1.0'
-        )
+        text.replace("seeds = 5", "seeds = 2").replace(line, f"{line}\nstart = 30.0\nhours = 1.0")
     )
     camp = load_campaign(cfg)
     assert len(camp.runs()) == 2 * 5
