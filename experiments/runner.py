@@ -10,20 +10,24 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import ctypes
+import functools
 import multiprocessing
 import os
+import pickle
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from tqdm import tqdm
 
-from experiments.campaign import Campaign
+from experiments.campaign import Campaign, RunSpec
 from experiments.execute import RunRecord, execute
 from experiments.store import Store
 
@@ -38,16 +42,88 @@ class CampaignOutcome:
     errors: tuple[str, ...]  # "key: message" of the runs that failed now
 
 
+@dataclass(frozen=True)
+class _Backend:
+    """Where runs execute: the executor, what its workers run for a spec, and how this
+    process reads what they return as a record."""
+
+    executor: cf.Executor
+    task: Callable[[RunSpec], Any]
+    record: Callable[[Any], RunRecord]
+
+
 @contextlib.contextmanager
-def _executor(scheduler: str | None, workers: int | None) -> Iterator[cf.Executor]:
+def _executor(scheduler: str | None, workers: int | None) -> Iterator[_Backend]:
     if scheduler is None:
-        with _local_pool(workers or os.cpu_count() or 1) as ex:
-            yield ex
+        _sweep_records()
+        with (
+            tempfile.TemporaryDirectory(prefix=f"{_RECORDS}{os.getpid()}-") as folder,
+            _local_pool(workers or os.cpu_count() or 1) as ex,
+        ):
+            yield _Backend(ex, functools.partial(_execute_to_file, folder=folder), _read_record)
         return
     from distributed import Client  # only when a cluster is asked for
 
     with Client(scheduler, timeout="30s") as client:
-        yield client.get_executor()
+        yield _Backend(client.get_executor(), execute, _same)
+
+
+# the temporary folders holding the records of local runs: gpusched-runs-PID-XXXX
+_RECORDS = "gpusched-runs-"
+
+
+def _sweep_records() -> None:
+    """Remove the record folders of campaign processes that died without removing them
+    (killed by SIGKILL): a few files each, of runs never stored."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_RECORDS}*-*"):
+        pid = folder.name.removeprefix(_RECORDS).split("-")[0]
+        if not pid.isdigit() or not folder.is_dir() or folder.stat().st_uid != os.getuid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:  # alive, but another user's
+            continue
+
+
+def _same(record: RunRecord) -> RunRecord:
+    return record
+
+
+def _execute_to_file(spec: RunSpec, folder: str) -> str:
+    """In a pool process: run ``spec``, leave its record (or the exception of a bug) in a
+    file of ``folder``, and return the file's path.
+
+    So the message back through the pool's pipe is a few hundred bytes, written at once
+    (a write of at most PIPE_BUF bytes to a pipe is atomic). A record of tens of kB sent
+    whole could be cut by the kill of its worker (Ctrl-C, SIGTERM), and the pool's
+    result thread would wait forever for the rest: the stopped campaign would hang."""
+    try:
+        outcome: RunRecord | Exception = execute(spec)
+    except Exception as exc:  # a bug: raised in the campaign process, as it would be
+        outcome = exc
+    fd, path = tempfile.mkstemp(dir=folder, suffix=".pickle")
+    with os.fdopen(fd, "wb") as f:
+        try:
+            pickle.dump(outcome, f)
+        except Exception:  # an exception that does not pickle
+            f.seek(0)
+            f.truncate()
+            pickle.dump(RuntimeError(f"{spec.key}: {outcome!r}"), f)
+    return path
+
+
+def _read_record(path: str) -> RunRecord:
+    """The record a pool process left in ``path`` (a file of this campaign's private
+    temporary folder), which goes; a bug's exception is raised here."""
+    with open(path, "rb") as f:
+        outcome = pickle.load(f)
+    os.unlink(path)
+    if isinstance(outcome, Exception):
+        raise outcome
+    assert isinstance(outcome, RunRecord)
+    return outcome
 
 
 @contextlib.contextmanager
@@ -133,11 +209,11 @@ def run_campaign(
         )
         with bar:
             if todo:
-                with _executor(scheduler, workers) as ex:
-                    futures = [ex.submit(execute, s) for s in todo]
+                with _executor(scheduler, workers) as backend:
+                    futures = [backend.executor.submit(backend.task, s) for s in todo]
                     try:
                         for fut in cf.as_completed(futures):
-                            rec: RunRecord = fut.result()
+                            rec = backend.record(fut.result())
                             store.save(rec)
                             if rec.status != "ok":
                                 errors.append(f"{rec.spec.key}: {rec.error}")

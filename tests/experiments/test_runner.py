@@ -10,11 +10,14 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import psutil
 import pytest
+
+from experiments.runner import _sweep_records
 
 CAMPAIGN = """
 name = "long"
@@ -80,6 +83,12 @@ def test_no_pool_process_outlives_a_stopped_campaign(tmp_path, how, code):
         time.sleep(0.1)
     alive = [" ".join(p.cmdline())[:80] for p in pool if not _gone(p)]
     assert not alive, f"still running {how} + 10 s: {alive}"
+    # the folder of the runs' records: removed by the campaign, or if it was killed,
+    # by the next campaign's sweep
+    records = Path(tempfile.gettempdir()).glob(f"gpusched-runs-{proc.pid}-*")
+    assert bool(list(records)) == (sig == signal.SIGKILL)
+    _sweep_records()
+    assert not list(Path(tempfile.gettempdir()).glob(f"gpusched-runs-{proc.pid}-*"))
 
 
 def test_a_watched_orphan_exits_where_no_parent_death_signal_exists(tmp_path):
