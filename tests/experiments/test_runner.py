@@ -73,7 +73,12 @@ def test_no_pool_process_outlives_a_stopped_campaign(tmp_path, how, code):
         os.killpg(proc.pid, sig)  # Ctrl-C in a terminal
     else:
         os.kill(proc.pid, sig)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # hung: fail, leaving no process behind
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise AssertionError(f"the campaign did not stop within 60 s of {how}") from None
     assert proc.returncode == code, err
     if sig != signal.SIGKILL:  # a clean stop: one line, no traceback, no warning
         assert "Traceback" not in err and "Warning" not in err, err
