@@ -81,7 +81,7 @@ class Ledger:
             lo, hi = int(t / self.step), min(self.bins, math.ceil(end / self.step - 1e-9))
             if lo < hi:
                 # the chance the epochs just after ``start`` run: P(N > start)
-                p = dist.survival(math.nextafter(s.start, math.inf))
+                p = dist.beyond(s.start)
                 out.append((s.config.gpu_type, lo, hi, self._gpus(s.config), p))
             t = end
         return out

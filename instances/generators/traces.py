@@ -30,40 +30,32 @@ Alibaba trace (``stops_fit``) by GPU class unless a family is named.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
+from typing import ClassVar
 
 import numpy as np
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
-from instances.generators.common import (
-    assemble,
-    check_relaunch,
-    check_spec,
-    draw_tightness,
-    due_date,
-)
+from instances.generators.common import assemble, draw_tightness, due_date
 from instances.generators.early_stopping import FAMILIES, make_distribution
+from instances.generators.histories import RUNNING_READINGS, alibaba_pods, alibaba_runs
 from instances.generators.measured_overheads import family_relaunch_hours
 from instances.generators.realdata import (
     MEMORY_GB,
     bundled_rows,
+    cluster_hosts,
     family,
     gavel_throughputs,
     job_configs,
     with_requests,
 )
-from instances.generators.stops_fit import (
-    RUNNING_READINGS,
-    StopsFit,
-    alibaba_pods,
-    alibaba_runs,
-    bundled_fit,
-    read_fit,
-)
-from instances.limits import MAX_STOPS, MIN_EPOCH_HOURS
+from instances.generators.spec import Bound, GeneratorSpec
+from instances.generators.stops_fit import StopsFit, bundled_fit, read_fit
+from instances.limits import MAX_HOURS, MIN_EPOCH_HOURS
 from instances.model import Config, GpuType, Instance, Job, Node
 
 TRACES = ("philly-week", "alibaba")
@@ -114,48 +106,37 @@ class TraceJob:
 
 
 @dataclass(frozen=True)
-class TraceSpec:
-    """Which window of which trace, with what options. Times in hours."""
+class TraceSpec(GeneratorSpec):
+    """Which window of which trace (and :class:`GeneratorSpec`'s options). Times in
+    hours."""
 
     trace: str = "philly-week"
     start: float = 0.0  # hours from the trace's first submission
     hours: float | None = None  # the window's length (None: to the end)
-    epochs: tuple[int, int] = (10, 50)
-    blocks: int = 5
     early_stopping: str = FITTED
     running: str = "completed"  # how the fit reads Alibaba pods deleted while Running
-    tightness: tuple[float, float] = (1.5, 3.0)
     sharing: bool = True
-    energy_price: float = 0.2
-    tardiness: str = "worst_case"
-    slot: float | None = None
-    max_share: int = 2
-    relaunch: str = "measured"
     # a fit file (gpusched fit-stops --out) whose stops the jobs take instead of the
     # bundled Alibaba fit; read when the instance is built
     stops: str | None = None
 
+    BOUNDS: ClassVar[Mapping[str, Bound]] = {
+        **GeneratorSpec.BOUNDS,
+        "start": Bound(0, MAX_HOURS),
+        "hours": Bound(0, MAX_HOURS, open_low=True),
+    }
+    EARLY_STOPPING: ClassVar[tuple[str, ...]] = (FITTED, *FAMILIES)
+
     def __post_init__(self) -> None:
-        check_spec(self, {"blocks": MAX_STOPS})
+        super().__post_init__()
         if self.stops is not None and self.early_stopping != FITTED:
             raise InstanceError(
                 "stops", self.stops, f"a fit is read only with early_stopping = {FITTED!r}"
             )
-        check_relaunch(self.relaunch)
         if self.trace not in TRACES:
             raise InstanceError("trace", self.trace, f"must be one of {TRACES}")
-        if self.early_stopping not in (FITTED, *FAMILIES):
-            raise InstanceError(
-                "early_stopping", self.early_stopping, f"must be {FITTED} or one of {FAMILIES}"
-            )
         if self.running not in RUNNING_READINGS:
             raise InstanceError("running", self.running, f"must be one of {RUNNING_READINGS}")
-        if self.start < 0:
-            raise InstanceError("start", self.start, "must be 0 or more hours")
-        if self.hours is not None and not self.hours > 0:
-            raise InstanceError("hours", self.hours, "must be a positive number of hours")
-        if not 1 <= self.epochs[0] <= self.epochs[1]:
-            raise InstanceError("epochs", list(self.epochs), "must be 1 <= low <= high")
 
 
 @cache
@@ -237,6 +218,7 @@ def trace_instance(
         for m in machines
         for i in range(m.count)
     ]
+    hosts = cluster_hosts(nodes)
     measured_as = {m.gpu_type: m.measured_as for m in machines}
     memory = {m.gpu_type: m.memory_gb for m in machines}
     if spec.early_stopping != FITTED:
@@ -267,9 +249,8 @@ def trace_instance(
         fam = family(job_type)
         delta = family_relaunch_hours(fam) if spec.relaunch == "measured" else None
         release = round(tj.submit - spec.start, 4)
-        due = due_date(
-            release, draw_tightness(rng, spec), E * min(times.values()), spec.slot, delta or 0.0
-        )
+        fastest, alone = E * min(times.values()), E * min(t for c, t in times.items() if hosts(c))
+        due = due_date(release, draw_tightness(rng, spec), fastest, spec.slot, delta or 0.0, alone)
         stops: EpochDistribution = (
             fit.for_gpus(tj.gpus).distribution(E, spec.blocks)
             if fit is not None

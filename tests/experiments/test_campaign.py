@@ -241,12 +241,11 @@ def test_the_philly_week_campaign_runs_a_window_on_a_dask_cluster(tmp_path):
     from distributed import LocalCluster
 
     text = resources.files("experiments.campaigns").joinpath("philly-week.toml").read_text()
-    assert 'trace = "philly-week"' in text and "seeds = 5" in text
+    line = 'generator = "philly-week"'
+    assert line in text and "seeds = 5" in text
     cfg = tmp_path / "philly-week.toml"
     cfg.write_text(
-        text.replace("seeds = 5", "seeds = 2").replace(
-            'trace = "philly-week"', 'trace = "philly-week"\nstart = 30.0\nhours = 1.0'
-        )
+        text.replace("seeds = 5", "seeds = 2").replace(line, f"{line}\nstart = 30.0\nhours = 1.0")
     )
     camp = load_campaign(cfg)
     assert len(camp.runs()) == 2 * 5
@@ -267,8 +266,8 @@ def test_the_philly_week_campaign_runs_a_window_on_a_dask_cluster(tmp_path):
 def test_a_bad_trace_window_in_a_campaign_is_refused_before_any_run(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text(
-        'name = "t"\npolicies = ["edf"]\nseeds = 1\n[[scenarios]]\ngenerator = "trace"\n'
-        'trace = "philly-week"\nhours = -2.0\n'
+        'name = "t"\npolicies = ["edf"]\nseeds = 1\n[[scenarios]]\ngenerator = "philly-week"\n'
+        "hours = -2.0\n"
     )
     with pytest.raises(CampaignError, match=r"hours = -2\.0"):
         load_campaign(cfg)
@@ -284,8 +283,8 @@ def test_a_trace_scenario_reads_a_fit_file_relative_to_the_campaign(tmp_path, ca
     fits.mkdir()
     assert main(["fit-stops", "alibaba", "--recent", "72", "--out", str(fits / "f.json")]) == 0
     capsys.readouterr()
-    head = 'name = "t"\npolicies = ["edf"]\nseeds = 1\n[[scenarios]]\ngenerator = "trace"\n'
-    window = 'trace = "philly-week"\nhours = 2.0\n'
+    head = 'name = "t"\npolicies = ["edf"]\nseeds = 1\n[[scenarios]]\ngenerator = "philly-week"\n'
+    window = "hours = 2.0\n"
     cfg = tmp_path / "c.toml"
     cfg.write_text(head + window + 'stops = "fits/f.json"\n')
     (spec,) = load_campaign(cfg).runs()
@@ -295,7 +294,7 @@ def test_a_trace_scenario_reads_a_fit_file_relative_to_the_campaign(tmp_path, ca
     assert [j.distribution for j in inst.jobs] != [j.distribution for j in plain.jobs]
     cfg.write_text(head + window + 'grid = { stops = ["fits/f.json"] }\n')
     (gridded,) = load_campaign(cfg).runs()
-    assert gridded.scenario.label == "trace[stops=f]"
+    assert gridded.scenario.label == "philly-week[stops=f]"
     assert gridded.scenario.instance(0).jobs == inst.jobs
     for extra, field in (
         ('stops = "fits/none.json"\n', "stops"),
