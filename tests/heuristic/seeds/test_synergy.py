@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from heuristic.core.occupancy import Occupancy
+from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus, SchedulerState
 from heuristic.core.registry import make_policy
-from heuristic.seeds.synergy import SynergyPolicy
+from heuristic.seeds.synergy import SynergyOptions, SynergyPolicy
 from heuristic.seeds.synergy_levels import (
     lp1_objective,
     normalised_throughput,
@@ -160,3 +160,87 @@ def test_jobs_synergy_has_no_rule_for_still_run(name):
     run = simulate(inst, make_policy(name, seed=0), mode="rollout")
     assert set(run.completions) == {"shared", "whole", "hungry"}
     assert check_plan(inst, run.plan) == []
+
+
+def _job(i: str, release: float, gpus: int, epochs: int, *, model="transformer", relaunch=0.0):
+    """A job of a zoo model on Synergy's server, one epoch an hour at its share."""
+    times = {
+        Config("v100", gpus, cpus=c * gpus, dram_gb=round(m * gpus, 4)): 1.0 / w
+        for (c, m), w in levels(model, gpus, 24, 500.0).items()
+    }
+    return Job(
+        i,
+        release,
+        release + 100.0,
+        EpochDistribution.deterministic(float(epochs)),
+        times,
+        8.0,
+        requested=Requested(gpus, "v100"),
+        relaunch_hours=relaunch,
+    )
+
+
+def _scattered_instance():
+    # two 8-GPU servers filled by sixteen one-GPU jobs at 0 h (consolidated: v100-0
+    # first); four on each server end at 1 h, the others at 10 h. An 8-GPU job arrives
+    # at 0.5 h: from 1 h the cluster has 8 GPUs free, four on each server
+    inst = synergy(SynergySpec(jobs=1, nodes=2, rate=1.0), 0)
+    jobs = [_job(f"o{k}", 0.0, 1, 1 if k % 8 < 4 else 10) for k in range(16)]
+    jobs.append(_job("big", 0.5, 8, 2))
+    return inst.replace(jobs=tuple(jobs))
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_repack_gives_a_job_the_gpus_scattered_over_servers(name):
+    inst = _scattered_instance()
+
+    def run(repack: bool):
+        r = simulate(inst, make_policy(name, seed=0, repack=repack), mode="rollout")
+        assert check_plan(inst, r.plan) == []
+        return r
+
+    before, after = run(False), run(True)
+    # without the repack the 8-GPU job waits for a whole server (10 h); with it, it
+    # starts at the first round after 1 h, on the server whose four jobs moved
+    assert min(s.start for s in before.plan if s.job == "big") == pytest.approx(10.0)
+    assert min(s.start for s in after.plan if s.job == "big") == pytest.approx(1.0)
+    moved = {s.job for s in after.plan if s.start == pytest.approx(1.0) and s.job != "big"}
+    assert len(moved) == 4
+    (server,) = {s.gpus[0][0] for s in after.plan if s.job == "big"}
+    assert all(s.gpus[0][0] != server for s in after.plan if s.job in moved and s.start >= 1.0)
+
+
+def test_repack_moves_the_fewest_relaunch_hours():
+    # the same cluster at 1 h: the four jobs left on v100-0 pay 250 s to relaunch, the
+    # four on v100-1 25 s; the 8-GPU job gets v100-1's GPUs, v100-1's four jobs move to
+    # v100-0, and no other job changes
+    inst = _scattered_instance()
+    slow = {f"o{k}" for k in range(4, 8)}
+    jobs = tuple(
+        _job(j.id, 0.0, 1, 10, relaunch=(250.0 if j.id in slow else 25.0) / 3600.0)
+        if j.id.startswith("o")
+        else j
+        for j in inst.jobs
+    )
+    inst = inst.replace(jobs=jobs)
+
+    def state() -> SchedulerState:
+        occ = Occupancy(inst)
+        statuses = []
+        for k, job in enumerate(jobs):
+            if job.id == "big":
+                statuses.append(JobStatus(job, 0.0, None))
+            elif k % 8 >= 4:  # still running, at its share, on its GPU
+                node = inst.nodes[k // 8]
+                cfg = proportional_config(inst, job, node)
+                assert cfg is not None
+                alloc = Allocation(cfg, ((node.id, k % 8),))
+                occ.place(job, alloc)
+                statuses.append(JobStatus(job, 0.5, alloc))
+        return SchedulerState(1.0, inst, tuple(statuses), occ)
+
+    for repack, changed in ((False, set()), (True, {"big", "o12", "o13", "o14", "o15"})):
+        assign = SynergyPolicy(SynergyOptions(repack=repack)).decide(state()).assign
+        assert set(assign) == changed
+    assert {n for n, _ in assign["big"].gpus} == {"v100-1"}
+    assert all(assign[j].gpus[0][0] == "v100-0" for j in changed - {"big"})
