@@ -244,3 +244,19 @@ def test_repack_moves_the_fewest_relaunch_hours():
         assert set(assign) == changed
     assert {n for n, _ in assign["big"].gpus} == {"v100-1"}
     assert all(assign[j].gpus[0][0] == "v100-0" for j in changed - {"big"})
+
+
+def test_the_benchmarks_loaded_utilisation_counts_only_its_window():
+    from benchmarks.synergy_scenario import busy_share
+    from instances import Plan, Segment
+
+    cfg = Config("v100", 2)
+    plan = Plan.of(
+        [
+            Segment(0.0, 4.0, "a", cfg, (("n", 0), ("n", 1))),
+            Segment(2.0, 6.0, "b", Config("v100", 1), (("n", 2),)),
+        ]
+    )
+    # on 4 GPUs over [1, 3]: a holds 2 GPUs for 2 h, b 1 GPU for 1 h: 5 of 8 GPU-hours
+    assert busy_share(plan, 4, 1.0, 3.0) == pytest.approx(5 / 8)
+    assert busy_share(plan, 4, 6.0, 8.0) == 0.0
