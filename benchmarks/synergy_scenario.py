@@ -11,8 +11,9 @@ evaluator's per-job table; the mean ratio is the ratio of the seeds' mean JCTs.
 
 Two GPU utilisations per policy: over the makespan (busy GPU-hours over the cluster's,
 first release to last completion: it includes the drain after the last arrival, when
-the queue empties and a few long jobs run alone) and while jobs arrive (first to last
-release: the loaded part of the run).
+the queue empties and a few long jobs run alone) and while jobs wait (the times at which
+some released, unfinished job holds no GPU: idle GPUs there are GPUs the policy left
+unused with work waiting, fragmentation's and TUNE's cores' share).
 
 ``--repack on|off|both``: the policies' round repack (docs/synergy.md, "Placement"),
 both switched the same way; ``both`` gives a row for each.
@@ -26,14 +27,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from benchmarks.common import markdown
 from instances import Instance, Plan
 from instances.generators.synergy import SynergySpec, synergy
-from validation.online import busy_gpus, run_online
+from validation.online import busy_gpus, jobs_present, run_online
 
 GOAL = 0.8
 SPLITS = {"50/0/50": (50.0, 0.0, 50.0), "20/70/10": (20.0, 70.0, 10.0)}
@@ -50,7 +53,7 @@ HEADER = [
     "ratio, middle third",
     "per seed",
     "GPU util, makespan",
-    "GPU util, arrivals",
+    "GPU util, jobs waiting",
     f"goal <= {GOAL}",
 ]
 
@@ -60,30 +63,62 @@ class Means:
     all: float  # mean JCT over every job (h)
     middle: float  # over the middle third by arrival
     util: float  # busy GPU-hours over the cluster's, over the makespan
-    loaded: float  # the same while jobs arrive
+    loaded: float  # the same while some released job waits for GPUs
 
 
 def means(inst: Instance, policy: str, seed: int, repack: bool) -> Means:
     run = run_online(inst, policy, seed=seed, options={"repack": repack})
     jct = run.by_job().sort_values(["release_h"], kind="stable")["jct_h"].to_numpy()
     n = len(jct)
-    releases = [j.release for j in inst.jobs]
     return Means(
         float(jct.mean()),
         float(jct[n // 3 : 2 * n // 3].mean()),
         run.utilisation,
-        busy_share(run.result.plan, run.gpus, min(releases), max(releases)),
+        busy_while_waiting(inst, run.result.plan, run.result.completions, run.gpus),
     )
 
 
-def busy_share(plan: Plan, gpus: int, start: float, end: float) -> float:
-    """Busy GPU-hours over the cluster's GPU-hours within ``[start, end]``."""
-    steps = busy_gpus(plan)
-    if steps.empty or end <= start:
-        return 0.0
-    t = steps["time"].to_numpy()
-    lo, hi = np.clip(t[:-1], start, end), np.clip(t[1:], start, end)
-    return float(np.dot(hi - lo, steps["busy"].to_numpy()[:-1])) / (gpus * (end - start))
+def busy_while_waiting(
+    inst: Instance, plan: Plan, completions: Mapping[str, float], gpus: int
+) -> float:
+    """Busy GPU-hours over the cluster's GPU-hours, counted only while some released,
+    unfinished job holds no GPU (NaN if no job ever waits)."""
+    busy = busy_gpus(plan)
+    present = jobs_present(inst, completions)
+    holding = _jobs_holding(plan)
+    t = np.unique(np.concatenate([busy["time"], present["time"], holding["time"]]))
+    width = np.diff(t)
+    at = t[:-1]
+
+    def step(df: pd.DataFrame, col: str) -> np.ndarray:
+        i = np.searchsorted(df["time"].to_numpy(), at, side="right") - 1
+        return np.where(i >= 0, df[col].to_numpy()[np.maximum(i, 0)], 0)
+
+    waiting = step(present, "present") > step(holding, "jobs")
+    if not waiting.any():
+        return float("nan")
+    return float(np.dot(width[waiting], step(busy, "busy")[waiting])) / (
+        gpus * float(width[waiting].sum())
+    )
+
+
+def _jobs_holding(plan: Plan) -> pd.DataFrame:
+    """The number of jobs holding GPUs over time, a step function (a job's back-to-back
+    segments count once)."""
+    events = sorted(
+        [(s.start, 1) for s in plan] + [(s.end, -1) for s in plan], key=lambda e: (e[0], e[1])
+    )
+    times: list[float] = []
+    jobs: list[int] = []
+    count = 0
+    for t, delta in events:
+        count += delta
+        if times and times[-1] == t:
+            jobs[-1] = count
+        else:
+            times.append(t)
+            jobs.append(count)
+    return pd.DataFrame({"time": times, "jobs": jobs})
 
 
 def row(case: tuple[int, str, str, float, bool], seeds: list[int]) -> list[object]:

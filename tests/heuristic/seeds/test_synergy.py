@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from heuristic.core.occupancy import Allocation, Occupancy
@@ -246,17 +248,73 @@ def test_repack_moves_the_fewest_relaunch_hours():
     assert all(assign[j].gpus[0][0] == "v100-0" for j in changed - {"big"})
 
 
-def test_the_benchmarks_loaded_utilisation_counts_only_its_window():
-    from benchmarks.synergy_scenario import busy_share
-    from instances import Plan, Segment
+def test_the_benchmarks_utilisation_while_jobs_wait_counts_only_those_times():
+    from benchmarks.synergy_scenario import busy_while_waiting
+    from instances import GpuType, Instance, Node, Plan, Segment
 
-    cfg = Config("v100", 2)
+    def job(i: str, release: float) -> Job:
+        return Job(
+            i, release, 50.0, EpochDistribution.deterministic(1.0), {Config("v100", 1): 1.0}, 4.0
+        )
+
+    inst = Instance(
+        (GpuType("v100", 32.0, 300.0),),
+        (Node("n", "v100", 4),),
+        (job("a", 0.0), job("b", 0.0), job("c", 7.0)),
+    )
     plan = Plan.of(
         [
-            Segment(0.0, 4.0, "a", cfg, (("n", 0), ("n", 1))),
+            Segment(0.0, 4.0, "a", Config("v100", 2), (("n", 0), ("n", 1))),
             Segment(2.0, 6.0, "b", Config("v100", 1), (("n", 2),)),
+            Segment(7.0, 8.0, "c", Config("v100", 1), (("n", 0),)),
         ]
     )
-    # on 4 GPUs over [1, 3]: a holds 2 GPUs for 2 h, b 1 GPU for 1 h: 5 of 8 GPU-hours
-    assert busy_share(plan, 4, 1.0, 3.0) == pytest.approx(5 / 8)
-    assert busy_share(plan, 4, 6.0, 8.0) == 0.0
+    # b waits during [0, 2) while a holds 2 of the 4 GPUs; nobody waits afterwards
+    done = {"a": 4.0, "b": 6.0, "c": 8.0}
+    assert busy_while_waiting(inst, plan, done, 4) == pytest.approx(0.5)
+    # with b released at 2 h, no job ever waits
+    late = inst.replace(jobs=(job("a", 0.0), job("b", 2.0), job("c", 7.0)))
+    assert math.isnan(busy_while_waiting(late, plan, done, 4))
+
+
+def test_the_capacity_bound_gains_only_where_cores_can_move():
+    from benchmarks.synergy_limit import capacity, fluid_wait_ratio, offered_load
+    from instances.generators.realdata import philly_jobs
+
+    def spec(split, shape="synergy"):
+        return SynergySpec(jobs=1000, split=split, rate=9.0, shape=shape)
+
+    # language models run at their share's speed on any level: nothing to gain
+    assert capacity(spec((0.0, 100.0, 0.0))) == pytest.approx(1.0, abs=1e-9)
+    # the CPU-heavy mix on 3 cores per GPU: under 2% (every level above the share
+    # needs cores only idle GPUs or language jobs free); language jobs give cores away
+    heavy, default = capacity(spec((50.0, 0.0, 50.0))), capacity(spec((20.0, 70.0, 10.0)))
+    assert 1.0 < heavy < 1.02 < default
+    # Alibaba's 12 cores per GPU already run the mix faster at the share: the same
+    # arrivals load it less, and the levels add less over the share
+    ali = spec((50.0, 0.0, 50.0), "alibaba")
+    assert offered_load(ali) < 1.0 < offered_load(spec((50.0, 0.0, 50.0)))
+    assert 1.02 < capacity(ali) < 1.2
+    pairs = [(h, g) for _, h, g in philly_jobs() if 0.25 <= h <= 48.0 and g <= 8]
+    mean_work = sum(h * g for h, g in pairs) / len(pairs)
+    assert offered_load(spec((50.0, 0.0, 50.0))) == pytest.approx(9.0 * mean_work / 128)
+    # twice the load the share serves: at the share the wait grows at 1 t, at a
+    # capacity of 1.5 at (0.5 / 1.5) t
+    assert fluid_wait_ratio(2.0, 1.0) == pytest.approx(1.0)
+    assert fluid_wait_ratio(2.0, 1.5) == pytest.approx(1 / 3)
+
+
+def test_served_share_hours_are_busy_gpu_hours_at_the_share():
+    from benchmarks.synergy_limit import served_per_hour
+    from validation.online import run_online
+
+    inst = _small(5, rate=8.0)
+    prop, tune = (run_online(inst, p, seed=0) for p in ("synergy-proportional", "synergy"))
+    end = max(j.release for j in inst.jobs)
+    busy = sum((min(s.end, end) - s.start) * len(s.gpus) for s in prop.result.plan if s.start < end)
+    assert served_per_hour(prop, 0.0, end) == pytest.approx(busy / end)
+    # TUNE runs some jobs above their share: more work per busy GPU-hour
+    tune_busy = sum(
+        (min(s.end, end) - s.start) * len(s.gpus) for s in tune.result.plan if s.start < end
+    )
+    assert served_per_hour(tune, 0.0, end) > tune_busy / end
