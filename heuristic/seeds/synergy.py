@@ -34,7 +34,12 @@ Where we differ from the authors' code (``msr-fiddle/synergy``, ``resources/clus
   per-round reshuffle would pay it every 300 s;
 - placement is the consolidated one (a node with the fewest free GPUs that holds the
   whole job), not ``SYNERGY_RANDOM``; a job is never split over servers (the Philly
-  counts are at most one server's GPUs);
+  counts are at most one server's GPUs). Synergy re-places every job each lease and
+  splits a job over servers at no cost, so no job of its round waits for where the free
+  GPUs are; with ``repack`` (default) a job of the round whose GPU count is free in the
+  cluster but on no one node gets a node by moving running jobs, the fewest relaunch
+  GPU-hours first (:func:`~heuristic.seeds.synergy_place.repack`), and backfill jobs
+  may revert peers as TUNE does;
 - the proportional share is the job's node's own shape, not the cluster's average
   server, and levels are read as configurations with their own epoch times (exact, no
   two-level speed, no float lookups of grid points);
