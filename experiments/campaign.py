@@ -29,8 +29,8 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,8 @@ from typing import Any
 import milp  # noqa: F401  (registers the rolling-horizon MILP policy "milp")
 from experiments.campaign_file import CampaignError, listed_once, parse_toml, read_text
 from experiments.paths import plain_name
-from heuristic.core.registry import policy_names
+from heuristic.core.options import OptionError
+from heuristic.core.registry import policy_names, policy_options
 from instances import Instance, InstanceError, read_instance
 from instances.generators import GENERATORS
 from instances.generators.spec import check_relaunch
@@ -90,6 +91,7 @@ class RunSpec:
     seed: int
     time_limit: float
     position: int  # in the campaign's grid: reports list runs in this order
+    options: tuple[tuple[str, Any], ...] = ()  # the policy's, from the campaign file
 
     @property
     def key(self) -> str:
@@ -105,12 +107,14 @@ class Campaign:
     scenarios: tuple[Scenario, ...]
     time_limit: float
     text: str  # the file as given, kept in the store
+    # each policy's options (``[policies.NAME]`` tables; absent: its defaults)
+    options: Mapping[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
 
     def runs(self) -> list[RunSpec]:
         """Scenario-major order, so the first finished runs already compare policies."""
         grid = itertools.product(self.scenarios, self.seeds, self.policies)
         return [
-            RunSpec(self.name, sc, pol, seed, self.time_limit, k)
+            RunSpec(self.name, sc, pol, seed, self.time_limit, k, self.options.get(pol, ()))
             for k, (sc, seed, pol) in enumerate(grid)
         ]
 
@@ -136,7 +140,7 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
         raise CampaignError(
             unknown[0], doc[unknown[0]], f"unknown field; known: {sorted(_TOP_KEYS)}"
         )
-    policies = _policies(doc.get("policies"))
+    policies, options = _policies(doc.get("policies"))
     seeds = _seeds(doc.get("seeds", 1))
     listed_once("policies", policies)
     listed_once("seeds", seeds)
@@ -168,6 +172,7 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
         scenarios=tuple(scenarios),
         time_limit=float(time_limit),
         text=text,
+        options=options,
     )
 
 
@@ -189,14 +194,33 @@ def _name(value: Any, default: str) -> str:
     return value
 
 
-def _policies(value: Any) -> tuple[str, ...]:
+def _policies(value: Any) -> tuple[tuple[str, ...], dict[str, tuple[tuple[str, Any], ...]]]:
+    """The policies, as a list of names or as ``[policies.NAME]`` tables of options
+    (an empty table: the defaults), and each one's options, checked by name, type and
+    range against the policy's options dataclass."""
     known = (*policy_names(small_only=True), *REFERENCES)
-    if not isinstance(value, list) or not value:
+    if isinstance(value, dict) and value:
+        names, tables = list(value), value
+    elif isinstance(value, list) and value:
+        names, tables = value, {}
+    else:
         raise CampaignError("policies", value, f"give a list of names from {list(known)}")
-    for name in value:
+    for name in names:
         if name not in known:
             raise CampaignError("policies", name, f"unknown policy; known: {list(known)}")
-    return tuple(value)
+    options = {}
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise CampaignError(f"policies.{name}", table, "give a table of the policy's options")
+        if table and name in REFERENCES:
+            raise CampaignError(f"policies.{name}", table, "a reference takes no options")
+        if table:
+            try:
+                policy_options(name, **table)
+            except OptionError as exc:
+                raise CampaignError(f"policies.{name}", table, str(exc)) from None
+            options[name] = tuple(sorted(table.items()))
+    return tuple(names), options
 
 
 def _seeds(value: Any) -> tuple[int, ...]:

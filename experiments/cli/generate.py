@@ -11,8 +11,10 @@ from typing import Any
 from experiments.cli.common import CliError, Subparsers, count, hours, positive_float, positive_int
 from instances import Instance, InstanceError, write_instance
 from instances.generators import FAMILIES, GENERATORS
+from instances.generators.clusters import parse_cluster
 from instances.generators.histories import RUNNING_READINGS
 from instances.generators.measured_overheads import RELAUNCH_MODES
+from instances.generators.realdata import PHILLY_FILES
 from instances.generators.suite import milp_suite
 from instances.generators.synergy import SHAPES
 from instances.generators.synthetic import CALIBRATIONS, RATES
@@ -22,10 +24,20 @@ from instances.model import TARDINESS_MODES
 SUITE = "suite"
 _COSTS = {"tardiness": "tardiness", "slot": "slot", "relaunch": "relaunch"}
 _JOBS = {**_COSTS, "early_stopping": "early_stopping", "seed": "", "name": ""}
-_TRACE = {"start": "start", "hours": "hours", "running": "running", "stops": "stops"}
+_TRACE = {
+    "start": "start",
+    "hours": "hours",
+    "running": "running",
+    "stops": "stops",
+    "jobs": "jobs",
+    "nodes": "nodes",
+    "cluster": "cluster",
+    "load": "load",
+    "time_scale": "time_scale",
+}
 _OWN: dict[str, dict[str, str]] = {
     "synthetic": {"nodes": "nodes", "jobs": "jobs", "rate": "rate", "calibration": "calibration"},
-    "realdata": {"nodes": "nodes", "jobs": "jobs", "start": "start"},
+    "realdata": {"nodes": "nodes", "jobs": "jobs", "start": "start", "source": "source"},
     "synergy": {"nodes": "nodes", "jobs": "jobs", "shape": "shape", "jobs_per_hour": "rate"},
     "liquid": {"jobs": "jobs"},
     **{t: _TRACE for t in TRACES},
@@ -45,7 +57,11 @@ READS: dict[str, dict[str, str]] = {
 }
 # this command's defaults, where they are not the spec's
 DEFAULTS: dict[str, Any] = {"nodes": 4, "jobs": 10, "seed": 0}
-KIND_DEFAULTS: dict[str, dict[str, Any]] = {"realdata": {"early_stopping": "uniform"}}
+KIND_DEFAULTS: dict[str, dict[str, Any]] = {
+    "realdata": {"early_stopping": "uniform"},
+    # a trace runs on its own cluster, with all its window's jobs, unless told otherwise
+    **{t: {"nodes": None, "jobs": None} for t in TRACES},
+}
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -104,6 +120,39 @@ def _trace_options(g: argparse.ArgumentParser) -> None:
         help="philly-week, alibaba: the early-stopping fit to use, as written by "
         "gpusched fit-stops --out (default: the bundled Alibaba fit)",
     )
+    g.add_argument(
+        "--cluster",
+        type=_cluster,
+        default=None,
+        metavar="TYPExGPUS:NODES,...",
+        help="philly-week, alibaba: the nodes, e.g. k80x4:2,p100x4:2,v100x8:2 (the trace's "
+        "own types or k80, p100, v100); --nodes N instead takes N of the trace's own mix",
+    )
+    g.add_argument(
+        "--load",
+        type=positive_float,
+        default=None,
+        help="philly-week, alibaba: the offered load to scale the arrivals to (docs/model.md)",
+    )
+    g.add_argument(
+        "--time-scale",
+        type=positive_float,
+        default=None,
+        help="philly-week, alibaba: multiply each job's time since the window's start",
+    )
+    g.add_argument(
+        "--source",
+        choices=tuple(PHILLY_FILES),
+        default=None,
+        help="realdata: the Philly jobs of the bundled day (default) or the whole week",
+    )
+
+
+def _cluster(text: str) -> tuple[tuple[str, int, int], ...]:
+    try:
+        return parse_cluster(text)
+    except InstanceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _job_options(g: argparse.ArgumentParser) -> None:

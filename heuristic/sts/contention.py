@@ -19,7 +19,7 @@ to a plain LP allocation (docs/contended.md has the verified examples):
   (``slack <= 0``) takes the cheapest configuration that fits now, counting its
   tardiness, on the GPUs left free (a backfill), and is re-planned at the next slot.
 - **The bottleneck idle early.** When the ledger has a job's last step's class booked
-  to its true capacity before the job's due date (every 8-GPU node of a type, say),
+  to its true capacity while that step would run (every 8-GPU node of a type, say),
   the job's slow start leaves that configuration idle now and overbooked later, for it
   or for the jobs still to come, which the ledger cannot see. If it fits now, the job
   runs it at once, and plans from then on to finish when that run would. Counting only
@@ -33,14 +33,12 @@ from the thesis's STS (docs/contended.md states what it moves on the light campa
 
 from __future__ import annotations
 
-import math
-
 from heuristic.core.choice import first_placement, ranked_configs
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.profile import Profile
-from instances import Instance
+from instances import EpochDistribution, Instance
 
 # hours of remaining worst-case work counted per hour of slack in the order; measured
 # 0.25, 0.5 and 1 on 100 real-data windows (docs/contended.md): within noise of each other
@@ -79,18 +77,16 @@ def pull_forward(
     ledger: Ledger,
     status: JobStatus,
     current: Allocation,
-    profile: Profile,
+    booked: tuple[Profile, EpochDistribution],
     now: float,
 ) -> tuple[Allocation, float] | None:
     """The job's last (fastest) profile step, placed now on free GPUs, if the ledger has
-    that step's class booked to its true capacity somewhere before the job's due date;
-    with when the job would finish running it from now on (its new planned finish).
-    ``None``: the job stays."""
+    that step's class booked to its true capacity while the step would run; with when
+    the job would finish running it from now on (its new planned finish). ``None``: the
+    job stays."""
+    profile, dist = booked
     last = profile.steps[-1].config
-    if last == current.config:
-        return None
-    bins = max(1, math.ceil((status.job.due - now) / ledger.step))
-    if not ledger.full(last, bins).any():
+    if last == current.config or not ledger.last_step_full(status.job, profile, dist):
         return None
     occ.release(status.job.id)
     alloc = occ.find(status.job, last)

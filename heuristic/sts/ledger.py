@@ -117,12 +117,17 @@ class Ledger:
             for key in self._thresholds(gpu_type, gpus):
                 self.large[key][lo:hi] += p
 
-    def full(self, cfg: Config, bins: int) -> np.ndarray:
-        """Per bin of the next ``bins``, whether ``cfg``'s class is booked to its true
-        capacity (no reserve): its type's GPUs, or the nodes large enough for it."""
-        hi = min(self.bins, bins)
-        t = cfg.gpu_type
-        out = self.load[t][:hi] >= self.capacity[t] - 1e-9
-        for key in self._thresholds(t, self._gpus(cfg)):
-            out |= self.large[key][:hi] >= self.hosts[key] - 1e-9
-        return out
+    def last_step_full(self, job: Job, profile: Profile, dist: EpochDistribution) -> bool:
+        """Whether, while the profile's last step would run, its class is booked to its
+        true capacity (no reserve), this job's own booking included: its type's GPUs,
+        or the nodes large enough for it."""
+        spans = self._spans(job, profile, dist)
+        if not spans:
+            return False
+        t, lo, hi, gpus, _ = spans[-1]
+        if np.any(self.load[t][lo:hi] >= self.capacity[t] - 1e-9):
+            return True
+        return any(
+            np.any(self.large[key][lo:hi] >= self.hosts[key] - 1e-9)
+            for key in self._thresholds(t, gpus)
+        )

@@ -90,9 +90,10 @@ class _Round:
     # when each job asks to be woken (its step's end, its hold, the next slot)
     asks: dict[str, float] = field(default_factory=dict)
     stuck: set[str] = field(default_factory=set)  # kept where they are: no step fit
-    chosen: dict[str, Profile] = field(default_factory=dict)  # each booked job's profile
-    # capacity bound at this decision: a job was late whatever it ran on, rescued,
-    # backfilled, pulled forward or left waiting
+    # each booked job's profile and the distribution it was booked with
+    chosen: dict[str, tuple[Profile, EpochDistribution]] = field(default_factory=dict)
+    # capacity bound at this decision: a job was rescued, backfilled, pulled forward or
+    # left waiting
     contended: bool = False
 
 
@@ -151,9 +152,7 @@ class StsPolicy:
         """Smallest first: the job's slack (shifted by the tuning), or its weighted
         modified slack (:func:`heuristic.sts.contention.urgency_key`)."""
         fastest = rnd.table.fastest(status.job)
-        sl = slack(rnd.inst, status, rnd.now, fastest)
-        rnd.contended |= sl < 0
-        sl += self.tuning.urgency.get(status.job.id, 0.0)
+        sl = slack(rnd.inst, status, rnd.now, fastest) + self.tuning.urgency.get(status.job.id, 0.0)
         if self.options.urgency == "slack":
             return (0, sl)
         return urgency_key(rnd.inst, status, sl, fastest, self.options.work_share)
@@ -182,12 +181,12 @@ class StsPolicy:
     def _pull(self, rnd: _Round, status: JobStatus) -> None:
         """A running job whose last step's class is booked full runs that step now."""
         job_id = status.job.id
-        profile = rnd.chosen.get(job_id)
+        booked = rnd.chosen.get(job_id)
         current = rnd.assign.get(job_id, status.allocation)
-        if profile is None or current is None or len(profile.steps) < 2:
+        if booked is None or current is None or len(booked[0].steps) < 2:
             return
         assert rnd.ledger is not None
-        moved = pull_forward(rnd.inst, rnd.occ, rnd.ledger, status, current, profile, rnd.now)
+        moved = pull_forward(rnd.inst, rnd.occ, rnd.ledger, status, current, booked, rnd.now)
         if moved is None:
             return
         rnd.contended = True
@@ -252,7 +251,7 @@ class StsPolicy:
                 rnd.asks[job_id] = grid(rnd.inst, rnd.now, step_end)
             if rnd.ledger is not None and dist is not None:
                 rnd.ledger.book(status.job, plan.profile, dist)
-                rnd.chosen[job_id] = plan.profile
+                rnd.chosen[job_id] = (plan.profile, dist)
         if alloc is None and status.allocation is not None:
             alloc = self._not_placed(rnd, status, types)
         if rnd.holds is not None and alloc is not None:

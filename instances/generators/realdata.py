@@ -191,6 +191,7 @@ class RealDataSpec(GeneratorSpec):
 
     jobs: int = 40
     start: int = 0  # index of the first Philly job (in submission order) to take
+    source: str = "day"  # the bundled Philly day, or the whole week (PHILLY_FILES)
     nodes: tuple[tuple[str, int], ...] = (("k80", 4), ("p100", 4), ("v100", 4), ("v100", 8))
     min_hours: float = 0.25
     max_hours: float = 48.0
@@ -220,6 +221,8 @@ class RealDataSpec(GeneratorSpec):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.source not in PHILLY_FILES:
+            raise InstanceError("source", self.source, f"must be one of {tuple(PHILLY_FILES)}")
         for name in self.families or ():
             if name not in MEMORY_GB:
                 raise InstanceError("families", name, f"must be among {sorted(MEMORY_GB)}")
@@ -243,10 +246,15 @@ def cluster_mix(count: int) -> tuple[tuple[str, int], ...]:
     return tuple(mix[i % len(mix)] for i in range(count))
 
 
+# the bundled Philly files: its first day, and its whole week (the day's jobs among them)
+PHILLY_FILES = {"day": "philly_2017-11-06.csv", "week": "philly_2017wk45.csv.gz"}
+
+
 @cache
-def philly_jobs() -> tuple[tuple[float, float, int], ...]:
-    """(submit hour from the first job, duration hours, GPUs) of the bundled Philly day."""
-    rows = bundled_rows("philly_2017-11-06.csv")
+def philly_jobs(source: str = "day") -> tuple[tuple[float, float, int], ...]:
+    """(submit hour from the first job, duration hours, GPUs) of the bundled Philly day
+    or week, in submission order."""
+    rows = bundled_rows(PHILLY_FILES[source])
     t0 = datetime.fromisoformat(rows[0]["timestamp"])
     return tuple(
         (
@@ -266,14 +274,16 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
     tput = gavel_throughputs()
     trace = [
         j
-        for j in philly_jobs()[spec.start :]
+        for j in philly_jobs(spec.source)[spec.start :]
         if spec.min_hours <= j[1] <= spec.max_hours
         and j[2] <= 8
         and (spec.philly_gpus is None or j[2] in spec.philly_gpus)
     ]
     if len(trace) < spec.jobs:
         raise InstanceError(
-            "jobs", spec.jobs, f"only {len(trace)} Philly jobs of the bundled day fit the filters"
+            "jobs",
+            spec.jobs,
+            f"only {len(trace)} Philly jobs of the bundled {spec.source} fit the filters",
         )
     jobs = []
     asked: dict[str, int] = {}  # each job's Philly GPU count
@@ -313,9 +323,9 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
         asked[jobs[-1].id] = gpus
     specs = gpu_specs()
     types_used = tuple(specs[t] for t in GAVEL_TYPES if any(n.gpu_type == t for n in nodes))
-    inst = assemble(
-        types_used, nodes, jobs, spec, name or f"gavel-philly-{len(nodes)}n{spec.jobs}j-s{seed}"
-    )
+    week = "" if spec.source == "day" else "-week"
+    default = f"gavel-philly{week}-{len(nodes)}n{spec.jobs}j-s{seed}"
+    inst = assemble(types_used, nodes, jobs, spec, name or default)
     # the request is read against what this cluster can host, so it is set on the
     # assembled instance
     return with_requests(inst, asked).replace(suspend_hours=spec.suspend_hours)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from instances.errors import InstanceError
+from instances.generators.clusters import parse_cluster
 from instances.generators.liquid import LiquidSpec, liquid
 from instances.generators.realdata import RealDataSpec, cluster_mix, real_data
 from instances.generators.spec import GeneratorSpec
@@ -23,6 +24,11 @@ from instances.generators.synergy import SynergySpec, synergy
 from instances.generators.synthetic import SyntheticSpec, synthetic
 from instances.generators.traces import TRACES, TraceSpec, trace_instance
 from instances.model import Instance
+
+
+def _cluster_form(value: Any) -> Any:
+    """A trace's ``cluster``: node kinds as a list, or as the command line's string."""
+    return parse_cluster(value) if isinstance(value, str) else value
 
 
 def _node_mix(value: Any) -> Any:
@@ -85,6 +91,11 @@ GENERATORS: dict[str, Generator] = {
         Generator("realdata", RealDataSpec, real_data, read={"nodes": _node_mix}),
         Generator("synergy", SynergySpec, synergy),
         Generator("liquid", LiquidSpec, liquid),
-        *(Generator(t, TraceSpec, trace_instance, fixed={"trace": t}) for t in TRACES),
+        *(
+            Generator(
+                t, TraceSpec, trace_instance, fixed={"trace": t}, read={"cluster": _cluster_form}
+            )
+            for t in TRACES
+        ),
     )
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
-from heuristic.sts.incremental import IncrementalStsPolicy
+from heuristic.sts.incremental import IncrementalOptions, IncrementalStsPolicy
 from heuristic.sts.policy import StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.generators import SyntheticSpec, synthetic
@@ -48,9 +48,11 @@ def test_it_costs_about_what_sts_does_deciding_mostly_incrementally():
     for relaunch in ("none", "measured"):
         inst = synthetic(SyntheticSpec(nodes=20, jobs=200, relaunch=relaunch), seed=1)
         sts = run_online(inst, "sts", seed=0).summary()
-        policy = IncrementalStsPolicy()
+        # every event may be decided incrementally (by default, below 64 jobs present
+        # every event is decided in full, as STS)
+        policy = IncrementalStsPolicy(IncrementalOptions(full_below=0))
         result = simulate(inst, policy, mode="sampled", seed=0)
-        mine = run_online(inst, "sts-incremental", seed=0).summary()
+        mine = run_online(inst, "sts-incremental", seed=0, options={"full_below": 0}).summary()
         assert abs(mine["energy_cost"] / sts["energy_cost"] - 1) < 0.005, relaunch
         assert mine["missed"] <= sts["missed"] + 1
         assert policy.full_decisions < 0.5 * result.decisions
@@ -73,7 +75,7 @@ def test_a_running_job_no_step_fits_is_replanned_at_the_next_event():
             stuck_at.append((round(state.time, 2), set(self.stuck)))
             return decision
 
-    plan = simulate(inst, Recording()).plan
+    plan = simulate(inst, Recording(IncrementalOptions(full_below=0))).plan
     kept = next(k for k, (_, stuck) in enumerate(stuck_at) if "j2" in stuck)
     assert stuck_at[kept][0] == 6.34
     assert stuck_at[kept + 1][0] == 6.43  # not j2's event: it asked for none
