@@ -258,7 +258,13 @@ OPTIONAL: dict[str, Any] = {
     "suspend_hours": 0.001,
     "hours": 1.0,
     "stops": "fit.json",  # a fit file beside the campaign (the tests write one)
+    "jobs": 6,  # a trace window's first jobs
+    "nodes": 2,
+    "cluster": [["k80", 4, 1], ["v100", 8, 1]],
 }
+# fields that give one thing two ways and exclude each other: the first of each pair is
+# in a generator's fuzzed scenario, the second in its alternative scenario
+EXCLUSIVE: tuple[tuple[str, str], ...] = (("nodes", "cluster"),)
 
 
 # the scenarios that read instances rather than generate them: every key they take
@@ -274,16 +280,22 @@ def _plain(value: Any) -> Any:
     return [_plain(v) for v in value] if isinstance(value, tuple) else value
 
 
-def generator_scenario(name: str) -> dict[str, Any]:
+def generator_scenario(name: str, alternative: bool = False) -> dict[str, Any]:
     """A ``[[scenarios]]`` table of generator ``name`` setting every field it has:
     ``SMALL``'s value, the spec's default, or ``OPTIONAL``'s where that is None (a
-    field missing here has no entry in OPTIONAL: the tests say so)."""
+    field missing here has no entry in OPTIONAL: the tests say so); of two fields that
+    exclude each other (``EXCLUSIVE``), the first, or the second if ``alternative``."""
     from instances.generators import GENERATORS  # the generators only where fuzzed
 
     gen = GENERATORS[name]
     defaults = {f.name: f.default for f in dataclasses.fields(gen.spec)}
     table: dict[str, Any] = {"generator": name}
+    left_out = {
+        pair[0] if alternative else pair[1] for pair in EXCLUSIVE if set(pair) <= set(gen.fields)
+    }
     for field in gen.fields:
+        if field in left_out:
+            continue
         value = SMALL[name].get(field, defaults[field])
         value = OPTIONAL.get(field) if value is None else value
         if value is not None:

@@ -56,6 +56,12 @@ for _name in GENERATORS:
         "seeds": [0],
         "scenarios": [generator_scenario(_name)],
     }
+    if generator_scenario(_name, alternative=True) != generator_scenario(_name):
+        CAMPAIGNS[f"table:{_name}:alt"] = {
+            "policies": ["fifo"],
+            "seeds": [0],
+            "scenarios": [generator_scenario(_name, alternative=True)],
+        }
 for _name, _keys in READERS.items():
     CAMPAIGNS[f"table:{_name}"] = {
         "policies": ["fifo"],
@@ -79,8 +85,8 @@ def test_every_generator_field_is_in_its_fuzzed_campaign():
     it is None, tests/fuzz.py's OPTIONAL needs a value for it (TOML has no null). A key
     added to the file or suite scenarios needs a value in READERS."""
     for name, gen in GENERATORS.items():
-        table = CAMPAIGNS[f"table:{name}"]["scenarios"][0]
-        assert set(table) == {"generator", *gen.fields}, f"{name}: add a value to OPTIONAL"
+        fuzzed = {*generator_scenario(name), *generator_scenario(name, alternative=True)}
+        assert fuzzed == {"generator", *gen.fields}, f"{name}: add a value to OPTIONAL"
     for name, keys in _EXTRA_KEYS.items():
         assert set(READERS[name]) == keys, f"{name}: add a value to READERS"
 
@@ -129,9 +135,10 @@ def test_a_mutated_campaign_file_is_refused_naming_the_field_or_expands(fit_dir,
 
 
 TABLE_FIELDS = [
-    (name, field)
-    for name in GENERATORS
-    for field in generator_scenario(name)
+    (table, field)
+    for table in CAMPAIGNS
+    if table.startswith("table:") and table.split(":")[1] in GENERATORS
+    for field in CAMPAIGNS[table]["scenarios"][0]
     if field != "generator"
 ]
 
@@ -140,7 +147,7 @@ TABLE_FIELDS = [
 def test_every_generator_field_is_mutated(fit_dir, name, field):
     """Each field of each generator replaced by a few nasty values (which ones turns
     with the field, so that over the fields every value is tried)."""
-    doc = CAMPAIGNS[f"table:{name}"]
+    doc = CAMPAIGNS[name]
     k = TABLE_FIELDS.index((name, field))
     for value in [v for v in NASTY if v is not None][k % 5 :: 5][:3]:
         _check_campaign_mutant(doc, ("scenarios", 0, field), "replace", value, fit_dir)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from instances.errors import InstanceError
 from instances.generators.realdata import GAVEL_TYPES
 from instances.generators.synthetic import gpu_specs
-from instances.model import Config
+from instances.model import Config, Instance
 
 # a week spread over two centuries, or packed into seconds, is no replay
 MAX_TIME_SCALE = 1e4
@@ -138,3 +138,14 @@ def scale_for(arrivals: Sequence[Arrival], gpus: int, load: float) -> float:
     if len(arrivals) < 2 or math.isinf(at_one):
         raise InstanceError("load", load, "needs jobs arriving at two times at least")
     return at_one / load
+
+
+def instance_load(inst: Instance) -> float:
+    """The offered load of an instance's jobs on its cluster (the module docstring)."""
+    arrivals = []
+    for job in inst.jobs:
+        allowed = set(inst.allowed_configs(job))
+        times = {c: inst.epoch_time(job, c) for c in allowed}
+        hours = epoch_gpu_hours(times, allowed.__contains__, inst.max_share)
+        arrivals.append(Arrival(job.release, job.distribution.mean(), hours))
+    return offered_load(arrivals, sum(n.num_gpus for n in inst.nodes), 1.0)

@@ -314,9 +314,23 @@ def _draw(
 def _time_scale(
     spec: TraceSpec, drawn: list[_Drawn], stops: list[EpochDistribution], nodes: list[Node]
 ) -> float:
-    """``spec.time_scale``, or the scale giving the jobs the offered ``spec.load``."""
+    """``spec.time_scale``, or the scale giving the jobs the offered ``spec.load``; one
+    that would put a release past the bound on times is refused, naming the field."""
+    last = max(d.trace.submit for d in drawn) - spec.start
     if spec.load is None:
-        return spec.time_scale
+        scale, field, value = spec.time_scale, "time_scale", spec.time_scale
+    else:
+        scale, field, value = _load_scale(spec, drawn, stops, nodes), "load", spec.load
+    if not last * scale <= MAX_HOURS:
+        why = f"puts the last arrival {last * scale:.3g} h from the start (at most {MAX_HOURS:g})"
+        raise InstanceError(field, value, why)
+    return scale
+
+
+def _load_scale(
+    spec: TraceSpec, drawn: list[_Drawn], stops: list[EpochDistribution], nodes: list[Node]
+) -> float:
+    assert spec.load is not None
     hosts = cluster_hosts(nodes)
     arrivals = [
         Arrival(

@@ -352,3 +352,39 @@ def test_generate_and_campaigns_read_one_generator_table():
         text = f'policies = ["fifo"]\n[[scenarios]]\ngenerator = "{name}"\n'
         (scenario,) = parse_campaign(text, base=Path("."), default_name="t").scenarios
         assert scenario.generator == name
+
+
+def test_generate_a_trace_on_a_cluster_at_a_load(tmp_path, capsys):
+    from instances.generators import GENERATORS
+    from instances.generators.clusters import instance_load
+
+    out = tmp_path / "c.json"
+    window = ["--start", "24", "--hours", "6", "--seed", "1"]
+    args = ["generate", "philly-week", *window, "--cluster", "k80x4:2,p100x4:2,v100x8:2"]
+    assert main([*args, "--load", "0.8", "--out", str(out)]) == 0
+    inst = read_instance(out)
+    params = {"start": 24.0, "hours": 6.0, "cluster": "k80x4:2,p100x4:2,v100x8:2", "load": 0.8}
+    assert inst == GENERATORS["philly-week"].instance(params, 1, inst.name)
+    assert instance_load(inst) == pytest.approx(0.8, rel=1e-4)
+    assert sum(n.num_gpus for n in inst.nodes) == 32
+    for bad, option in (
+        (["--cluster", "k80x4"], "--cluster"),
+        (["--cluster", "a100x8:2"], "--cluster"),
+        (["--nodes", "4", "--cluster", "v100x8:1"], "--cluster"),
+        (["--load", "0.5", "--time-scale", "2"], "--load"),
+    ):
+        try:  # argparse's own refusals exit, the command's return 2
+            code = main(
+                ["generate", "philly-week", *window, *bad, "--out", str(tmp_path / "t.json")]
+            )
+        except SystemExit as exc:
+            code = exc.code
+        assert code == 2 and option in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()
+    # realdata reads the whole week, and only realdata reads --source
+    week = tmp_path / "w.json"
+    argv = ["generate", "realdata", "--source", "week", "--start", "3000", "--jobs", "30"]
+    assert main([*argv, "--out", str(week)]) == 0
+    assert read_instance(week).jobs[0].id == "p3000"
+    code = main(["generate", "synthetic", "--source", "week", "--out", str(tmp_path / "t.json")])
+    assert code == 2 and "--source: only realdata read it" in capsys.readouterr().err
