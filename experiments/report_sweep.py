@@ -53,18 +53,24 @@ def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
 def sweep_chart(table: pd.DataFrame, family: str) -> str:
     """One family's curves: a panel per figure, a line per policy, its band the 95% CI."""
     rows = table[table["family"] == family]
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(13, 4.2))
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(13, 4.6))
+    # up to 20 policies: a colour of tab20 and a line style each, so no two look alike
+    colours = plt.get_cmap("tab20").colors
     for ax, (column, label, log) in zip(axes, PANELS, strict=True):
-        for policy, line in rows.groupby("policy", sort=False):
+        for k, (policy, line) in enumerate(rows.groupby("policy", sort=False)):
             x = line["load"].to_numpy()
             y = line[column].to_numpy()
             ci = line[column + "_ci95"].to_numpy()
             name = literal(str(policy))
-            (drawn,) = ax.plot(x, y, marker="o", markersize=3, linewidth=1, label=name)
-            low = np.maximum(y - ci, 1e-9) if log else y - ci
-            ax.fill_between(x, low, y + ci, color=drawn.get_color(), alpha=0.15, linewidth=0)
-        if log:
+            style = ("-", "--", ":", "-.")[k % 4]
+            colour = colours[k % len(colours)]
+            ax.plot(x, y, style, color=colour, marker="o", markersize=3, linewidth=1, label=name)
+            ax.fill_between(x, y - ci, y + ci, color=colour, alpha=0.1, linewidth=0)
+        means = rows[column].to_numpy()
+        if log and (means > 0).any():
             ax.set_yscale("log")
+            # the means set the range: a band reaching below zero would stretch it to 1e-9
+            ax.set_ylim(means[means > 0].min() / 2, means.max() * 2)
         ax.set_xlabel("offered load")
         ax.set_ylabel(label)
         ax.set_title(f"{literal(family)}: {label}", fontsize=9)
