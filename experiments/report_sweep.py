@@ -11,7 +11,6 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from experiments.gantt import literal
