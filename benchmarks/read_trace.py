@@ -211,7 +211,8 @@ def online(trees: dict[str, Path], trace: Path, policy: str, repeats: int) -> li
             for phase in ("read", "replay", "evaluate"):
                 row += o[phase]
             full = o["full_decisions"]
-            row += [int(o["decisions"]), "" if full is None else full, o["total_cost"], verdict]
+            cost = f"{o['total_cost']:.12g}"  # to the digits that show a change
+            row += [int(o["decisions"]), "" if full is None else full, cost, verdict]
             rows.append(row)
     return rows
 
