@@ -124,10 +124,22 @@ def _node(s: Any) -> Check:
     checks = [c for c in (typed or _type(s), _values(s), _bounds(s)) if c]
     if "oneOf" in s:
         checks.append(_one_of(s))
+    return _all(checks)
+
+
+def _all(checks: list[Check]) -> Check:
+    """All of ``checks``, in order (two or three unrolled: called per object of a
+    trace, an ``all()`` over a generator costs more than the checks)."""
     if not checks:
         return lambda v: True
     if len(checks) == 1:
         return checks[0]
+    if len(checks) == 2:
+        a, b = checks
+        return lambda v: a(v) and b(v)
+    if len(checks) == 3:
+        a, b, c = checks
+        return lambda v: a(v) and b(v) and c(v)
     return lambda v: all(c(v) for c in checks)
 
 
@@ -173,9 +185,7 @@ def _bounds(s: dict[str, Any]) -> Check | None:
         checks.append(lambda v: type(v) not in (int, float) or v > strict)
     if length is not None:
         checks.append(lambda v: type(v) is not str or len(v) >= length)
-    if not checks:
-        return None
-    return checks[0] if len(checks) == 1 else lambda v: all(c(v) for c in checks)
+    return _all(checks) if checks else None
 
 
 def _object(s: dict[str, Any]) -> Check | None:
@@ -254,4 +264,4 @@ def _one_of(s: dict[str, Any]) -> Check:
     if not all(isinstance(o, dict) and set(o) - _ANNOTATIONS == {"required"} for o in s["oneOf"]):
         raise _Unsupported
     options = [_node(o) for o in s["oneOf"]]
-    return lambda v: sum(1 for c in options if c(v)) == 1
+    return lambda v: [c(v) for c in options].count(True) == 1
