@@ -211,7 +211,9 @@ def _config(path: str, d: dict[str, Any]) -> Config:
 
 
 def _config_values(d: dict[str, Any]) -> tuple[Any, ...]:
-    """A file's configuration ``d``, field by field (the defaults filled in)."""
+    """A file's configuration ``d``, field by field (the defaults filled in), in the
+    order of ``_CONFIG_FIELDS``. Every field a configuration reads must be here: this
+    is also the key by which equal configurations are built once (``_config_key``)."""
     return (
         d["gpu_type"],
         d.get("gpus", 1),
