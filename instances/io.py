@@ -21,10 +21,20 @@ from typing import Any
 
 import jsonschema
 
+from instances.conforms import Check, compile_schema
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError, PlanError
 from instances.limits import MAX_FILE_BYTES, MAX_NESTING, MAX_PLAN_HOURS, MIN_BLOCK_EPOCHS
-from instances.model import Config, GpuType, Instance, Job, Node, Requested, checked_epoch_time
+from instances.model import (
+    Config,
+    GpuType,
+    Instance,
+    Job,
+    Node,
+    Requested,
+    checked_epoch_time,
+    epoch_time_fits,
+)
 from instances.plan import Plan, Segment
 from instances.topology import Domain, Rack, Topology
 
@@ -38,6 +48,23 @@ def schema(kind: str) -> dict[str, Any]:
     text = resources.files("instances").joinpath("schema", f"{kind}.schema.json").read_text()
     result: dict[str, Any] = json.loads(text)
     return result
+
+
+@cache
+def _conforms(kind: str) -> Check | None:
+    return compile_schema(schema(kind))
+
+
+def check_structure(doc: Any, kind: str) -> None:
+    """The numbers (:func:`check_numbers`) and the JSON Schema of ``kind``, each
+    refusing the document with an :class:`InstanceError` naming the field and value.
+    A document the compiled schema (:mod:`instances.conforms`) accepts passes both;
+    any other is walked by both in full, which word the error."""
+    fast = _conforms(kind)
+    if fast is not None and fast(doc):
+        return
+    check_numbers(doc)
+    _check_schema(doc, kind)
 
 
 def json_path(path: Any) -> str:
@@ -174,23 +201,41 @@ def _build(path: str, factory: Any, **kwargs: Any) -> Any:
         raise exc.within(path) from None
 
 
+_CONFIG_FIELDS = ("gpu_type", "gpus", "nodes", "shared", "cpus", "dram_gb", "span", "net_gbps")
+
+
 def _config(path: str, d: dict[str, Any]) -> Config:
-    result: Config = _build(
-        path,
-        Config,
-        gpu_type=d["gpu_type"],
-        gpus=d.get("gpus", 1),
-        nodes=d.get("nodes", 1),
-        shared=d.get("shared", False),
-        cpus=d.get("cpus"),
-        dram_gb=d.get("dram_gb"),
-        span=d.get("span"),
-        net_gbps=d.get("net_gbps"),
-    )
+    values = dict(zip(_CONFIG_FIELDS, _config_values(d), strict=True))
+    result: Config = _build(path, Config, **values)
     return result
 
 
-def _job(i: int, d: dict[str, Any]) -> Job:
+def _config_values(d: dict[str, Any]) -> tuple[Any, ...]:
+    """A file's configuration ``d``, field by field (the defaults filled in), in the
+    order of ``_CONFIG_FIELDS``. Every field a configuration reads must be here: this
+    is also the key by which equal configurations are built once (``_config_key``)."""
+    return (
+        d["gpu_type"],
+        d.get("gpus", 1),
+        d.get("nodes", 1),
+        d.get("shared", False),
+        d.get("cpus"),
+        d.get("dram_gb"),
+        d.get("span"),
+        d.get("net_gbps"),
+    )
+
+
+def _config_key(d: dict[str, Any]) -> tuple[Any, ...]:
+    """Equal for two of a file's configurations that build equal ones: the values and
+    their types (``1``, ``1.0`` and ``True`` are equal keys of a dict, but not the same
+    field value). The jobs of a trace share a few dozen configurations among tens of
+    thousands, and an equal configuration passes the same checks: each is built once."""
+    values = _config_values(d)
+    return (values, tuple(map(type, values)))
+
+
+def _job(i: int, d: dict[str, Any], known: dict[Any, Config]) -> Job:
     where = f"jobs[{i}]"
     dist = _build(
         f"{where}.distribution",
@@ -215,24 +260,35 @@ def _job(i: int, d: dict[str, Any]) -> Job:
             f"the last stopping point must be the job's max_epochs ({d['max_epochs']})",
         )
     times: dict[Config, float] = {}
+    top = dist.max_epochs
     for c, cd in enumerate(d["configs"]):
-        cpath = f"{where}.configs[{c}]"
-        cfg = _config(cpath, cd)
+        # the paths of the messages are written only for an error: a trace has tens
+        # of thousands of configurations
+        key = _config_key(cd)
+        cfg = known.get(key)
+        if cfg is None:
+            cfg = known[key] = _config(f"{where}.configs[{c}]", cd)
         if cfg in times:
-            raise InstanceError(cpath, cfg.label, "duplicate configuration")
+            raise InstanceError(f"{where}.configs[{c}]", cfg.label, "duplicate configuration")
         if "throughput" in cd:
-            tput = cd["throughput"]
-            if tput < 0:
-                raise InstanceError(f"{cpath}.throughput", tput, "must not be negative")
-            if tput == 0:  # measured as not runnable (as in Gavel's data): unavailable
+            given = cd["throughput"]
+            if given < 0:
+                raise InstanceError(
+                    f"{where}.configs[{c}].throughput", given, "must not be negative"
+                )
+            if given == 0:  # measured as not runnable (as in Gavel's data): unavailable
                 continue
-            path, given, hours = f"{cpath}.throughput", tput, 1.0 / tput
+            field, hours = "throughput", 1.0 / given
         else:
-            t = cd["epoch_time"]
-            if t <= 0:
-                raise InstanceError(f"{cpath}.epoch_time", t, "must be a positive number of hours")
-            path, given, hours = f"{cpath}.epoch_time", t, float(t)
-        times[cfg] = checked_epoch_time(path, given, hours, dist.max_epochs, cfg)
+            given = cd["epoch_time"]
+            if given <= 0:
+                raise InstanceError(
+                    f"{where}.configs[{c}].epoch_time", given, "must be a positive number of hours"
+                )
+            field, hours = "epoch_time", float(given)
+        if not epoch_time_fits(hours, top):
+            checked_epoch_time(f"{where}.configs[{c}].{field}", given, hours, top, cfg)
+        times[cfg] = hours
     if not times:
         raise InstanceError(
             f"{where}.configs",
@@ -269,11 +325,11 @@ def _requested(where: str, d: dict[str, Any] | None) -> Requested | None:
 
 def instance_from_dict(doc: Any) -> Instance:
     """Build and validate an :class:`Instance` from its JSON document."""
-    check_numbers(doc)
-    _check_schema(doc, "instance")
+    check_structure(doc, "instance")
     gpus = [_build(f"gpu_types[{i}]", GpuType, **g) for i, g in enumerate(doc["gpu_types"])]
     nodes = [_build(f"nodes[{i}]", Node, **n) for i, n in enumerate(doc["nodes"])]
-    jobs = [_job(i, j) for i, j in enumerate(doc["jobs"])]
+    known: dict[Any, Config] = {}
+    jobs = [_job(i, j, known) for i, j in enumerate(doc["jobs"])]
     inst: Instance = _build(
         "",
         Instance,
@@ -459,8 +515,7 @@ def plan_to_dict(
 
 def plan_from_dict(doc: Any) -> Plan:
     try:
-        check_numbers(doc)
-        _check_schema(doc, "plan")
+        check_structure(doc, "plan")
         segs = []
         for i, s in enumerate(doc["segments"]):
             for key in ("start", "end"):

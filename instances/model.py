@@ -8,7 +8,7 @@ instance's currency. Every constructor validates its fields and raises
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, total_ordering
 from typing import Any, Literal
 
@@ -157,6 +157,20 @@ class Config:
                 "a shared configuration uses one slot of one GPU "
                 f"(got gpus={self.gpus}, nodes={self.nodes})",
             )
+        # hashed once, as the dataclass would hash it each time: every job's epoch_times
+        # and every policy's lookups hash configurations, millions of times in a replay
+        # of a whole trace
+        values = tuple(getattr(self, f.name) for f in fields(self) if f.compare)
+        object.__setattr__(self, "_hash", hash(values))
+
+    def __hash__(self) -> int:
+        h: int = self.__dict__["_hash"]  # not a field: fields(), asdict() stay as they were
+        return h
+
+    def __reduce__(self) -> tuple[type[Config], tuple[Any, ...]]:
+        # rebuilt from the fields, so hashed anew: a string's hash differs between
+        # processes (campaign workers pickle plans and results)
+        return (type(self), tuple(getattr(self, f.name) for f in fields(self) if f.init))
 
     def _check_distributed(self) -> None:
         if self.span not in SPANS[1:]:
@@ -272,11 +286,19 @@ def fits_node(cfg: Config, node: Node) -> bool:
     )
 
 
+def epoch_time_fits(hours: float, max_epochs: float) -> bool:
+    """Whether ``hours`` per epoch is within the bounds, alone and for all
+    ``max_epochs`` (:func:`checked_epoch_time` says which bound it is not within)."""
+    return MIN_EPOCH_HOURS <= hours <= MAX_EPOCH_HOURS and hours * max_epochs <= MAX_RUN_HOURS
+
+
 def checked_epoch_time(
     path: str, given: Any, hours: float, max_epochs: float, cfg: Config
 ) -> float:
     """``hours`` per epoch within the bounds, alone and for all ``max_epochs``; ``given``
     is what the file holds at ``path`` (an epoch time, or a throughput)."""
+    if epoch_time_fits(hours, max_epochs):
+        return hours
     if not MIN_EPOCH_HOURS <= hours <= MAX_EPOCH_HOURS:
         raise InstanceError(
             path,
@@ -292,6 +314,10 @@ def checked_epoch_time(
             f"more than {MAX_RUN_HOURS:g} h (docs/model.md, bounds)",
         )
     return hours
+
+
+def _config_order(item: tuple[Config, float]) -> tuple[Any, ...]:
+    return item[0]._key()
 
 
 @dataclass(frozen=True)
@@ -364,14 +390,19 @@ class Job:
         if not self.epoch_times:
             raise InstanceError("configs", [], "the job has no available configuration")
         times: dict[Config, float] = {}
+        top = self.distribution.max_epochs
         for i, (cfg, t) in enumerate(self.epoch_times.items()):
             if cfg in times:
                 raise InstanceError(f"configs[{i}]", cfg.label, "duplicate configuration")
+            if type(t) is float and epoch_time_fits(t, top):
+                times[cfg] = t  # the common case, without writing a path for no error
+                continue
             where = f"configs[{i}].epoch_time"
             hours = _positive(where, t)
-            times[cfg] = checked_epoch_time(where, t, hours, self.distribution.max_epochs, cfg)
-        # Sorted for a canonical order (stable JSON, deterministic policies).
-        object.__setattr__(self, "epoch_times", dict(sorted(times.items())))
+            times[cfg] = checked_epoch_time(where, t, hours, top, cfg)
+        # Sorted for a canonical order (stable JSON, deterministic policies); by each
+        # configuration's key, computed once, the order of Config.__lt__
+        object.__setattr__(self, "epoch_times", dict(sorted(times.items(), key=_config_order)))
 
     @property
     def max_epochs(self) -> float:

@@ -101,3 +101,28 @@ def test_a_gzip_file_that_expands_too_far_is_refused(tmp_path, monkeypatch):
     target.write_bytes(gzip.compress(b" " * (2 << 20)))  # 2 KiB that expand to 2 MiB
     with pytest.raises(InstanceError, match="expands to over 1 MiB"):
         read_instance(target)
+
+
+def test_a_configuration_equal_to_one_read_before_is_still_checked():
+    """Configurations are built once per file for equal field values of equal types:
+    ``1.0`` (an integer to the schema) equals ``1`` as a dict key but is no GPU count,
+    refused where it stands even after a ``1`` was read."""
+    doc = instance_to_dict(bundled("tiny"))
+    first = doc["jobs"][0]["configs"][0]
+    assert first["gpus"] == 1
+    doc["jobs"][1]["configs"] = [{**first, "gpus": 1.0}, *doc["jobs"][1]["configs"]]
+    with pytest.raises(
+        InstanceError, match=r"^jobs\[1\]\.configs\[0\]\.gpus = 1\.0: must be a positive integer"
+    ):
+        instance_from_dict(doc)
+
+
+def test_configurations_read_are_shared_between_jobs(tmp_path):
+    inst = bundled("small")
+    write_instance(inst, tmp_path / "s.json")
+    again = read_instance(tmp_path / "s.json")
+    assert again == inst
+    seen: dict = {}
+    for job in again.jobs:
+        for cfg in job.epoch_times:
+            assert seen.setdefault(cfg, cfg) is cfg

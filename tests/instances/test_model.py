@@ -68,3 +68,37 @@ def test_the_default_tardiness_weight_ignores_configurations_no_node_can_host(ba
     assert Config("v100", 8) not in inst.allowed_configs("a")
     assert inst.tardiness_weight("a") == base.tardiness_weight("a")
     assert base.tardiness_weight("a") == pytest.approx(10 * 0.25 * 600 / 1000)
+
+
+def test_a_configuration_hashes_as_its_fields_and_anew_in_another_process():
+    """Its hash is kept from construction: equal to the dataclass's (the hash of its
+    fields), and a copy pickled in a process of another string hash seed is hashed
+    there anew (else a dict built here would not find it)."""
+    import pickle
+    import subprocess
+    import sys
+
+    cfg = Config("v100", 4, cpus=8, dram_gb=64)
+    assert hash(cfg) == hash(dataclasses.astuple(cfg))
+    assert [f.name for f in dataclasses.fields(cfg)][-1] == "net_gbps"  # no new field
+    code = (
+        "import pickle, sys; from instances import Config; "
+        "sys.stdout.buffer.write(pickle.dumps(Config('v100', 4, cpus=8, dram_gb=64)))"
+    )
+    for seed in ("1", "2"):
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            check=True,
+            env={**__import__("os").environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        other = pickle.loads(out)
+        assert other == cfg and hash(other) == hash(cfg)
+        assert {cfg: 1}[other] == 1
+
+
+def test_a_jobs_configurations_are_in_the_order_of_config_comparison(small):
+    for job in small.jobs:
+        assert list(job.epoch_times) == sorted(job.epoch_times)
+    cfgs = [Config("v100", 2), Config("k80", 4, nodes=2), Config("v100", 1, shared=True)]
+    assert sorted(cfgs) == sorted(cfgs, key=lambda c: c._key())
