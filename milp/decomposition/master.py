@@ -1,0 +1,179 @@
+"""The Dantzig-Wolfe master in HiGHS: per job a convex combination of its columns, within
+the capacities of :mod:`milp.decomposition.space` (one row per resource and slot), and
+the shared-mode variables ``y[n,u,t]``.
+
+Rows are made when a column first holds them: a row no column holds cannot bind, and
+its price is 0 (any prices ``>= 0`` give a valid Lagrangian bound, so the bound counts
+it as 0 too). A label's rows (tenants, memory, the node's GPU row) and its ``y`` are made
+together. One artificial column per job, at ``big``, keeps the master feasible before
+enough columns exist; it is no schedule and the integer master leaves it out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from heuristic.core import highs_run
+from milp.decomposition.columns import Column
+from milp.decomposition.space import Space
+
+INF = highspy.kHighsInf
+
+
+@dataclass
+class _Store:
+    """What the master holds, kept to build its integer program and to value columns at
+    any prices: every model column (cost, bounds, rows, coefficients, whether integer)."""
+
+    cost: list[float] = field(default_factory=list)
+    upper: list[float] = field(default_factory=list)
+    rows: list[np.ndarray] = field(default_factory=list)
+    coefs: list[np.ndarray] = field(default_factory=list)
+    kind: list[str] = field(default_factory=list)  # "artificial", "y", "column"
+
+
+class Master:
+    """The restricted master LP (see the module's docstring)."""
+
+    def __init__(self, space: Space, big: float) -> None:
+        self.space = space
+        self.slots = space.d.slots
+        self.n_jobs = len(space.jobs)
+        self.row_of: dict[tuple[int, int], int] = {}  # (resource, slot) -> row
+        self.row_key: list[tuple[int, int]] = []
+        self.columns: list[Column] = []  # the real columns, in model order among them
+        self.col_index: list[int] = []  # their model column index
+        self.known: set[tuple[int, int, tuple[int, ...]]] = set()
+        self.y_of: dict[tuple[int, int], int] = {}  # (label, slot) -> model column
+        self.store = _Store()
+        self._matrix: sp.csr_array | None = None
+        self.label_of = {(n, u): i for i, (n, u, *_rest) in enumerate(space.labels)}
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 1)
+        none = np.zeros(0, dtype=np.int32)
+        h.addRows(
+            self.n_jobs, np.ones(self.n_jobs), np.ones(self.n_jobs), 0, none, none, np.zeros(0)
+        )
+        self.h = h
+        for j in range(self.n_jobs):
+            self._add_model_column(big, 1.0, np.array([j]), np.ones(1), "artificial")
+
+    def _add_model_column(
+        self, cost: float, upper: float, rows: np.ndarray, coefs: np.ndarray, kind: str
+    ) -> int:
+        self.h.addCol(cost, 0.0, upper, len(rows), rows.astype(np.int32), coefs.astype(float))
+        s = self.store
+        s.cost.append(cost)
+        s.upper.append(upper)
+        s.rows.append(rows)
+        s.coefs.append(coefs)
+        s.kind.append(kind)
+        return len(s.cost) - 1
+
+    def _row(self, r: int, t: int) -> int:
+        """The row of resource ``r`` in slot ``t``, made if new (with the label's ``y``
+        and its other rows, for a label's rows)."""
+        key = (r, t)
+        if key in self.row_of:
+            return self.row_of[key]
+        res = self.space.resources[r]
+        none = np.zeros(0, dtype=np.int32)
+        self.h.addRows(1, np.array([-INF]), np.array([res.capacity]), 0, none, none, np.zeros(0))
+        self.row_of[key] = self.n_jobs + len(self.row_key)
+        self.row_key.append(key)
+        if res.label >= 0:
+            self._label(self.label_of[res.node, res.label], t)
+        return self.row_of[key]
+
+    def _label(self, label: int, t: int) -> None:
+        """``y`` of a shared label in slot ``t``: a GPU of its node, room for ``K_max``
+        tenants and the GPU's memory."""
+        if (label, t) in self.y_of:
+            return
+        self.y_of[label, t] = -1  # being made: its rows call back here
+        inst = self.space.instance
+        node, _u, gpu, tenants, memory = self.space.labels[label]
+        rows = [self._row(gpu, t), self._row(tenants, t)]
+        coefs = [1.0, -float(inst.max_share)]
+        if memory >= 0:
+            rows.append(self._row(memory, t))
+            coefs.append(-inst.gpu(inst.node(node).gpu_type).memory_gb)
+        self.y_of[label, t] = self._add_model_column(0.0, 1.0, np.array(rows), np.array(coefs), "y")
+
+    def add(self, columns: list[Column]) -> int:
+        """Add the columns not yet in the master; how many were new."""
+        new = 0
+        for col in columns:
+            key = (col.job, col.start, col.choices)
+            if key in self.known:
+                continue
+            self.known.add(key)
+            r, t, a = col.entries(self.space)
+            rows = np.array(
+                [col.job] + [self._row(int(x), int(s)) for x, s in zip(r, t, strict=True)]
+            )
+            coefs = np.concatenate([[1.0], a])
+            self.col_index.append(self._add_model_column(col.cost, INF, rows, coefs, "column"))
+            self.columns.append(col)
+            new += 1
+        self._matrix = None
+        return new
+
+    def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """The LP's value, the prices (resources x slots, ``>= 0``) and the jobs'
+        convexity duals."""
+        highs_run.run(self.h, 1)
+        dual = np.asarray(self.h.getSolution().row_dual)
+        lam = np.zeros((len(self.space.resources), self.slots))
+        if self.row_key:
+            r, t = np.array(self.row_key).T
+            lam[r, t] = np.maximum(0.0, -dual[self.n_jobs :])
+        return float(self.h.getInfo().objective_function_value), lam, dual[: self.n_jobs]
+
+    def values(self) -> np.ndarray:
+        """The LP's value of every real column."""
+        x = np.asarray(self.h.getSolution().col_value)
+        return x[np.array(self.col_index, dtype=np.int64)] if self.col_index else np.zeros(0)
+
+    def priced(self, lam: np.ndarray) -> np.ndarray:
+        """Every real column's cost plus the prices of what it holds."""
+        if not self.columns:
+            return np.zeros(0)
+        if self._matrix is None:
+            self._matrix = _holdings(self.space, self.columns)
+        cost = np.array([c.cost for c in self.columns])
+        return cost + self._matrix @ lam.ravel()
+
+
+def _holdings(space: Space, columns: list[Column]) -> sp.csr_array:
+    """Columns x (resource, slot) amounts held, flattened as ``lam.ravel()`` is."""
+    rows, cols, vals = [], [], []
+    slots = space.d.slots
+    for i, col in enumerate(columns):
+        r, t, a = col.entries(space)
+        rows.append(np.full(len(r), i))
+        cols.append(r * slots + t)
+        vals.append(a)
+    shape = (len(columns), len(space.resources) * slots)
+    return sp.csr_array(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=shape
+    )
+
+
+def label_terms(space: Space, lam: np.ndarray) -> float:
+    """The Lagrangian's part outside the jobs at prices ``lam``: each ``y`` at its best
+    in ``[0, 1]`` (``min(0, reduced cost)``, summed over labels and slots) less the
+    priced capacities."""
+    inst = space.instance
+    total = -float(np.sum(lam * space.capacity[:, None]))
+    for node, _u, gpu, tenants, memory in space.labels:
+        rc = lam[gpu] - inst.max_share * lam[tenants]
+        if memory >= 0:
+            rc = rc - inst.gpu(inst.node(node).gpu_type).memory_gb * lam[memory]
+        total += float(np.minimum(0.0, rc).sum())
+    return total
