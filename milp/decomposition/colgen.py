@@ -31,7 +31,7 @@ else at the round or time limit, with the best bound found.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -45,14 +45,23 @@ class CgOptions:
     """``alpha``: the smoothing weight on the stability centre; ``grid``: progress
     points of the completion bound; ``beam``: labels per state of the heuristic pricer;
     ``keep``: columns per job and round; ``tolerance``: relative gap at which the
-    generation stops; ``rounds``: at most this many master solves."""
+    generation stops; ``rounds``: at most this many master solves; ``stall``: the
+    exact pricer runs after this many heuristic rounds in a row that barely moved the
+    master's value (its degenerate pivots would otherwise go on without a bound);
+    ``labels``: the exact pricer's budget of labels per job and round (a job that
+    exceeds it counts in the bound by its completion bound); when that leaves no
+    column pricing out at the master's duals, the budget is multiplied by 4, up to
+    ``labels_max`` (``None``: no budget)."""
 
     alpha: float = 0.5
-    grid: int = 64
+    grid: int = 2048
     beam: int = 4
     keep: int = 3
     tolerance: float = 1e-6
     rounds: int = 1000
+    stall: int = 3
+    labels: int | None = 200_000
+    labels_max: int = 12_800_000
 
 
 @dataclass(frozen=True)
@@ -70,10 +79,43 @@ class Generation:
 
 
 @dataclass
-class _Centre:
-    lam: np.ndarray | None = None
-    value: float = -np.inf
+class _State:
+    """The generation so far: the best bound, the master's last value, master solves,
+    exact pricings, heuristic rounds since the master's value last fell by more than
+    ``STALL_DROP`` of it, and the stability centre (its prices, its bound, and the
+    mispricings in a row since it was last left)."""
+
+    best: float
+    z: float = np.inf
+    rounds: int = 0
+    exact: int = 0
+    stall: int = 0
+    centre: np.ndarray | None = None
+    centre_value: float = -np.inf
     mispricings: int = 0
+    budget: int | None = None  # the exact pricer's labels per job, grown when it falls short
+
+    def solved(self, z: float) -> None:
+        self.stall = 0 if z < self.z - STALL_DROP * abs(self.z) else self.stall + 1
+        self.z = z
+        self.rounds += 1
+
+    def observe(self, lam: np.ndarray, value: float) -> None:
+        """A round's bound at ``lam``: the best so far, and the centre if it is the best
+        of the centres (any valid bound may be a centre; the exact ones shrink the gap
+        as the module says)."""
+        self.best = max(self.best, value)
+        if value > self.centre_value:
+            self.centre, self.centre_value = lam, value
+
+    def result(self, termination: Termination, t0: float) -> Generation:
+        return Generation(
+            self.best, self.z, self.rounds, self.exact, termination, time.perf_counter() - t0
+        )
+
+
+# a master solve that lowers the LP value by less than this share of it is a stall
+STALL_DROP = 1e-4
 
 
 def generate(
@@ -86,47 +128,49 @@ def generate(
     """Column generation on ``master`` until it converges or a limit stops it; ``floor``
     is a bound already known (the best bound starts there)."""
     t0 = time.perf_counter()
-    centre = _Centre()
-    best, z, rounds, exact = floor, np.inf, 0, 0
+    st = _State(floor, budget=options.labels)
     while True:
-        if rounds >= options.rounds:
-            return Generation(
-                best, z, rounds, exact, Termination.OTHER_LIMIT, time.perf_counter() - t0
-            )
+        if st.rounds >= options.rounds:
+            return st.result(Termination.OTHER_LIMIT, t0)
         if deadline is not None and time.perf_counter() > deadline:
-            return Generation(
-                best, z, rounds, exact, Termination.TIME_LIMIT, time.perf_counter() - t0
-            )
+            return st.result(Termination.TIME_LIMIT, t0)
         z, lam_out, mu = master.solve()
-        rounds += 1
-        if z - best <= options.tolerance * max(abs(z), 1e-9):
-            return Generation(best, z, rounds, exact, Termination.OPTIMAL, time.perf_counter() - t0)
-        alpha = _alpha(options.alpha, centre)
-        lam = lam_out if centre.lam is None else alpha * centre.lam + (1 - alpha) * lam_out
+        st.solved(z)
+        if z - st.best <= options.tolerance * max(abs(z), 1e-9):
+            return st.result(Termination.OPTIMAL, t0)
+        alpha = _alpha(options.alpha, st)
+        lam = lam_out if st.centre is None else alpha * st.centre + (1 - alpha) * lam_out
         upper = _best_known(master, lam)
         got = oracle.price(lam, upper, beam=options.beam, keep=options.keep, deadline=deadline)
-        best = max(best, _bound(master, lam, got))
-        if _enter(master, got, lam_out, mu, z, options):
+        st.observe(lam, _bound(master, lam, got))
+        if st.stall < options.stall and _enter(master, got, lam_out, mu, z):
             continue
-        got = oracle.price(lam, upper, beam=None, keep=options.keep, deadline=deadline)
-        exact += got.exact
-        value = _bound(master, lam, got)
-        best = max(best, value)
-        if got.exact and value > centre.value:
-            centre.lam, centre.value = lam, value
-        if _enter(master, got, lam_out, mu, z, options):
-            centre.mispricings = 0
-            continue
-        if alpha == 0 and got.exact:  # nothing prices out at the master's own duals
-            return Generation(best, z, rounds, exact, Termination.OPTIMAL, time.perf_counter() - t0)
-        centre.mispricings += 1
+        # the heuristic's schedules are the exact pricer's incumbents: it looks below them
+        found = got.columns
+        got = oracle.price(
+            lam, got.value, beam=None, keep=options.keep, budget=st.budget, deadline=deadline
+        )
+        got = replace(got, columns=found + got.columns)
+        st.exact += 1
+        st.stall = 0
+        st.observe(lam, _bound(master, lam, got))
+        if _enter(master, got, lam_out, mu, z):
+            st.mispricings = 0
+        elif alpha > 0:
+            st.mispricings += 1
+        elif got.exact.all():  # nothing prices out at the master's own duals
+            return st.result(Termination.OPTIMAL, t0)
+        elif st.budget is not None and st.budget < options.labels_max:
+            st.budget *= 4  # some job ran out of labels: look further next round
+        else:
+            return st.result(Termination.OTHER_LIMIT, t0)
 
 
-def _alpha(alpha: float, centre: _Centre) -> float:
+def _alpha(alpha: float, st: _State) -> float:
     """The smoothing weight of this round (0 before any centre; see the module)."""
-    if centre.lam is None:
+    if st.centre is None:
         return 0.0
-    return max(0.0, 1.0 - (centre.mispricings + 1) * (1.0 - alpha))
+    return max(0.0, 1.0 - (st.mispricings + 1) * (1.0 - alpha))
 
 
 def _best_known(master: Master, lam: np.ndarray) -> np.ndarray:
@@ -141,17 +185,14 @@ def _best_known(master: Master, lam: np.ndarray) -> np.ndarray:
 def _bound(master: Master, lam: np.ndarray, got: Round) -> float:
     """``L(lam)``, from the exact values where the round was exact, else from the
     completion bounds (valid either way)."""
-    jobs = got.value if got.exact else got.lower
-    return float(np.sum(jobs)) + label_terms(master.space, lam)
+    return float(np.sum(got.proved)) + label_terms(master.space, lam)
 
 
-def _enter(
-    master: Master, got: Round, lam: np.ndarray, mu: np.ndarray, z: float, options: CgOptions
-) -> bool:
+def _enter(master: Master, got: Round, lam: np.ndarray, mu: np.ndarray, z: float) -> bool:
     """Add the round's columns that price out at the master's duals; whether any did."""
     if not got.columns:
         return False
     held = _holdings(master.space, got.columns) @ lam.ravel()
     rc = np.array([c.cost for c in got.columns]) + held - mu[[c.job for c in got.columns]]
-    eps = 1e-9 * max(1.0, abs(z))
+    eps = 1e-7 * max(1.0, abs(z))  # HiGHS's dual feasibility tolerance, scaled
     return master.add([c for c, r in zip(got.columns, rc, strict=True) if r < -eps]) > 0

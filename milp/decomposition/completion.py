@@ -1,14 +1,21 @@
 """A lower bound on what a job still costs, from any slot and progress, at given prices:
 the backward dynamic program of a relaxation, on a grid of progress.
 
-The relaxation drops the relaunch overhead (a slot always makes its full progress, and
-pays no overhead energy) and lets each slot take the cheapest placement of its
-configuration. Every real schedule then has a relaxed copy that costs no more, and more
-progress never costs more later (the epochs left are fewer and, by the survival, no
-dearer; completions come no later; fewer slots hold GPUs). The relaxed value at progress
-``w`` is thus at least its value at the next grid point ``g >= w``, and a grid value is
-computed from the next slot's value at the grid point at or above where the slot ends,
-so by induction every grid value is at most the true relaxed value there.
+What is left to pay from progress ``w`` splits into ``A(w)``, every epoch left at the
+job's cheapest cost per epoch with its survival (exact, no grid), and the *excess*: each
+slot's epochs at what their configuration costs above the cheapest, the prices of what
+it holds and the tardiness of the stops it reaches. The excess is bounded on a grid of
+progress, for a relaxation that drops the relaunch overhead (a slot always makes its
+full progress, and pays no overhead energy) and lets each slot take the cheapest
+placement of its configuration. Every real schedule has a relaxed copy that costs no
+more, and more progress never costs more excess later (the same continuation does the
+same slots on later epochs, of no higher survival, completes no later and holds no
+more). So the relaxed excess at progress ``w`` is at least its value at the next grid
+point ``g >= w``; a grid value is computed from the next slot's value at the grid point
+at or above where the slot ends, so by induction every grid value is at most the true
+relaxed excess there. The grid's steps are at most a quarter of the job's slowest
+progress per slot where ``grid`` allows: the rounding up gives a slot at most one step
+more.
 
 The pricing prunes a partial schedule whose cost plus this bound cannot beat the best
 schedule known; its value at the job's first slot with no progress bounds the job's
@@ -28,10 +35,12 @@ from milp.decomposition.slots import SlotModel
 @dataclass(frozen=True)
 class Steps:
     """Price-free tables of the relaxation on ``grid + 1`` progress points, per
-    configuration (its first choice stands for it): the slot's energy, its tardiness
-    weight, whether it completes and the grid point at or above where it ends."""
+    configuration (its first choice stands for it): the slot's excess energy, its
+    tardiness weight, whether it completes and the grid point at or above where it
+    ends; ``cheapest``, the job's least cost per epoch."""
 
     grid: int
+    cheapest: float
     configs: np.ndarray  # index of the first choice of each configuration
     energy: np.ndarray  # (K, G+1)
     crossed: np.ndarray  # (K, G+1)
@@ -40,18 +49,28 @@ class Steps:
 
     @classmethod
     def of(cls, m: SlotModel, grid: int) -> Steps:
+        """``grid``: at most this many steps; fewer where a quarter of the slowest
+        configuration's progress per slot is coarser."""
         starts = np.flatnonzero(np.r_[True, m.k[1:] != m.k[:-1]])
+        grid = int(min(grid, max(8, np.ceil(4 * m.big_e / m.speed.min()))))
+        cheapest = float(m.ecost.min())
         g = np.arange(grid + 1) * (m.big_e / grid)
         n_k = len(starts)
         w = np.tile(g, n_k)
         choice = np.repeat(starts, grid + 1)
-        w1, energy, done = m.step(-1, w, choice, np.zeros_like(w))  # slot -1: never late
+        w1, _, done = m.step(-1, w, choice, np.zeros_like(w))  # slot -1: never late
+        energy = (m.ecost[choice] - cheapest) * (m.phi(w1) - m.phi(w))
+        after = np.where(done, grid, np.ceil(w1 * grid / m.big_e)).astype(np.int64)
+        after = np.minimum(after, grid)
+        # a stop counts as reached once the grid passes it: never later than truly
+        reach = after * (m.big_e / grid)
         e = m.stops
-        crossed = ((w[:, None] < e - 1e-12) & (e - 1e-12 <= w1[:, None])) @ m.late
-        after = np.minimum(grid, np.ceil(w1 * grid / m.big_e)).astype(np.int64)
+        crossed = ((w[:, None] < e - 1e-12) & (e - 1e-12 <= reach[:, None] + 1e-12)) @ m.late
+        done = after == grid
         shape = (n_k, grid + 1)
         return cls(
             grid,
+            cheapest,
             starts,
             energy.reshape(shape),
             crossed.reshape(shape),
@@ -63,11 +82,29 @@ class Steps:
         """The grid point at or above each progress ``w``."""
         return np.minimum(self.grid, np.ceil(w * self.grid / m.big_e)).astype(np.int64)
 
+    def remaining(self, m: SlotModel, excess: np.ndarray, t: int, w: np.ndarray) -> np.ndarray:
+        """The bound from progress ``w`` at the start of slot ``t``, given that slot's
+        row of the excess bound: the epochs left at the cheapest cost, plus the larger
+        of the excess and the tardiness of the stops left reached at top speed (the
+        grid may run ahead of the true progress; this never does)."""
+        left = m.phi(np.full_like(w, m.big_e)) - m.phi(w)
+        return self.cheapest * left + np.maximum(excess[self.index(m, w)], _top_speed(m, t, w))
+
+
+def _top_speed(m: SlotModel, t: int, w: np.ndarray) -> np.ndarray:
+    """The tardiness of the stops not yet reached, each reached as soon as the fastest
+    configuration can from progress ``w`` at the start of slot ``t``."""
+    ahead = m.stops[None, :] - w[:, None]
+    slots = np.ceil(ahead / m.speed.max() - 1e-9)
+    late = np.maximum(0.0, (t + slots) * m.slot - m.due)
+    return m.omega * (np.where(ahead > 1e-12, late, 0.0) @ m.late)
+
 
 def completion_bound(m: SlotModel, steps: Steps, price: np.ndarray) -> np.ndarray:
-    """``H[i, g]``: a lower bound on the cost, prices included, of finishing the job from
-    the start of slot ``m.first + i`` at grid progress ``g`` (row ``i = last - first + 1``:
-    after the window, infinite unless complete). ``price``: choices x window slots."""
+    """``H[i, g]``: a lower bound on the excess cost, prices included, of finishing the
+    job from the start of slot ``m.first + i`` at grid progress ``g`` (row ``i = last -
+    first + 1``: after the window, infinite unless complete; see the module's
+    docstring). ``price``: choices x window slots."""
     width = m.last - m.first + 1
     cheapest = np.minimum.reduceat(price, steps.configs, axis=0)  # (K, W)
     out = np.full((width + 1, steps.grid + 1), np.inf)

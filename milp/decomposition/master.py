@@ -6,7 +6,9 @@ Rows are made when a column first holds them: a row no column holds cannot bind,
 its price is 0 (any prices ``>= 0`` give a valid Lagrangian bound, so the bound counts
 it as 0 too). A label's rows (tenants, memory, the node's GPU row) and its ``y`` are made
 together. One artificial column per job, at ``big``, keeps the master feasible before
-enough columns exist; it is no schedule and the integer master leaves it out.
+enough columns exist; it is no schedule, the integer master leaves it out, and it is
+deleted once the real columns alone are feasible. With a warm start for every job
+there is none.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class _Store:
 class Master:
     """The restricted master LP (see the module's docstring)."""
 
-    def __init__(self, space: Space, big: float) -> None:
+    def __init__(self, space: Space, big: float, artificial: bool = True) -> None:
         self.space = space
         self.slots = space.d.slots
         self.n_jobs = len(space.jobs)
@@ -60,7 +62,8 @@ class Master:
             self.n_jobs, np.ones(self.n_jobs), np.ones(self.n_jobs), 0, none, none, np.zeros(0)
         )
         self.h = h
-        for j in range(self.n_jobs):
+        self.artificial = artificial
+        for j in range(self.n_jobs if artificial else 0):
             self._add_model_column(big, 1.0, np.array([j]), np.ones(1), "artificial")
 
     def _add_model_column(
@@ -126,14 +129,32 @@ class Master:
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
         """The LP's value, the prices (resources x slots, ``>= 0``) and the jobs'
-        convexity duals."""
+        convexity duals. Once the real columns alone are feasible, the artificial ones
+        are fixed at 0: left in at 0 they would stay basic in a degenerate optimum and
+        price the job at ``big``, which its real columns would then pay in prices; so
+        they are deleted."""
         highs_run.run(self.h, 1)
+        if self.artificial:
+            x = np.asarray(self.h.getSolution().col_value)[: self.n_jobs]
+            if np.all(x <= 1e-9):
+                self._retire()
+                highs_run.run(self.h, 1)
         dual = np.asarray(self.h.getSolution().row_dual)
         lam = np.zeros((len(self.space.resources), self.slots))
         if self.row_key:
             r, t = np.array(self.row_key).T
             lam[r, t] = np.maximum(0.0, -dual[self.n_jobs :])
         return float(self.h.getInfo().objective_function_value), lam, dual[: self.n_jobs]
+
+    def _retire(self) -> None:
+        """Delete the artificial columns (the first ``n_jobs`` of the model)."""
+        self.h.deleteCols(self.n_jobs, np.arange(self.n_jobs, dtype=np.int32))
+        s = self.store
+        for part in (s.cost, s.upper, s.rows, s.coefs, s.kind):
+            del part[: self.n_jobs]
+        self.col_index = [i - self.n_jobs for i in self.col_index]
+        self.y_of = {key: i - self.n_jobs for key, i in self.y_of.items()}
+        self.artificial = False
 
     def values(self) -> np.ndarray:
         """The LP's value of every real column."""

@@ -11,7 +11,7 @@ import numpy as np
 
 from milp.decomposition.columns import Column, make_column
 from milp.decomposition.completion import Steps, completion_bound
-from milp.decomposition.pricing import Priced, price_job
+from milp.decomposition.pricing import price_job
 from milp.decomposition.slots import SlotModel
 from milp.decomposition.space import JobSpace, Space
 
@@ -19,24 +19,32 @@ from milp.decomposition.space import JobSpace, Space
 @dataclass(frozen=True)
 class Round:
     """One pricing of every job: ``lower`` bounds each job's priced optimum from below,
-    ``value`` from above (exactly when the pricer was exact); ``columns`` are the
-    schedules found cheaper than the job's best known column; ``labels`` counts the
-    partial schedules kept."""
+    ``value`` from above, and exactly where ``exact``; ``columns`` are the schedules
+    found cheaper than the job's best known column; ``labels`` counts the partial
+    schedules kept."""
 
     lower: np.ndarray
     value: np.ndarray
+    exact: np.ndarray
     columns: list[Column]
     labels: int
-    exact: bool
+
+    @property
+    def proved(self) -> np.ndarray:
+        """Per job, the best lower bound on its priced optimum this round gives."""
+        return np.where(self.exact, self.value, self.lower)
 
 
 class Oracle:
     """Per job its slot arithmetic and price-free completion tables, made once."""
 
     def __init__(self, space: Space, grid: int) -> None:
+        """``grid``: at most this many progress steps in each job's completion bound."""
         self.space = space
         self.models = [SlotModel.of(js, space.d.slot, space.d.tardiness) for js in space.jobs]
         self.steps = [Steps.of(m, grid) for m in self.models]
+        # each job alone at its least energy and tardiness: prices only add to it
+        self.own = np.array([space.d.job_bound(js.id) for js in space.jobs])
 
     def prices(self, js: JobSpace, m: SlotModel, lam: np.ndarray) -> np.ndarray:
         """What each choice holds, priced in each slot of the job's window."""
@@ -49,26 +57,34 @@ class Oracle:
         *,
         beam: int | None,
         keep: int,
+        budget: int | None = None,
         deadline: float | None = None,
     ) -> Round:
         """Price every job at ``lam`` (resources x slots); ``upper``: each job's best known
-        column at these prices (its pricing looks only below it). ``beam=None``: exact."""
-        lower = np.empty(len(self.models))
-        value = np.empty(len(self.models))
+        column at these prices (its pricing looks only below it). ``beam=None``: exact,
+        within ``budget`` labels per job."""
+        n = len(self.models)
+        lower, value, exact = np.empty(n), np.empty(n), np.zeros(n, dtype=bool)
         columns: list[Column] = []
         labels = 0
-        exact = beam is None
         for j, (js, m, steps) in enumerate(
             zip(self.space.jobs, self.models, self.steps, strict=True)
         ):
             price = self.prices(js, m, lam)
             bound = completion_bound(m, steps, price)
-            lower[j] = min(bound[0, 0], upper[j])
-            if deadline is not None and time.perf_counter() > deadline:
-                value[j], exact = upper[j], False  # out of time: this round proves nothing
+            alone = steps.remaining(m, bound[0], m.first, np.zeros(1))[0]
+            lower[j] = min(max(alone, self.own[j]), upper[j])
+            value[j] = upper[j]
+            if np.isfinite(upper[j]) and lower[j] >= upper[j] - 1e-12 * max(1.0, abs(upper[j])):
+                exact[j] = True  # its best known column is its optimum: nothing to price
                 continue
-            got: Priced = price_job(m, steps, price, bound, float(upper[j]), beam=beam, keep=keep)
+            if deadline is not None and time.perf_counter() > deadline:
+                continue  # out of time: this job proves nothing this round
+            got = price_job(
+                m, steps, price, bound, float(upper[j]), beam=beam, keep=keep, budget=budget
+            )
             value[j] = got.value
+            exact[j] = beam is None and got.complete
             labels += got.labels
             columns += [make_column(self.space, j, s, ch) for s, ch in got.schedules]
-        return Round(lower, value, columns, labels, exact)
+        return Round(lower, value, exact, columns, labels)

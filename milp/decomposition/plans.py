@@ -87,33 +87,22 @@ def _start_vector(master: Master, keep: list[int], start: list[Column]) -> highs
 
 def assemble(space: Space, columns: list[Column]) -> Plan:
     """The plan running each job's column (see the module's docstring for GPU ids)."""
-    inst = space.instance
     by_slot: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for col in columns:
         for t, c in col.slots():
             by_slot[t].append((col.job, c))
     held: dict[tuple, tuple[int, ...]] = {}  # (job, node, choice) or (node, label) -> ids
+    labels: dict[int, tuple[str, int]] = {}  # each tenant's label in the slot before
     pieces: list[tuple[int, int, int, tuple[GpuRef, ...]]] = []
-    for t in sorted(by_slot):
-        asks: dict[str, list[tuple[tuple, int]]] = defaultdict(list)
-        for j, c in by_slot[t]:
-            ch = space.jobs[j].choices[c]
-            cfg = space.jobs[j].jd.configs[ch.k]
-            if cfg.shared:
-                key = (ch.nodes[0], ch.label)
-                if (key, 1) not in asks[ch.nodes[0]]:
-                    asks[ch.nodes[0]].append((key, 1))
-            else:
-                for n in ch.nodes:
-                    asks[n].append(((j, n, c), cfg.gpus_per_node if cfg.nodes > 1 else cfg.gpus))
-        ids = {}
-        for n, wanted in asks.items():
-            ids.update(_give(inst.node(n).num_gpus, wanted, held))
+    for t in range(min(by_slot, default=0), max(by_slot, default=-1) + 1):
+        ids = _slot_ids(space, by_slot[t], held, labels)
+        labels = {}
         for j, c in by_slot[t]:
             ch = space.jobs[j].choices[c]
             gpus: tuple[GpuRef, ...]
             if ch.label >= 0:
                 gpus = ((ch.nodes[0], ids[ch.nodes[0], ch.label][0]),)
+                labels[j] = (ch.nodes[0], ch.label)
             else:
                 gpus = tuple((n, g) for n in ch.nodes for g in ids[j, n, c])
             pieces.append((t, j, c, gpus))
@@ -121,9 +110,41 @@ def assemble(space: Space, columns: list[Column]) -> Plan:
     return _merge(space, pieces)
 
 
-def _give(gpus: int, wanted: list[tuple[tuple, int]], held: dict) -> dict:
+def _slot_ids(
+    space: Space,
+    running: list[tuple[int, int]],
+    held: dict[tuple, tuple[int, ...]],
+    labels: dict[int, tuple[str, int]],
+) -> dict[tuple, tuple[int, ...]]:
+    """GPU ids of one slot's (job, choice) pairs, node by node. A tenant that changes
+    label avoids the GPU it leaves, so that the evaluator sees the relaunch its column
+    pays (it may still get it when no other GPU is free: its cost is then lower)."""
+    asks: dict[str, list[tuple[tuple, int]]] = defaultdict(list)
+    avoid: dict[tuple, set[int]] = defaultdict(set)
+    for j, c in running:
+        ch = space.jobs[j].choices[c]
+        cfg = space.jobs[j].jd.configs[ch.k]
+        if cfg.shared:
+            key = (ch.nodes[0], ch.label)
+            if (key, 1) not in asks[ch.nodes[0]]:
+                asks[ch.nodes[0]].append((key, 1))
+            before = labels.get(j)
+            if before is not None and before != key and before[0] == key[0]:
+                avoid[key] |= set(held.get(before, ()))
+        else:
+            for n in ch.nodes:
+                asks[n].append(((j, n, c), cfg.gpus_per_node if cfg.nodes > 1 else cfg.gpus))
+    ids: dict[tuple, tuple[int, ...]] = {}
+    for n, wanted in asks.items():
+        ids.update(_give(space.instance.node(n).num_gpus, wanted, held, avoid))
+    return ids
+
+
+def _give(
+    gpus: int, wanted: list[tuple[tuple, int]], held: dict, avoid: dict[tuple, set[int]]
+) -> dict:
     """GPU ids on one node: what asked in the slot before keeps its GPUs, the rest take
-    the lowest free."""
+    the lowest free ones, those it should avoid last."""
     free = set(range(gpus))
     out = {}
     for key, count in wanted:
@@ -133,7 +154,8 @@ def _give(gpus: int, wanted: list[tuple[tuple, int]], held: dict) -> dict:
             free -= set(old)
     for key, count in wanted:
         if key not in out:
-            out[key] = tuple(sorted(free)[:count])
+            order = sorted(free, key=lambda g: (g in avoid.get(key, ()), g))
+            out[key] = tuple(sorted(order[:count]))
             free -= set(out[key])
     return out
 

@@ -30,7 +30,7 @@ position survive, best bound first: the heuristic pricer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,11 +42,14 @@ from milp.decomposition.slots import SlotModel
 class Priced:
     """A job's pricing: ``value``, the least cost found (never above the ``upper`` it was
     given), ``schedules`` cheaper than ``upper`` as (start slot, choices), best first,
-    and ``labels``, how many partial schedules it kept in all."""
+    ``labels``, how many partial schedules it kept in all, and whether it went through
+    every slot (``complete``; an exact pricing that stopped at its label budget proves
+    nothing)."""
 
     value: float
     schedules: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
     labels: int = 0
+    complete: bool = True
 
 
 @dataclass
@@ -62,12 +65,25 @@ class _Labels:
     via: np.ndarray
 
     def take(self, keep: np.ndarray) -> _Labels:
-        return _Labels(*(getattr(self, f.name)[keep] for f in fields(self)))
+        return _Labels(
+            self.w[keep],
+            self.cost[keep],
+            self.state[keep],
+            self.pos[keep],
+            self.parent[keep],
+            self.via[keep],
+        )
 
     @staticmethod
     def join(a: _Labels, b: _Labels) -> _Labels:
+        c = np.concatenate
         return _Labels(
-            *(np.concatenate([getattr(a, f.name), getattr(b, f.name)]) for f in fields(a))
+            c([a.w, b.w]),
+            c([a.cost, b.cost]),
+            c([a.state, b.state]),
+            c([a.pos, b.pos]),
+            c([a.parent, b.parent]),
+            c([a.via, b.via]),
         )
 
 
@@ -88,10 +104,12 @@ def price_job(
     *,
     beam: int | None = None,
     keep: int = 3,
+    budget: int | None = None,
 ) -> Priced:
     """The job's cheapest schedules at ``price`` (choices x window slots) below
     ``upper`` (the value of a schedule already known, or ``inf``), with ``bound`` its
-    completion bound. Exact unless ``beam``."""
+    completion bound. Exact unless ``beam``, and unless it keeps more than ``budget``
+    labels in all (it then stops, with what it found)."""
     reps = representatives(m, price)
     one = np.ones(1, dtype=np.int64)
     labels = _Labels(np.zeros(1), np.zeros(1), -one, 0 * one, -one, -one)
@@ -108,11 +126,13 @@ def price_job(
         if i + 1 == width:
             break
         nxt = _Labels.join(kids.take(~done), _idle(labels))
-        score = nxt.cost + bound[i + 1, steps.index(m, nxt.w)]
+        score = nxt.cost + steps.remaining(m, bound[i + 1], m.first + i + 1, nxt.w)
         alive = score < upper
         labels = _prune(nxt.take(alive), score[alive], m, beam)
         total += len(labels.w)
         history.append(labels)
+        if budget is not None and total > budget:
+            return Priced(upper, [_path(history, m, b) for b in best], total, complete=False)
     return Priced(upper, [_path(history, m, b) for b in best], total)
 
 
@@ -172,27 +192,71 @@ def _pareto(group: np.ndarray, w: np.ndarray, cost: np.ndarray) -> np.ndarray:
     order = np.lexsort((cost, -w, group))
     # cost ranks, shifted down by group so that a running minimum never crosses groups
     rank = np.unique(cost, return_inverse=True)[1].astype(np.int64)  # equal costs, equal ranks
-    gid = np.cumsum(np.r_[0, group[order][1:] != group[order][:-1]])
+    sorted_group = group[order]
+    gid = np.zeros(n, np.int64)
+    np.cumsum(sorted_group[1:] != sorted_group[:-1], out=gid[1:])
     v = rank[order] - gid * (n + 1)
-    before = np.r_[np.iinfo(np.int64).max, np.minimum.accumulate(v)[:-1]]
+    before = np.empty(n, np.int64)
+    before[0] = np.iinfo(np.int64).max
+    np.minimum.accumulate(v[:-1], out=before[1:])
     keep = np.zeros(n, dtype=bool)
     keep[order] = v < before
     return keep
 
 
 def _prune(labels: _Labels, score: np.ndarray, m: SlotModel, beam: int | None) -> _Labels:
-    """Dominance within each state and position (one group without overhead), then at
-    most ``beam`` labels per group, lowest ``score`` first."""
+    """Dominance (see :func:`_dominated`), then at most ``beam`` labels per state and
+    position, lowest ``score`` first."""
     group = (labels.state + 1) * (m.positions + 1) + labels.pos if m.delta > 0 else 0 * labels.pos
-    keep = _pareto(group, labels.w, labels.cost)
+    keep = ~_dominated(labels, group, m)
     labels, score, group = labels.take(keep), score[keep], group[keep]
     if beam is not None and len(group):
         order = np.lexsort((score, group))
         g = group[order]
-        starts = np.r_[0, np.flatnonzero(g[1:] != g[:-1]) + 1]
-        rank = np.arange(len(g)) - np.repeat(starts, np.diff(np.r_[starts, len(g)]))
+        starts = np.concatenate([[0], np.flatnonzero(g[1:] != g[:-1]) + 1])
+        rank = np.arange(len(g)) - np.repeat(starts, np.diff(np.append(starts, len(g))))
         labels = labels.take(np.sort(order[rank < beam]))
     return labels
+
+
+def _dominated(labels: _Labels, group: np.ndarray, m: SlotModel) -> np.ndarray:
+    """The labels another label dominates:
+
+    - in the same state and position, at least its progress at most its cost;
+    - an idle label, by any label at least as far at no more cost (from any state the
+      relaunch the idle label must make is open, and continuing instead costs no more
+      in that slot: the epochs it adds cost at most the overhead energy it saves);
+    - with an overhead of at most a slot, any label, by one ahead by what one relaunch
+      can lose (``delta / slot`` of a slot at top speed) and cheaper by what it can
+      cost (``delta / slot`` of a slot's energy at the dearest power): relaunching onto
+      the other's state, it is no worse after that slot, and then in the same state.
+    """
+    out = ~_pareto(group, labels.w, labels.cost)
+    if m.delta <= 0:
+        return out
+    idle = labels.state < 0
+    out |= idle & _beaten(labels.w, labels.cost, ~idle, 0.0, 0.0)
+    if m.positions == 1:
+        share = m.delta / m.slot
+        lead, dearer = share * float(m.speed.max()), share * float(m.opower.max())
+        out |= _beaten(labels.w, labels.cost, np.ones(len(idle), bool), lead, dearer)
+    return out
+
+
+def _beaten(
+    w: np.ndarray, cost: np.ndarray, by: np.ndarray, lead: float, dearer: float
+) -> np.ndarray:
+    """Whether some label of ``by`` has at least ``lead`` more progress and costs at
+    least ``dearer`` less (ties count; a label never beats itself unless both margins
+    are 0, which callers avoid by ``by``)."""
+    if not by.any():
+        return np.zeros(len(w), dtype=bool)
+    order = np.argsort(-w[by], kind="stable")
+    ws, cheapest = w[by][order], np.minimum.accumulate(cost[by][order])
+    # how many labels of ``by`` are at least ``lead`` ahead of each label
+    ahead = np.searchsorted(-ws, -(w + lead), side="right")
+    best = np.where(ahead > 0, cheapest[np.maximum(ahead - 1, 0)], np.inf)
+    return best <= cost - dearer
 
 
 def _path(

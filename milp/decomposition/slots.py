@@ -39,6 +39,8 @@ class SlotModel:
     starts: np.ndarray  # e_{b-1}
     q: np.ndarray  # P(N >= e_b)
     late: np.ndarray  # tardiness weight of reaching e_b
+    knots: np.ndarray  # 0 and the stops
+    phi_knots: np.ndarray  # Phi there
 
     @classmethod
     def of(cls, js: JobSpace, slot: float, mode: TardinessMode) -> SlotModel:
@@ -51,6 +53,7 @@ class SlotModel:
         if mode == "worst_case":
             late[-1] = 1.0
         delta = jd.relaunch * slot
+        q = np.array(dist.block_survival, dtype=float)
         return cls(
             slot=slot,
             big_e=float(dist.max_epochs),
@@ -66,14 +69,18 @@ class SlotModel:
             k=k,
             stops=stops,
             starts=np.concatenate([[0.0], stops[:-1]]),
-            q=np.array(dist.block_survival, dtype=float),
+            q=q,
             late=late,
+            knots=np.concatenate([[0.0], stops]),
+            phi_knots=np.concatenate(
+                [[0.0], np.cumsum(q * np.diff(np.concatenate([[0.0], stops])))]
+            ),
         )
 
     def phi(self, w: np.ndarray) -> np.ndarray:
-        """Expected epochs run among the first ``w``: the integral of the survival."""
-        inside = np.clip(w[..., None] - self.starts, 0.0, self.stops - self.starts)
-        return inside @ self.q
+        """Expected epochs run among the first ``w``: the integral of the survival,
+        linear between the stops."""
+        return np.interp(w, self.knots, self.phi_knots)
 
     def beyond(self, w: np.ndarray) -> np.ndarray:
         """``P(N > w)``, as ``EpochDistribution.beyond``."""

@@ -55,7 +55,7 @@ def solve(
     d = milp_data(instance, slots, tardiness, cutoff, check_size=False)
     space = build_space(d)
     start = columns_of_plan(space, warm) if fits else []
-    master = Master(space, big=10.0 * max(1.0, warm_eval.total_cost))
+    master = Master(space, big=10.0 * max(1.0, warm_eval.total_cost), artificial=not start)
     master.add(start)
     deadline = None if time_limit is None else t0 + (1 - INTEGER_SHARE) * time_limit
     root = generate(master, Oracle(space, options.grid), options, d.separable_bound(), deadline)
