@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from heuristic.core.result import Termination
+from milp.decomposition.branching import Rule
 from milp.decomposition.master import Master, _holdings, label_terms
 from milp.decomposition.oracle import Oracle, Round
 
@@ -124,9 +125,12 @@ def generate(
     options: CgOptions,
     floor: float,
     deadline: float | None,
+    decisions: tuple[Rule, ...] = (),
 ) -> Generation:
     """Column generation on ``master`` until it converges or a limit stops it; ``floor``
-    is a bound already known (the best bound starts there)."""
+    is a bound already known (the best bound starts there); ``decisions``, the
+    branching decisions of the search node (its master holds only columns that meet
+    them)."""
     t0 = time.perf_counter()
     st = _State(floor, budget=options.labels)
     while True:
@@ -141,14 +145,22 @@ def generate(
         alpha = _alpha(options.alpha, st)
         lam = lam_out if st.centre is None else alpha * st.centre + (1 - alpha) * lam_out
         upper = _best_known(master, lam)
-        got = oracle.price(lam, upper, beam=options.beam, keep=options.keep, deadline=deadline)
+        got = oracle.price(
+            lam, upper, beam=options.beam, keep=options.keep, deadline=deadline, decisions=decisions
+        )
         st.observe(lam, _bound(master, lam, got))
         if st.stall < options.stall and _enter(master, got, lam_out, mu, z):
             continue
         # the heuristic's schedules are the exact pricer's incumbents: it looks below them
         found = got.columns
         got = oracle.price(
-            lam, got.value, beam=None, keep=options.keep, budget=st.budget, deadline=deadline
+            lam,
+            got.value,
+            beam=None,
+            keep=options.keep,
+            budget=st.budget,
+            deadline=deadline,
+            decisions=decisions,
         )
         got = replace(got, columns=found + got.columns)
         st.exact += 1
@@ -185,7 +197,7 @@ def _best_known(master: Master, lam: np.ndarray) -> np.ndarray:
 def _bound(master: Master, lam: np.ndarray, got: Round) -> float:
     """``L(lam)``, from the exact values where the round was exact, else from the
     completion bounds (valid either way)."""
-    return float(np.sum(got.proved)) + label_terms(master.space, lam)
+    return float(np.sum(got.proved)) + label_terms(master.space, lam, frozenset(master.fixed_on))
 
 
 def _enter(master: Master, got: Round, lam: np.ndarray, mu: np.ndarray, z: float) -> bool:

@@ -42,6 +42,11 @@ class Column:
         """The completion slot."""
         return self.start + len(self.choices) - 1
 
+    def at(self, t: int) -> tuple[int, ...]:
+        """The choice run in slot ``t`` (empty if none)."""
+        i = t - self.start
+        return (self.choices[i],) if 0 <= i < len(self.choices) and self.choices[i] >= 0 else ()
+
     def slots(self) -> list[tuple[int, int]]:
         """(slot, choice) of every slot the job runs."""
         return [(self.start + i, c) for i, c in enumerate(self.choices) if c >= 0]

@@ -63,6 +63,7 @@ class Master:
         )
         self.h = h
         self.artificial = artificial
+        self.fixed_on: set[tuple[int, int]] = set()  # (label, slot) held at y = 1
         for j in range(self.n_jobs if artificial else 0):
             self._add_model_column(big, 1.0, np.array([j]), np.ones(1), "artificial")
 
@@ -146,6 +147,19 @@ class Master:
             lam[r, t] = np.maximum(0.0, -dual[self.n_jobs :])
         return float(self.h.getInfo().objective_function_value), lam, dual[: self.n_jobs]
 
+    def fix_label(self, label: int, t: int) -> None:
+        """Hold shared label ``label`` in shared mode in slot ``t`` (``y = 1``: a
+        branching decision)."""
+        self._label(label, t)
+        col = self.y_of[label, t]
+        self.h.changeColBounds(col, 1.0, 1.0)
+        self.fixed_on.add((label, t))
+
+    def labels_in_use(self) -> dict[tuple[int, int], float]:
+        """The master's value of every ``y`` (label, slot) it holds."""
+        x = np.asarray(self.h.getSolution().col_value)
+        return {key: float(x[i]) for key, i in self.y_of.items()}
+
     def _retire(self) -> None:
         """Delete the artificial columns (the first ``n_jobs`` of the model)."""
         self.h.deleteCols(self.n_jobs, np.arange(self.n_jobs, dtype=np.int32))
@@ -186,15 +200,22 @@ def _holdings(space: Space, columns: list[Column]) -> sp.csr_array:
     )
 
 
-def label_terms(space: Space, lam: np.ndarray) -> float:
+def label_terms(
+    space: Space, lam: np.ndarray, on: frozenset[tuple[int, int]] = frozenset()
+) -> float:
     """The Lagrangian's part outside the jobs at prices ``lam``: each ``y`` at its best
-    in ``[0, 1]`` (``min(0, reduced cost)``, summed over labels and slots) less the
-    priced capacities."""
+    in ``[0, 1]`` (``min(0, reduced cost)``, summed over labels and slots; at 1 for the
+    (label, slot) pairs in ``on``, which branching fixed there) less the priced
+    capacities."""
     inst = space.instance
     total = -float(np.sum(lam * space.capacity[:, None]))
-    for node, _u, gpu, tenants, memory in space.labels:
+    for i, (node, _u, gpu, tenants, memory) in enumerate(space.labels):
         rc = lam[gpu] - inst.max_share * lam[tenants]
         if memory >= 0:
             rc = rc - inst.gpu(inst.node(node).gpu_type).memory_gb * lam[memory]
-        total += float(np.minimum(0.0, rc).sum())
+        best = np.minimum(0.0, rc)
+        for label, t in on:
+            if label == i:
+                best[t] = rc[t]
+        total += float(best.sum())
     return total

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from milp.decomposition.branching import Rule, impossible, restrict
 from milp.decomposition.columns import Column, make_column
 from milp.decomposition.completion import Steps, completion_bound
 from milp.decomposition.pricing import price_job
@@ -59,10 +60,12 @@ class Oracle:
         keep: int,
         budget: int | None = None,
         deadline: float | None = None,
+        decisions: tuple[Rule, ...] = (),
     ) -> Round:
         """Price every job at ``lam`` (resources x slots); ``upper``: each job's best known
         column at these prices (its pricing looks only below it). ``beam=None``: exact,
-        within ``budget`` labels per job."""
+        within ``budget`` labels per job. ``decisions``: the branching decisions the
+        schedules must meet (:mod:`milp.decomposition.branching`)."""
         n = len(self.models)
         lower, value, exact = np.empty(n), np.empty(n), np.zeros(n, dtype=bool)
         columns: list[Column] = []
@@ -70,18 +73,33 @@ class Oracle:
         for j, (js, m, steps) in enumerate(
             zip(self.space.jobs, self.models, self.steps, strict=True)
         ):
-            price = self.prices(js, m, lam)
+            value[j] = upper[j]
+            if np.isfinite(upper[j]) and upper[j] <= self.own[j] + 1e-12 * max(1.0, upper[j]):
+                lower[j], exact[j] = upper[j], True  # its best column costs its own bound
+                continue
+            if impossible(m, j, decisions):
+                lower[j] = value[j] = np.inf  # no schedule meets the decisions
+                exact[j] = True
+                continue
+            price, must = restrict(self.space, m, j, self.prices(js, m, lam), decisions)
             bound = completion_bound(m, steps, price)
             alone = steps.remaining(m, bound[0], m.first, np.zeros(1))[0]
             lower[j] = min(max(alone, self.own[j]), upper[j])
-            value[j] = upper[j]
             if np.isfinite(upper[j]) and lower[j] >= upper[j] - 1e-12 * max(1.0, abs(upper[j])):
                 exact[j] = True  # its best known column is its optimum: nothing to price
                 continue
             if deadline is not None and time.perf_counter() > deadline:
                 continue  # out of time: this job proves nothing this round
             got = price_job(
-                m, steps, price, bound, float(upper[j]), beam=beam, keep=keep, budget=budget
+                m,
+                steps,
+                price,
+                bound,
+                float(upper[j]),
+                beam=beam,
+                keep=keep,
+                budget=budget,
+                must_run=must,
             )
             value[j] = got.value
             exact[j] = beam is None and got.complete

@@ -105,27 +105,34 @@ def price_job(
     beam: int | None = None,
     keep: int = 3,
     budget: int | None = None,
+    must_run: np.ndarray | None = None,
 ) -> Priced:
     """The job's cheapest schedules at ``price`` (choices x window slots) below
     ``upper`` (the value of a schedule already known, or ``inf``), with ``bound`` its
     completion bound. Exact unless ``beam``, and unless it keeps more than ``budget``
-    labels in all (it then stops, with what it found)."""
+    labels in all (it then stops, with what it found). ``must_run`` (per window slot):
+    slots the schedule must run in (a branching decision; a forbidden choice is an
+    infinite price)."""
     reps = representatives(m, price)
+    width = m.last - m.first + 1
+    if must_run is None:
+        must_run = np.zeros(width, dtype=bool)
+    run_by = int(np.flatnonzero(must_run).max()) if must_run.any() else -1
     one = np.ones(1, dtype=np.int64)
     labels = _Labels(np.zeros(1), np.zeros(1), -one, 0 * one, -one, -one)
     history = [labels]
     best: list[tuple[float, int, int, int]] = []  # (value, slot index, parent, choice)
     total = 1
-    width = m.last - m.first + 1
     for i in range(width):
         kids, lost = _children(m, labels, reps)
         w1, step, done = m.step(m.first + i, kids.w, kids.via, lost)
         kids.cost = kids.cost + step + price[kids.via, i]
         kids.w = w1
-        upper = _record(best, kids, done, upper, i, keep)
+        if i >= run_by:  # completing earlier would skip a slot it must run in
+            upper = _record(best, kids, done, upper, i, keep)
         if i + 1 == width:
             break
-        nxt = _Labels.join(kids.take(~done), _idle(labels))
+        nxt = kids.take(~done) if must_run[i] else _Labels.join(kids.take(~done), _idle(labels))
         score = nxt.cost + steps.remaining(m, bound[i + 1], m.first + i + 1, nxt.w)
         alive = score < upper
         labels = _prune(nxt.take(alive), score[alive], m, beam)
@@ -190,14 +197,14 @@ def _pareto(group: np.ndarray, w: np.ndarray, cost: np.ndarray) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=bool)
     order = np.lexsort((cost, -w, group))
-    # cost ranks, shifted down by group so that a running minimum never crosses groups
-    rank = np.unique(cost, return_inverse=True)[1].astype(np.int64)  # equal costs, equal ranks
     sorted_group = group[order]
-    gid = np.zeros(n, np.int64)
+    gid = np.zeros(n)
     np.cumsum(sorted_group[1:] != sorted_group[:-1], out=gid[1:])
-    v = rank[order] - gid * (n + 1)
-    before = np.empty(n, np.int64)
-    before[0] = np.iinfo(np.int64).max
+    # costs shifted down by group, so that a running minimum never crosses groups
+    spread = 2.0 * (float(cost.max()) - float(cost.min())) + 1.0
+    v = cost[order] - gid * spread
+    before = np.empty(n)
+    before[0] = np.inf
     np.minimum.accumulate(v[:-1], out=before[1:])
     keep = np.zeros(n, dtype=bool)
     keep[order] = v < before

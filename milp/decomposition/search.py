@@ -1,0 +1,167 @@
+"""Branch-and-price: best-first search over branching decisions
+(:mod:`milp.decomposition.branching`), each node's bound by column generation, the
+cheapest plan found as the incumbent.
+
+A node's master holds the columns of the pool that meet its decisions, and an
+artificial column per job so that it is feasible until pricing finds real ones (a node
+whose decisions no plan meets keeps an artificial column, whose cost, ten times the
+incumbent's, prunes it). Its bound is the column generation's Lagrangian bound under
+its decisions, never below its parent's. A node whose master solution is integral is a
+plan: assembled, checked and costed by the evaluator, it becomes the incumbent if
+cheaper. The search stops when no open node's bound is below the incumbent (the plan
+is then optimal to within ``gap``), or at the deadline; the bound it returns is the
+least bound of the open nodes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import time
+from dataclasses import dataclass, field
+
+from heuristic.core.result import Termination
+from milp.decomposition.branching import Decision, LabelDecision, Rule, choose, choose_label
+from milp.decomposition.colgen import CgOptions, generate
+from milp.decomposition.columns import Column
+from milp.decomposition.master import Master
+from milp.decomposition.oracle import Oracle
+from milp.decomposition.space import GPU, Space
+
+
+@dataclass(order=True)
+class _Node:
+    """An open node: least bound first, then the deepest (a dive finds plans sooner
+    among nodes of equal bound), then the oldest."""
+
+    bound: float
+    depth: int
+    order: int
+    decisions: tuple[Rule, ...] = field(compare=False)
+
+
+@dataclass
+class Incumbent:
+    """The cheapest plan found, as one column per job, and its cost (by the columns,
+    which is the evaluator's cost of their plan)."""
+
+    columns: list[Column] | None
+    cost: float
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the search ends with: the least open bound (the incumbent's cost when none
+    is open), the nodes solved, and why it stopped."""
+
+    bound: float
+    nodes: int
+    termination: Termination
+
+
+def branch_and_price(
+    space: Space,
+    oracle: Oracle,
+    pool: list[Column],
+    incumbent: Incumbent,
+    root_bound: float,
+    options: CgOptions,
+    deadline: float | None,
+    gap: float = 1e-6,
+) -> Outcome:
+    """Search below the root (whose bound is ``root_bound``); ``pool`` (every column
+    generated, grown in place) and ``incumbent`` (updated in place)."""
+    counter = itertools.count()
+    heap = [_Node(root_bound, 0, next(counter), ())]
+    nodes = 0
+    while heap:
+        if heap[0].bound >= _cutoff(incumbent.cost, gap):
+            heap.clear()
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        node = heapq.heappop(heap)
+        nodes += 1
+        children = _solve_node(space, oracle, pool, incumbent, node, options, deadline, gap)
+        for bound, decisions in children:
+            heapq.heappush(heap, _Node(bound, -len(decisions), next(counter), decisions))
+    open_bound = min((n.bound for n in heap), default=math.inf)
+    termination = Termination.OPTIMAL if not heap else Termination.TIME_LIMIT
+    return Outcome(min(open_bound, incumbent.cost), nodes, termination)
+
+
+def _cutoff(cost: float, gap: float) -> float:
+    """Nodes bounded at or above this cannot hold a plan cheaper by more than ``gap``."""
+    return cost - gap * abs(cost)
+
+
+def _solve_node(
+    space: Space,
+    oracle: Oracle,
+    pool: list[Column],
+    incumbent: Incumbent,
+    node: _Node,
+    options: CgOptions,
+    deadline: float | None,
+    gap: float,
+) -> list[tuple[float, tuple[Rule, ...]]]:
+    """Column generation at ``node``; its children (bound, decisions), none if it is
+    pruned, integral or out of time (an unfinished node goes back open)."""
+    big = 10.0 * max(1.0, abs(incumbent.cost)) if math.isfinite(incumbent.cost) else 1e9
+    master = Master(space, big=big)
+    known = len(pool)
+    master.add([c for c in pool if all(d.allows(c, space) for d in node.decisions)])
+    for d in node.decisions:
+        if isinstance(d, LabelDecision) and d.on:
+            master.fix_label(d.label, d.slot)
+    gen = generate(master, oracle, options, node.bound, deadline, node.decisions)
+    seen = {(c.job, c.start, c.choices) for c in pool[:known]}
+    pool += [c for c in master.columns if (c.job, c.start, c.choices) not in seen]
+    bound = max(node.bound, gen.bound)
+    if bound >= _cutoff(incumbent.cost, gap):
+        return []
+    if gen.termination is not Termination.OPTIMAL:
+        return [(bound, node.decisions)]  # not converged: still open, at its bound
+    x = master.values()
+    decision: Rule | None = choose(space, master.columns, x)
+    if decision is None and not master.artificial:
+        chosen = [c for c, v in zip(master.columns, x, strict=True) if v > 0.5]
+        crowded = _crowded(space, chosen)
+        if not crowded:  # one schedule per job, and whole GPUs in shared mode fit
+            cost = math.fsum(c.cost for c in chosen)
+            if cost < incumbent.cost:
+                incumbent.columns, incumbent.cost = chosen, cost
+            return []
+        decision = choose_label(master.labels_in_use(), space, crowded)
+    if decision is None:
+        return []  # only artificial columns cover some job: no plan meets the decisions
+    return [(bound, (*node.decisions, decision)), (bound, (*node.decisions, _opposite(decision)))]
+
+
+def _crowded(space: Space, chosen: list[Column]) -> set[tuple[str, int]]:
+    """The (node, slot) pairs where the schedules' exclusive GPUs and their shared
+    labels, each a whole GPU, exceed the node's GPUs."""
+    held: dict[tuple[str, int], float] = {}
+    labels: set[tuple[str, int, int]] = set()
+    for col in chosen:
+        js = space.jobs[col.job]
+        for t, c in col.slots():
+            ch = js.choices[c]
+            if ch.label >= 0:
+                labels.add((ch.nodes[0], ch.label, t))
+        r, t_, a = col.entries(space)
+        for res, t, amount in zip(r, t_, a, strict=True):
+            resource = space.resources[res]
+            if resource.kind == GPU:
+                held[resource.node, int(t)] = held.get((resource.node, int(t)), 0.0) + amount
+    for node, _u, t in labels:
+        held[node, t] = held.get((node, t), 0.0) + 1.0
+    inst = space.instance
+    return {(n, t) for (n, t), v in held.items() if v > inst.node(n).num_gpus + 1e-9}
+
+
+def _opposite(d: Rule) -> Rule:
+    if isinstance(d, LabelDecision):
+        return LabelDecision(d.label, d.slot, not d.on)
+    return Decision(d.job, d.slot, d.choices, not d.on)
