@@ -10,12 +10,9 @@ program of :mod:`milp.decomposition.pricing`.
 Sets are taken coarse first: all choices of one configuration, then of one
 configuration on one node (or node set), then one choice (a shared label). If every
 such use is 0 or 1 for every job and slot, all the columns a job uses run the same
-choice in every slot, so they are one schedule per job.
-
-The shared labels' ``y`` may still be fractional then, and the schedules not fit with
-whole GPUs in shared mode. A label decision fixes ``y[n,u,t]``: at 1 in the master
-(the Lagrangian counts it there), or at 0, where no job may be a tenant of that label
-in that slot (an infinite price on those choices, again a rule on one slot).
+choice in every slot, so they are one schedule per job; the master's link rows then
+hold every used label's ``y`` at 1 (:mod:`milp.decomposition.space`), so the schedules
+fit with whole GPUs in shared mode: the solution is a plan.
 """
 
 from __future__ import annotations
@@ -40,7 +37,7 @@ class Decision:
     choices: frozenset[int]
     on: bool
 
-    def allows(self, col: Column, space: Space) -> bool:
+    def allows(self, col: Column) -> bool:
         """Whether a column meets the decision (columns of other jobs always do)."""
         if col.job != self.job:
             return True
@@ -49,50 +46,20 @@ class Decision:
         return uses == self.on
 
 
-@dataclass(frozen=True)
-class LabelDecision:
-    """Shared label ``label`` (index in ``Space.labels``) is in shared mode in slot
-    ``slot`` (``on``: ``y = 1``) or hosts no tenant there (``y = 0``)."""
-
-    label: int
-    slot: int
-    on: bool
-
-    def allows(self, col: Column, space: Space) -> bool:
-        if self.on:
-            return True
-        return not any(c in _tenancies(space, col.job, self.label) for c in col.at(self.slot))
-
-
-def _tenancies(space: Space, job: int, label: int) -> set[int]:
-    """The job's choices that are tenancies of ``label``."""
-    node, u, *_ = space.labels[label]
-    js = space.jobs[job]
-    return {c for c, ch in enumerate(js.choices) if ch.label == u and ch.nodes[0] == node}
-
-
-Rule = Decision | LabelDecision
-
-
 def restrict(
-    space: Space, m: SlotModel, job: int, price: np.ndarray, decisions: tuple[Rule, ...]
+    m: SlotModel, job: int, price: np.ndarray, decisions: tuple[Decision, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
     """The job's prices (choices x window slots) with the decisions' forbidden choices
     at infinity, and the window slots it must run in."""
     must = np.zeros(price.shape[1], dtype=bool)
-    if not decisions:
+    mine = [d for d in decisions if d.job == job]
+    if not mine:
         return price, must
     price = price.copy()
-    for d in decisions:
+    for d in mine:
         i = d.slot - m.first
         if not 0 <= i < price.shape[1]:
             continue  # a slot outside the window: no schedule runs there anyway
-        if isinstance(d, LabelDecision):
-            if not d.on:
-                price[sorted(_tenancies(space, job, d.label)), i] = np.inf
-            continue
-        if d.job != job:
-            continue
         chosen = np.zeros(price.shape[0], dtype=bool)
         chosen[list(d.choices)] = True
         price[chosen != d.on, i] = np.inf
@@ -100,19 +67,20 @@ def restrict(
     return price, must
 
 
-def impossible(m: SlotModel, job: int, decisions: tuple[Rule, ...]) -> bool:
+def impossible(m: SlotModel, job: int, decisions: tuple[Decision, ...]) -> bool:
     """Whether a decision makes the job run outside its window (no schedule can)."""
-    return any(
-        isinstance(d, Decision) and d.job == job and d.on and not m.first <= d.slot <= m.last
-        for d in decisions
-    )
+    return any(d.job == job and d.on and not m.first <= d.slot <= m.last for d in decisions)
 
 
 def choose(space: Space, columns: list[Column], x: np.ndarray) -> Decision | None:
     """The decision to branch on at a master solution (columns and their values): the
-    use furthest from 0 and 1 among configurations, else among placements, else among
-    choices; earliest slot first on ties. ``None``: every use is 0 or 1."""
-    for level in (_by_config, _by_place, _by_choice):
+    fractional use of a job running at all in a slot, else of a configuration, else of
+    a placement, furthest from 0 and 1 (earliest slot on ties), else of a choice,
+    earliest slot first. Shared labels of one node are alike without overheads: a
+    decision on one moves a tenant to another at the same cost, so among choices the
+    search settles slot after slot rather than chasing them. ``None``: every use is 0
+    or 1."""
+    for level in (_by_running, _by_config, _by_place, _by_choice):
         use: dict[tuple[int, int, tuple], float] = {}
         for col, v in zip(columns, x, strict=True):
             if v <= FRACTIONAL:
@@ -124,7 +92,8 @@ def choose(space: Space, columns: list[Column], x: np.ndarray) -> Decision | Non
         best = None
         for (j, t, key), v in use.items():
             if FRACTIONAL < v < 1 - FRACTIONAL:
-                rank = (abs(v - 0.5), t, j)
+                far = abs(v - 0.5)
+                rank = (t, far, j) if level is _by_choice else (far, t, j)
                 if best is None or rank < best[0]:
                     best = (rank, j, t, key)
         if best is not None:
@@ -135,19 +104,8 @@ def choose(space: Space, columns: list[Column], x: np.ndarray) -> Decision | Non
     return None
 
 
-def choose_label(
-    y: dict[tuple[int, int], float], space: Space, crowded: set[tuple[str, int]]
-) -> LabelDecision | None:
-    """A label decision where the schedules are settled but whole GPUs in shared mode do
-    not fit on a node: the fractional ``y`` of a crowded (node, slot) furthest from 0
-    and 1, earliest slot first (``None``: there is none)."""
-    best = None
-    for (label, t), v in y.items():
-        if (space.labels[label][0], t) in crowded and FRACTIONAL < v < 1 - FRACTIONAL:
-            rank = (abs(v - 0.5), t, label)
-            if best is None or rank < best[0]:
-                best = (rank, label, t)
-    return None if best is None else LabelDecision(best[1], best[2], True)
+def _by_running(ch: Choice, c: int) -> tuple:
+    return ()
 
 
 def _by_config(ch: Choice, c: int) -> tuple:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from heuristic.core.result import Termination
-from milp.decomposition.branching import Rule
+from milp.decomposition.branching import Decision
 from milp.decomposition.master import Master, _holdings, label_terms
 from milp.decomposition.oracle import Oracle, Round
 
@@ -125,7 +125,7 @@ def generate(
     options: CgOptions,
     floor: float,
     deadline: float | None,
-    decisions: tuple[Rule, ...] = (),
+    decisions: tuple[Decision, ...] = (),
 ) -> Generation:
     """Column generation on ``master`` until it converges or a limit stops it; ``floor``
     is a bound already known (the best bound starts there); ``decisions``, the
@@ -197,7 +197,7 @@ def _best_known(master: Master, lam: np.ndarray) -> np.ndarray:
 def _bound(master: Master, lam: np.ndarray, got: Round) -> float:
     """``L(lam)``, from the exact values where the round was exact, else from the
     completion bounds (valid either way)."""
-    return float(np.sum(got.proved)) + label_terms(master.space, lam, frozenset(master.fixed_on))
+    return float(np.sum(got.proved)) + label_terms(master.space, lam)
 
 
 def _enter(master: Master, got: Round, lam: np.ndarray, mu: np.ndarray, z: float) -> bool:

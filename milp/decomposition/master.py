@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from heuristic.core import highs_run
 from milp.decomposition.columns import Column
-from milp.decomposition.space import Space
+from milp.decomposition.space import LINK, Space
 
 INF = highspy.kHighsInf
 
@@ -53,7 +53,7 @@ class Master:
         self.y_of: dict[tuple[int, int], int] = {}  # (label, slot) -> model column
         self.store = _Store()
         self._matrix: sp.csr_array | None = None
-        self.label_of = {(n, u): i for i, (n, u, *_rest) in enumerate(space.labels)}
+        self.label_of = {(lab.node, lab.u): i for i, lab in enumerate(space.labels)}
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", 1)
@@ -63,7 +63,6 @@ class Master:
         )
         self.h = h
         self.artificial = artificial
-        self.fixed_on: set[tuple[int, int]] = set()  # (label, slot) held at y = 1
         for j in range(self.n_jobs if artificial else 0):
             self._add_model_column(big, 1.0, np.array([j]), np.ones(1), "artificial")
 
@@ -81,33 +80,43 @@ class Master:
 
     def _row(self, r: int, t: int) -> int:
         """The row of resource ``r`` in slot ``t``, made if new (with the label's ``y``
-        and its other rows, for a label's rows)."""
+        and its other rows, for a label's rows; a link row joins its label's ``y``)."""
         key = (r, t)
         if key in self.row_of:
             return self.row_of[key]
         res = self.space.resources[r]
         none = np.zeros(0, dtype=np.int32)
         self.h.addRows(1, np.array([-INF]), np.array([res.capacity]), 0, none, none, np.zeros(0))
-        self.row_of[key] = self.n_jobs + len(self.row_key)
+        row = self.n_jobs + len(self.row_key)
+        self.row_of[key] = row
         self.row_key.append(key)
         if res.label >= 0:
-            self._label(self.label_of[res.node, res.label], t)
-        return self.row_of[key]
+            label = self.label_of[res.node, res.label]
+            self._label(label, t)
+            if res.kind == LINK:
+                self._join(self.y_of[label, t], row)
+        return row
 
     def _label(self, label: int, t: int) -> None:
         """``y`` of a shared label in slot ``t``: a GPU of its node, room for ``K_max``
-        tenants and the GPU's memory."""
+        tenants and the GPU's memory (and, as they are made, its link rows)."""
         if (label, t) in self.y_of:
             return
         self.y_of[label, t] = -1  # being made: its rows call back here
         inst = self.space.instance
-        node, _u, gpu, tenants, memory = self.space.labels[label]
-        rows = [self._row(gpu, t), self._row(tenants, t)]
+        lab = self.space.labels[label]
+        rows = [self._row(lab.gpu, t), self._row(lab.tenants, t)]
         coefs = [1.0, -float(inst.max_share)]
-        if memory >= 0:
-            rows.append(self._row(memory, t))
-            coefs.append(-inst.gpu(inst.node(node).gpu_type).memory_gb)
+        if lab.memory >= 0:
+            rows.append(self._row(lab.memory, t))
+            coefs.append(-inst.gpu(inst.node(lab.node).gpu_type).memory_gb)
         self.y_of[label, t] = self._add_model_column(0.0, 1.0, np.array(rows), np.array(coefs), "y")
+
+    def _join(self, col: int, row: int) -> None:
+        """A ``y`` enters a new link row (``tenant - y <= 0``)."""
+        self.h.changeCoeff(row, col, -1.0)
+        self.store.rows[col] = np.append(self.store.rows[col], row)
+        self.store.coefs[col] = np.append(self.store.coefs[col], -1.0)
 
     def add(self, columns: list[Column]) -> int:
         """Add the columns not yet in the master; how many were new."""
@@ -146,19 +155,6 @@ class Master:
             r, t = np.array(self.row_key).T
             lam[r, t] = np.maximum(0.0, -dual[self.n_jobs :])
         return float(self.h.getInfo().objective_function_value), lam, dual[: self.n_jobs]
-
-    def fix_label(self, label: int, t: int) -> None:
-        """Hold shared label ``label`` in shared mode in slot ``t`` (``y = 1``: a
-        branching decision)."""
-        self._label(label, t)
-        col = self.y_of[label, t]
-        self.h.changeColBounds(col, 1.0, 1.0)
-        self.fixed_on.add((label, t))
-
-    def labels_in_use(self) -> dict[tuple[int, int], float]:
-        """The master's value of every ``y`` (label, slot) it holds."""
-        x = np.asarray(self.h.getSolution().col_value)
-        return {key: float(x[i]) for key, i in self.y_of.items()}
 
     def _retire(self) -> None:
         """Delete the artificial columns (the first ``n_jobs`` of the model)."""
@@ -200,22 +196,15 @@ def _holdings(space: Space, columns: list[Column]) -> sp.csr_array:
     )
 
 
-def label_terms(
-    space: Space, lam: np.ndarray, on: frozenset[tuple[int, int]] = frozenset()
-) -> float:
+def label_terms(space: Space, lam: np.ndarray) -> float:
     """The Lagrangian's part outside the jobs at prices ``lam``: each ``y`` at its best
-    in ``[0, 1]`` (``min(0, reduced cost)``, summed over labels and slots; at 1 for the
-    (label, slot) pairs in ``on``, which branching fixed there) less the priced
-    capacities."""
+    in ``[0, 1]`` (``min(0, reduced cost)``, summed over labels and slots) less the
+    priced capacities."""
     inst = space.instance
     total = -float(np.sum(lam * space.capacity[:, None]))
-    for i, (node, _u, gpu, tenants, memory) in enumerate(space.labels):
-        rc = lam[gpu] - inst.max_share * lam[tenants]
-        if memory >= 0:
-            rc = rc - inst.gpu(inst.node(node).gpu_type).memory_gb * lam[memory]
-        best = np.minimum(0.0, rc)
-        for label, t in on:
-            if label == i:
-                best[t] = rc[t]
-        total += float(best.sum())
+    for lab in space.labels:
+        rc = lam[lab.gpu] - inst.max_share * lam[lab.tenants] - lam[list(lab.links)].sum(axis=0)
+        if lab.memory >= 0:
+            rc = rc - inst.gpu(inst.node(lab.node).gpu_type).memory_gb * lam[lab.memory]
+        total += float(np.minimum(0.0, rc).sum())
     return total

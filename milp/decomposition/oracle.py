@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from milp.decomposition.branching import Rule, impossible, restrict
+from milp.decomposition.branching import Decision, impossible, restrict
 from milp.decomposition.columns import Column, make_column
 from milp.decomposition.completion import Steps, completion_bound
 from milp.decomposition.pricing import price_job
@@ -60,7 +60,7 @@ class Oracle:
         keep: int,
         budget: int | None = None,
         deadline: float | None = None,
-        decisions: tuple[Rule, ...] = (),
+        decisions: tuple[Decision, ...] = (),
     ) -> Round:
         """Price every job at ``lam`` (resources x slots); ``upper``: each job's best known
         column at these prices (its pricing looks only below it). ``beam=None``: exact,
@@ -81,7 +81,7 @@ class Oracle:
                 lower[j] = value[j] = np.inf  # no schedule meets the decisions
                 exact[j] = True
                 continue
-            price, must = restrict(self.space, m, j, self.prices(js, m, lam), decisions)
+            price, must = restrict(m, j, self.prices(js, m, lam), decisions)
             bound = completion_bound(m, steps, price)
             alone = steps.remaining(m, bound[0], m.first, np.zeros(1))[0]
             lower[j] = min(max(alone, self.own[j]), upper[j])

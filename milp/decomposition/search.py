@@ -22,12 +22,12 @@ import time
 from dataclasses import dataclass, field
 
 from heuristic.core.result import Termination
-from milp.decomposition.branching import Decision, LabelDecision, Rule, choose, choose_label
+from milp.decomposition.branching import Decision, choose
 from milp.decomposition.colgen import CgOptions, generate
 from milp.decomposition.columns import Column
 from milp.decomposition.master import Master
 from milp.decomposition.oracle import Oracle
-from milp.decomposition.space import GPU, Space
+from milp.decomposition.space import Space
 
 
 @dataclass(order=True)
@@ -38,7 +38,7 @@ class _Node:
     bound: float
     depth: int
     order: int
-    decisions: tuple[Rule, ...] = field(compare=False)
+    decisions: tuple[Decision, ...] = field(compare=False)
 
 
 @dataclass
@@ -105,16 +105,13 @@ def _solve_node(
     options: CgOptions,
     deadline: float | None,
     gap: float,
-) -> list[tuple[float, tuple[Rule, ...]]]:
+) -> list[tuple[float, tuple[Decision, ...]]]:
     """Column generation at ``node``; its children (bound, decisions), none if it is
     pruned, integral or out of time (an unfinished node goes back open)."""
     big = 10.0 * max(1.0, abs(incumbent.cost)) if math.isfinite(incumbent.cost) else 1e9
     master = Master(space, big=big)
     known = len(pool)
-    master.add([c for c in pool if all(d.allows(c, space) for d in node.decisions)])
-    for d in node.decisions:
-        if isinstance(d, LabelDecision) and d.on:
-            master.fix_label(d.label, d.slot)
+    master.add([c for c in pool if all(d.allows(c) for d in node.decisions)])
     gen = generate(master, oracle, options, node.bound, deadline, node.decisions)
     seen = {(c.job, c.start, c.choices) for c in pool[:known]}
     pool += [c for c in master.columns if (c.job, c.start, c.choices) not in seen]
@@ -124,44 +121,13 @@ def _solve_node(
     if gen.termination is not Termination.OPTIMAL:
         return [(bound, node.decisions)]  # not converged: still open, at its bound
     x = master.values()
-    decision: Rule | None = choose(space, master.columns, x)
-    if decision is None and not master.artificial:
-        chosen = [c for c, v in zip(master.columns, x, strict=True) if v > 0.5]
-        crowded = _crowded(space, chosen)
-        if not crowded:  # one schedule per job, and whole GPUs in shared mode fit
+    decision = choose(space, master.columns, x)
+    if decision is None:
+        if not master.artificial:  # one schedule per job: a plan
+            chosen = [c for c, v in zip(master.columns, x, strict=True) if v > 0.5]
             cost = math.fsum(c.cost for c in chosen)
             if cost < incumbent.cost:
                 incumbent.columns, incumbent.cost = chosen, cost
-            return []
-        decision = choose_label(master.labels_in_use(), space, crowded)
-    if decision is None:
-        return []  # only artificial columns cover some job: no plan meets the decisions
-    return [(bound, (*node.decisions, decision)), (bound, (*node.decisions, _opposite(decision)))]
-
-
-def _crowded(space: Space, chosen: list[Column]) -> set[tuple[str, int]]:
-    """The (node, slot) pairs where the schedules' exclusive GPUs and their shared
-    labels, each a whole GPU, exceed the node's GPUs."""
-    held: dict[tuple[str, int], float] = {}
-    labels: set[tuple[str, int, int]] = set()
-    for col in chosen:
-        js = space.jobs[col.job]
-        for t, c in col.slots():
-            ch = js.choices[c]
-            if ch.label >= 0:
-                labels.add((ch.nodes[0], ch.label, t))
-        r, t_, a = col.entries(space)
-        for res, t, amount in zip(r, t_, a, strict=True):
-            resource = space.resources[res]
-            if resource.kind == GPU:
-                held[resource.node, int(t)] = held.get((resource.node, int(t)), 0.0) + amount
-    for node, _u, t in labels:
-        held[node, t] = held.get((node, t), 0.0) + 1.0
-    inst = space.instance
-    return {(n, t) for (n, t), v in held.items() if v > inst.node(n).num_gpus + 1e-9}
-
-
-def _opposite(d: Rule) -> Rule:
-    if isinstance(d, LabelDecision):
-        return LabelDecision(d.label, d.slot, not d.on)
-    return Decision(d.job, d.slot, d.choices, not d.on)
+        return []  # (with an artificial column left, no plan meets the decisions)
+    off = Decision(decision.job, decision.slot, decision.choices, False)
+    return [(bound, (*node.decisions, decision)), (bound, (*node.decisions, off))]

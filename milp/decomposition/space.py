@@ -13,12 +13,19 @@ slot):
 - ``tenants n,u``: tenants of label ``u`` ``<= K_max * y[n,u,t]``;
 - ``memory n,u``: their memory ``<= M * y[n,u,t]`` (only where the K_max largest
   sharers of that GPU type could overflow it; elsewhere it is implied);
+- ``link j,n,u``: job ``j`` is a tenant of label ``u`` at most ``y[n,u,t]`` (a tenant
+  makes its GPU shared, all of it). Implied for whole numbers by the rows above, it
+  keeps a fractional ``y`` from paying for a fraction of a GPU under a whole tenant:
+  without it, schedules settled to one per job could still share GPUs that do not
+  exist (the relaxation charged a 12 GB tenant 0.75 of a 16 GB GPU), and branching on
+  one ``y`` at a time moved tenants between symmetric labels without end;
 - ``cpu n`` and ``dram n`` (E3) where the node states them.
 
-These are the compact MILP's rows, so the master is exact: a column names the node (and
-label) of every slot, and a plan keeps a job's GPUs while it stays on a node with its
-configuration (and a label its GPU while it stays in shared mode), so a column's cost
-is its job's cost in the plan (:mod:`milp.decomposition.plans`).
+These are the compact MILP's rows (with the link rows, its ``share <= shared_gpu``),
+so the master is exact: a column names the node (and label) of every slot, and a plan
+keeps a job's GPUs while it stays on a node with its configuration (and a label its GPU
+while it stays in shared mode), so a column's cost is its job's cost in the plan
+(:mod:`milp.decomposition.plans`).
 """
 
 from __future__ import annotations
@@ -32,18 +39,33 @@ import scipy.sparse as sp
 from instances import Config, Instance, Node
 from milp.data import JobData, MilpData
 
-GPU, TENANTS, MEMORY, CPU, DRAM = "gpu", "tenants", "memory", "cpu", "dram"
+GPU, TENANTS, MEMORY, LINK, CPU, DRAM = "gpu", "tenants", "memory", "link", "cpu", "dram"
 
 
 @dataclass(frozen=True)
 class Resource:
-    """One family of master rows, one per slot: ``kind`` on ``node`` (and ``label``),
-    with right-hand side ``capacity``."""
+    """One family of master rows, one per slot: ``kind`` on ``node`` (and ``label``,
+    and for a link row its ``job``), with right-hand side ``capacity``."""
 
     kind: str
     node: str
     label: int
     capacity: float
+    job: str = ""
+
+
+@dataclass(frozen=True)
+class Label:
+    """Shared label ``u`` of ``node`` and the resources its ``y`` is in: the node's GPU
+    row, its tenants and memory rows (``memory = -1``: none), and the link rows of the
+    jobs that may be its tenants."""
+
+    node: str
+    u: int
+    gpu: int
+    tenants: int
+    memory: int
+    links: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -79,7 +101,7 @@ class Space:
     d: MilpData
     resources: tuple[Resource, ...]
     jobs: tuple[JobSpace, ...]
-    labels: tuple[tuple[str, int, int, int, int], ...]  # (node, u, gpu, tenants, memory) ids
+    labels: tuple[Label, ...]
 
     @property
     def instance(self) -> Instance:
@@ -101,13 +123,13 @@ def build_space(d: MilpData) -> Space:
     """The choices of every job of ``d`` and the master's resources."""
     inst = d.instance
     res: list[Resource] = []
-    ids: dict[tuple[str, str, int], int] = {}
+    ids: dict[tuple[str, str, int, str], int] = {}
 
-    def rid(kind: str, node: str, label: int = -1, capacity: float = 0.0) -> int:
-        key = (kind, node, label)
+    def rid(kind: str, node: str, label: int = -1, capacity: float = 0.0, job: str = "") -> int:
+        key = (kind, node, label, job)
         if key not in ids:
             ids[key] = len(res)
-            res.append(Resource(kind, node, label, capacity))
+            res.append(Resource(kind, node, label, capacity, job))
         return ids[key]
 
     for n in inst.nodes:
@@ -119,9 +141,16 @@ def build_space(d: MilpData) -> Space:
     memory_binds = _memory_binds(d)
     labels = []
     for n in inst.nodes:
+        sharers = [
+            jd.job.id
+            for jd in d.jobs.values()
+            if any(c.shared and c.gpu_type == n.gpu_type for c in jd.configs)
+        ]
         for u in range(d.shared_labels[n.id]):
             mem = rid(MEMORY, n.id, u) if memory_binds[n.gpu_type] else -1
-            labels.append((n.id, u, ids[GPU, n.id, -1], rid(TENANTS, n.id, u), mem))
+            links = tuple(rid(LINK, n.id, u, job=j) for j in sharers)
+            gpu = ids[GPU, n.id, -1, ""]
+            labels.append(Label(n.id, u, gpu, rid(TENANTS, n.id, u), mem, links))
     jobs = []
     for jd in d.jobs.values():
         choices = tuple(_choices(d, jd, ids))
@@ -147,19 +176,20 @@ def _memory_binds(d: MilpData) -> dict[str, bool]:
     return out
 
 
-def _host_usage(
-    ids: dict[tuple[str, str, int], int], cfg: Config, node: str
-) -> list[tuple[int, float]]:
+Ids = dict[tuple[str, str, int, str], int]
+
+
+def _host_usage(ids: Ids, cfg: Config, node: str) -> list[tuple[int, float]]:
     """The CPU cores and DRAM ``cfg`` holds on ``node`` where the node counts them."""
     out = []
-    if cfg.cpus and (CPU, node, -1) in ids:
-        out.append((ids[CPU, node, -1], float(cfg.cpus_per_node)))
-    if cfg.dram_gb and (DRAM, node, -1) in ids:
-        out.append((ids[DRAM, node, -1], float(cfg.dram_per_node)))
+    if cfg.cpus and (CPU, node, -1, "") in ids:
+        out.append((ids[CPU, node, -1, ""], float(cfg.cpus_per_node)))
+    if cfg.dram_gb and (DRAM, node, -1, "") in ids:
+        out.append((ids[DRAM, node, -1, ""], float(cfg.dram_per_node)))
     return out
 
 
-def _choices(d: MilpData, jd: JobData, ids: dict[tuple[str, str, int], int]) -> list[Choice]:
+def _choices(d: MilpData, jd: JobData, ids: Ids) -> list[Choice]:
     """Every (configuration, placement) of the job, in a fixed order (configurations as
     allowed, nodes in file order)."""
     out = []
@@ -169,19 +199,22 @@ def _choices(d: MilpData, jd: JobData, ids: dict[tuple[str, str, int], int]) -> 
             mem = float(jd.job.memory_gb)
             for n in hosts:
                 for u in range(d.shared_labels[n.id]):
-                    use = [(ids[TENANTS, n.id, u], 1.0)]
-                    if (MEMORY, n.id, u) in ids:
-                        use.append((ids[MEMORY, n.id, u], mem))
+                    use = [(ids[TENANTS, n.id, u, ""], 1.0), (ids[LINK, n.id, u, jd.job.id], 1.0)]
+                    if (MEMORY, n.id, u, "") in ids:
+                        use.append((ids[MEMORY, n.id, u, ""], mem))
                     out.append(Choice(k, (n.id,), u, tuple(use + _host_usage(ids, cfg, n.id))))
         elif cfg.nodes > 1:
             for group in itertools.combinations(hosts, cfg.nodes):
                 use = []
                 for n in group:  # whole nodes: nothing else runs on them
-                    use += [(ids[GPU, n.id, -1], float(n.num_gpus)), *_host_usage(ids, cfg, n.id)]
+                    use += [
+                        (ids[GPU, n.id, -1, ""], float(n.num_gpus)),
+                        *_host_usage(ids, cfg, n.id),
+                    ]
                 out.append(Choice(k, tuple(n.id for n in group), -1, tuple(use)))
         else:
             for n in hosts:
-                use = [(ids[GPU, n.id, -1], float(cfg.gpus)), *_host_usage(ids, cfg, n.id)]
+                use = [(ids[GPU, n.id, -1, ""], float(cfg.gpus)), *_host_usage(ids, cfg, n.id)]
                 out.append(Choice(k, (n.id,), -1, tuple(use)))
     return out
 
