@@ -56,6 +56,10 @@ class DecompositionResult:
             SolutionStatus.OPTIMAL if gap is not None and gap <= 1e-6 else SolutionStatus.FEASIBLE
         )
 
+    @property
+    def optimal(self) -> bool:
+        return self.status is SolutionStatus.OPTIMAL
+
     def summary(self) -> str:
         title = (
             f"Column generation of {self.instance!r}: {self.slots} slots, "

@@ -19,7 +19,7 @@ import heapq
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from heuristic.core.result import Termination
 from milp.decomposition.branching import Decision, choose
@@ -74,7 +74,9 @@ def branch_and_price(
     generated, grown in place) and ``incumbent`` (updated in place)."""
     counter = itertools.count()
     heap = [_Node(root_bound, 0, next(counter), ())]
+    stuck: list[float] = []  # bounds of nodes whose generation stopped short
     nodes = 0
+    options = replace(options, rounds=UNLIMITED)  # a node's bound needs its generation done
     while heap:
         if heap[0].bound >= _cutoff(incumbent.cost, gap):
             heap.clear()
@@ -84,11 +86,21 @@ def branch_and_price(
         node = heapq.heappop(heap)
         nodes += 1
         children = _solve_node(space, oracle, pool, incumbent, node, options, deadline, gap)
+        if children is None:
+            stuck.append(node.bound)
+            continue
         for bound, decisions in children:
             heapq.heappush(heap, _Node(bound, -len(decisions), next(counter), decisions))
-    open_bound = min((n.bound for n in heap), default=math.inf)
-    termination = Termination.OPTIMAL if not heap else Termination.TIME_LIMIT
-    return Outcome(min(open_bound, incumbent.cost), nodes, termination)
+    open_bounds = [n.bound for n in heap] + [b for b in stuck if b < _cutoff(incumbent.cost, gap)]
+    if not open_bounds:
+        return Outcome(incumbent.cost, nodes, Termination.OPTIMAL)
+    timed_out = deadline is not None and time.perf_counter() > deadline
+    termination = Termination.TIME_LIMIT if timed_out else Termination.OTHER_LIMIT
+    return Outcome(min(min(open_bounds), incumbent.cost), nodes, termination)
+
+
+# master solves a node may take: as many as its generation needs
+UNLIMITED = 10**9
 
 
 def _cutoff(cost: float, gap: float) -> float:
@@ -105,9 +117,11 @@ def _solve_node(
     options: CgOptions,
     deadline: float | None,
     gap: float,
-) -> list[tuple[float, tuple[Decision, ...]]]:
+) -> list[tuple[float, tuple[Decision, ...]]] | None:
     """Column generation at ``node``; its children (bound, decisions), none if it is
-    pruned, integral or out of time (an unfinished node goes back open)."""
+    pruned or integral. Out of time, it goes back open; stopped short otherwise (the
+    exact pricer's label budget spent), ``None``: it stays open at its bound, not
+    searched further."""
     big = 10.0 * max(1.0, abs(incumbent.cost)) if math.isfinite(incumbent.cost) else 1e9
     master = Master(space, big=big)
     known = len(pool)
@@ -118,8 +132,10 @@ def _solve_node(
     bound = max(node.bound, gen.bound)
     if bound >= _cutoff(incumbent.cost, gap):
         return []
+    if gen.termination is Termination.TIME_LIMIT:
+        return [(bound, node.decisions)]  # still open, at its bound
     if gen.termination is not Termination.OPTIMAL:
-        return [(bound, node.decisions)]  # not converged: still open, at its bound
+        return None
     x = master.values()
     decision = choose(space, master.columns, x)
     if decision is None:
