@@ -14,6 +14,7 @@ from instances import Instance, Plan, TardinessMode
 from milp.data import MilpData, milp_data
 from milp.decomposition.colgen import CgOptions, Generation, generate
 from milp.decomposition.columns import Column, columns_of_plan
+from milp.decomposition.dive import dive
 from milp.decomposition.master import Master
 from milp.decomposition.oracle import Oracle
 from milp.decomposition.plans import assemble, integer_master
@@ -79,6 +80,10 @@ def solve(
     chosen, _, _ = integer_master(master, start.columns or None, left)
     incumbent = _incumbent(start.columns, chosen)
     outcome, pool = None, list(master.columns)
+    if root.bound < incumbent.cost * (1 - 1e-6):
+        # half the time left for plans by diving, the rest for the search
+        half = None if end is None else time.perf_counter() + (end - time.perf_counter()) / 2
+        dive(space, oracle, pool, incumbent, options, half)
     if branch and root.termination is Termination.OPTIMAL and root.bound < incumbent.cost:
         outcome = branch_and_price(space, oracle, pool, incumbent, root.bound, options, end)
     found = _plan(start, incumbent.columns, tardiness)
