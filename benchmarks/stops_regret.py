@@ -22,13 +22,8 @@ import numpy as np
 
 from benchmarks.common import markdown
 from heuristic.core.registry import make_policy
-from instances.generators.stops_fit import (
-    RUNNING_READINGS,
-    StopsFit,
-    alibaba_history,
-    alibaba_pods,
-    fit_stops,
-)
+from instances.generators.histories import RUNNING_READINGS, alibaba_history, alibaba_pods
+from instances.generators.stops_fit import StopsFit, fit_stops
 from instances.generators.traces import TraceSpec, alibaba_jobs, trace_instance
 from validation.evaluate import evaluate
 from validation.simulator import rollout

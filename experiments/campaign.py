@@ -8,7 +8,7 @@ time_limit = 10.0                  # seconds per MILP solve (milp, clairvoyant)
 
 [[scenarios]]
 name = "synthetic"                 # label prefix (default: the generator)
-generator = "synthetic"            # synthetic | realdata | synergy | liquid | trace | file | suite
+generator = "synthetic"            # a name of GENERATORS (instances/generators), file or suite
 nodes = 10                         # fixed parameters of the generator's spec
 jobs = 60
 [scenarios.grid]                   # every combination of these values is one scenario
@@ -24,30 +24,27 @@ relaunch overheads unless ``relaunch`` ("measured" or "none") says otherwise.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import math
 import re
-import tomllib
+from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import milp  # noqa: F401  (registers the rolling-horizon MILP policy "milp")
+from experiments.campaign_file import CampaignError, listed_once, parse_toml, read_text
 from experiments.paths import plain_name
-from heuristic.core.registry import policy_names
+from heuristic.core.options import OptionError
+from heuristic.core.registry import policy_names, policy_options
 from instances import Instance, InstanceError, read_instance
-from instances.generators import RealDataSpec, SyntheticSpec, real_data, synthetic
-from instances.generators.common import check_relaunch
-from instances.generators.liquid import LiquidSpec, liquid
-from instances.generators.realdata import cluster_mix
+from instances.generators import GENERATORS
+from instances.generators.spec import check_relaunch
 from instances.generators.stops_fit import read_fit
-from instances.generators.suite import suite_specs
-from instances.generators.synergy import SynergySpec, synergy
-from instances.generators.traces import TraceSpec, trace_instance
+from instances.generators.suite import suite_instance, suite_specs
 
 # runs that are not a policy in the engine but a reference solved per scenario
 REFERENCES = ("clairvoyant",)
@@ -56,22 +53,8 @@ MAX_TIME_LIMIT = 86_400.0  # a day per MILP solve
 MAX_SEEDS = 10_000
 MAX_SCENARIOS = 10_000
 _TOP_KEYS = {"name", "description", "policies", "seeds", "time_limit", "scenarios"}
-_SPECS: dict[str, type] = {
-    "synthetic": SyntheticSpec,
-    "realdata": RealDataSpec,
-    "synergy": SynergySpec,
-    "liquid": LiquidSpec,
-    "trace": TraceSpec,
-}
 _OWN_KEYS = {"name", "generator", "grid"}
 _EXTRA_KEYS = {"file": {"path", "slot"}, "suite": {"instances", "slot", "relaunch"}}
-
-
-class CampaignError(ValueError):
-    """A bad campaign file; the message names the field and the value."""
-
-    def __init__(self, field: str, value: Any, reason: str) -> None:
-        super().__init__(f"{field} = {value!r}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -89,45 +72,13 @@ class Scenario:
     def instance(self, seed: int) -> Instance:
         """The scenario's instance for ``seed`` (generators use it; files ignore it)."""
         p = dict(self.params)
-        if self.generator in _SPECS:
-            return _GENERATE[self.generator](
-                _spec(self.generator, p), seed, f"{self.label}-s{seed}"
-            )
+        if self.generator in GENERATORS:
+            return GENERATORS[self.generator].instance(p, seed, f"{self.label}-s{seed}")
         if self.generator == "file":
             inst = read_instance(p["path"])
         else:
-            inst = _suite(p["instance"], p.get("relaunch"))
+            inst = suite_instance(p["instance"], p.get("relaunch"))
         return inst.replace(slot=p["slot"]) if p.get("slot") is not None else inst
-
-
-_GENERATE: dict[str, Any] = {
-    "synthetic": synthetic,
-    "realdata": real_data,
-    "synergy": synergy,
-    "liquid": liquid,
-    "trace": trace_instance,
-}
-
-
-def _suite(name: str, relaunch: str | None = None) -> Instance:
-    """A suite instance by name; ``relaunch`` overrides the overheads its half carries."""
-    spec, seed = next((sp, sd) for n, sp, sd in suite_specs() if n == name)
-    spec = spec if relaunch is None else dataclasses.replace(spec, relaunch=relaunch)
-    return synthetic(spec, seed, name)
-
-
-def _spec(generator: str, params: Mapping[str, Any]) -> Any:
-    """The generator's spec; TOML arrays become the tuples the spec's fields hold."""
-    cls = _SPECS[generator]
-    kinds = {f.name: str(f.type) for f in dataclasses.fields(cls)}
-    values = {}
-    for key, value in params.items():
-        if generator == "realdata" and key == "nodes" and isinstance(value, int):
-            value = cluster_mix(value)
-        elif kinds[key].startswith("tuple") and isinstance(value, list):
-            value = tuple(tuple(v) if isinstance(v, list) else v for v in value)
-        values[key] = value
-    return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -140,6 +91,7 @@ class RunSpec:
     seed: int
     time_limit: float
     position: int  # in the campaign's grid: reports list runs in this order
+    options: tuple[tuple[str, Any], ...] = ()  # the policy's, from the campaign file
 
     @property
     def key(self) -> str:
@@ -155,12 +107,14 @@ class Campaign:
     scenarios: tuple[Scenario, ...]
     time_limit: float
     text: str  # the file as given, kept in the store
+    # each policy's options (``[policies.NAME]`` tables; absent: its defaults)
+    options: Mapping[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
 
     def runs(self) -> list[RunSpec]:
         """Scenario-major order, so the first finished runs already compare policies."""
         grid = itertools.product(self.scenarios, self.seeds, self.policies)
         return [
-            RunSpec(self.name, sc, pol, seed, self.time_limit, k)
+            RunSpec(self.name, sc, pol, seed, self.time_limit, k, self.options.get(pol, ()))
             for k, (sc, seed, pol) in enumerate(grid)
         ]
 
@@ -176,25 +130,20 @@ def load_campaign(source: str | Path) -> Campaign:
     if not path.exists() and str(source) in bundled_campaigns():
         res = resources.files("experiments.campaigns") / f"{source}.toml"
         return parse_campaign(res.read_text(), base=Path("."), default_name=str(source))
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise CampaignError("campaign", str(source), f"cannot read it ({exc.strerror})") from None
-    return parse_campaign(text, base=path.parent, default_name=path.stem)
+    return parse_campaign(read_text(path), base=path.parent, default_name=path.stem)
 
 
 def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CampaignError("campaign", default_name, f"not valid TOML ({exc})") from None
+    doc = parse_toml(text, default_name)
     unknown = sorted(set(doc) - _TOP_KEYS)
     if unknown:
         raise CampaignError(
             unknown[0], doc[unknown[0]], f"unknown field; known: {sorted(_TOP_KEYS)}"
         )
-    policies = _policies(doc.get("policies"))
+    policies, options = _policies(doc.get("policies"))
     seeds = _seeds(doc.get("seeds", 1))
+    listed_once("policies", policies)
+    listed_once("seeds", seeds)
     time_limit = doc.get("time_limit", 10.0)
     # comparisons, not float(): 10**400 seconds is refused, not an OverflowError
     number = isinstance(time_limit, int | float) and not isinstance(time_limit, bool)
@@ -206,16 +155,15 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
     if not isinstance(raw, list) or not raw:
         raise CampaignError("scenarios", raw, "give at least one [[scenarios]] table")
     scenarios = [sc for i, table in enumerate(raw) for sc in _expand(i, table, base)]
-    for sc in scenarios:  # a generator that cannot build the instance fails here, not in runs
-        if sc.generator in _SPECS:
-            try:
-                sc.instance(seeds[0])
-            except InstanceError as exc:
-                raise CampaignError(f"scenario {sc.label}", dict(sc.params), str(exc)) from None
-    labels = [s.label for s in scenarios]
-    dup = next((x for x in labels if labels.count(x) > 1), None)
+    labels = Counter(s.label for s in scenarios)
+    dup = next((x for x, n in labels.items() if n > 1), None)
     if dup is not None:
         raise CampaignError("scenarios.name", dup, "two scenarios have this label; name them")
+    for sc in scenarios:  # an instance that cannot be built fails here, not in the runs
+        try:
+            sc.instance(seeds[0])
+        except InstanceError as exc:
+            raise CampaignError(f"scenario {sc.label}", dict(sc.params), str(exc)) from None
     return Campaign(
         name=_name(doc.get("name"), default_name),
         description=str(doc.get("description", "")),
@@ -224,6 +172,7 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
         scenarios=tuple(scenarios),
         time_limit=float(time_limit),
         text=text,
+        options=options,
     )
 
 
@@ -245,14 +194,33 @@ def _name(value: Any, default: str) -> str:
     return value
 
 
-def _policies(value: Any) -> tuple[str, ...]:
+def _policies(value: Any) -> tuple[tuple[str, ...], dict[str, tuple[tuple[str, Any], ...]]]:
+    """The policies, as a list of names or as ``[policies.NAME]`` tables of options
+    (an empty table: the defaults), and each one's options, checked by name, type and
+    range against the policy's options dataclass."""
     known = (*policy_names(small_only=True), *REFERENCES)
-    if not isinstance(value, list) or not value:
+    if isinstance(value, dict) and value:
+        names, tables = list(value), value
+    elif isinstance(value, list) and value:
+        names, tables = value, {}
+    else:
         raise CampaignError("policies", value, f"give a list of names from {list(known)}")
-    for name in value:
+    for name in names:
         if name not in known:
             raise CampaignError("policies", name, f"unknown policy; known: {list(known)}")
-    return tuple(value)
+    options = {}
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise CampaignError(f"policies.{name}", table, "give a table of the policy's options")
+        if table and name in REFERENCES:
+            raise CampaignError(f"policies.{name}", table, "a reference takes no options")
+        if table:
+            try:
+                policy_options(name, **table)
+            except OptionError as exc:
+                raise CampaignError(f"policies.{name}", table, str(exc)) from None
+            options[name] = tuple(sorted(table.items()))
+    return tuple(names), options
 
 
 def _seeds(value: Any) -> tuple[int, ...]:
@@ -297,18 +265,10 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
             f"{where}.grid", size, f"combinations: at most {MAX_SCENARIOS} scenarios per table"
         )
     if gen == "suite":
-        names = [n for n, _, _ in suite_specs()]
-        wanted = fixed.pop("instances", "all")
-        wanted = names if wanted == "all" else wanted
-        if wanted == []:
-            raise CampaignError(f"{where}.instances", wanted, 'name at least one, or "all"')
-        bad = [w for w in wanted if w not in names] if isinstance(wanted, list) else [wanted]
-        if bad:
-            raise CampaignError(f"{where}.instances", bad[0], "not a suite instance name")
-        grid = {"instance": wanted, **grid}
+        grid = {"instance": _suite_names(where, fixed.pop("instances", "all")), **grid}
     if gen == "file":
-        grid, fixed = _files(where, "path", "the instance file's", grid, fixed, base)
-    if gen == "trace" and "stops" in [*fixed, *grid]:
+        grid, fixed = _files(where, "path", "the instance file's", grid, fixed, base, _a_file)
+    if gen in GENERATORS and "stops" in GENERATORS[gen].fields and "stops" in [*fixed, *grid]:
         # read now, so that a missing or broken fit is refused before any run
         grid, fixed = _files(where, "stops", "a fit file's", grid, fixed, base, read_fit)
     gen = str(gen)  # checked by _allowed_keys
@@ -323,14 +283,32 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
         sc = Scenario(label, gen, tuple(sorted(params.items())))
         # refuse bad values now, not in a worker an hour later
         try:
-            if gen in _SPECS:
-                _spec(gen, params)
+            if gen in GENERATORS:
+                GENERATORS[gen].spec_of(params)
             elif "relaunch" in params:
                 check_relaunch(params["relaunch"])
         except (InstanceError, TypeError, ValueError) as exc:
             raise CampaignError(where, params, str(exc)) from None
         out.append(sc)
     return out
+
+
+def _suite_names(where: str, wanted: Any) -> list[str]:
+    """The suite instances a scenario names (``"all"``, or a list of names)."""
+    names = [n for n, _, _ in suite_specs()]
+    wanted = names if wanted == "all" else wanted
+    if wanted == []:
+        raise CampaignError(f"{where}.instances", wanted, 'name at least one, or "all"')
+    bad = [w for w in wanted if w not in names] if isinstance(wanted, list) else [wanted]
+    if bad:
+        raise CampaignError(f"{where}.instances", bad[0], "not a suite instance name")
+    return list(wanted)
+
+
+def _a_file(path: Path) -> None:
+    """An instance file's path names a file (read, whole, when the scenario is built)."""
+    if not path.is_file():
+        raise InstanceError("", str(path), "no such file, or not a regular file")
 
 
 def _files(
@@ -348,14 +326,16 @@ def _files(
     values = grid[key] if key in grid else [fixed.get(key)]
     resolved = []
     for v in values:
-        if not isinstance(v, str):
+        if not isinstance(v, str) or not v or "\x00" in v:  # the OS takes no NUL in a path
             raise CampaignError(f"{where}.{key}", v, f"give {what} path")
         path = (base / v).resolve()
         if check is not None:
             try:
                 check(path)
             except InstanceError as exc:
-                raise CampaignError(f"{where}.{key}", v, str(exc)) from None
+                # a fault of the file as a whole (unreadable, not JSON) names the file
+                why = str(exc) if exc.path else f"{exc.reason} ({exc.value})"
+                raise CampaignError(f"{where}.{key}", v, why) from None
         resolved.append(str(path))
     if key in grid:
         return {**grid, key: resolved}, fixed
@@ -367,10 +347,13 @@ def _short(key: str, value: Any) -> str:
 
 
 def _allowed_keys(gen: Any, where: str) -> set[str]:
-    if not isinstance(gen, str):
-        raise CampaignError(f"{where}.generator", gen, f"one of {[*_SPECS, *_EXTRA_KEYS]}")
-    if gen in _SPECS:
-        return {f.name for f in dataclasses.fields(_SPECS[gen])}
-    if gen in _EXTRA_KEYS:
+    known = [*GENERATORS, *_EXTRA_KEYS]
+    if gen == "trace":  # the name campaign files gave both traces before
+        raise CampaignError(
+            f"{where}.generator", gen, "give the trace's own name: 'philly-week' or 'alibaba'"
+        )
+    if isinstance(gen, str) and gen in GENERATORS:
+        return set(GENERATORS[gen].fields)
+    if isinstance(gen, str) and gen in _EXTRA_KEYS:
         return _EXTRA_KEYS[gen]
-    raise CampaignError(f"{where}.generator", gen, f"one of {[*_SPECS, *_EXTRA_KEYS]}")
+    raise CampaignError(f"{where}.generator", gen, f"one of {known}")

@@ -69,7 +69,7 @@ def _online(inst: Instance, spec: RunSpec) -> tuple[dict[str, float], Any, Any]:
     # the small-instance (exact) policies solve MILPs under the campaign's time limit
     exact = spec.policy not in policy_names()
     options = {"time_limit_seconds": spec.time_limit} if exact else {}
-    run = run_online(inst, spec.policy, seed=spec.seed, options=options)
+    run = run_online(inst, spec.policy, seed=spec.seed, options={**options, **dict(spec.options)})
     return run.summary(), run.by_job(), run.result.plan
 
 

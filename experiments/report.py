@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,25 +21,12 @@ from experiments.report_charts import (
     grouped_bars,
     utilisation_chart,
 )
+from experiments.report_sweep import best_share, sweep_chart, sweep_table
+from experiments.stats import ci95
 from experiments.store import Store
 from instances.io import write_atomic
 
-# two-sided 95% Student t quantiles by degrees of freedom (1..30); 1.96 beyond
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-        2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
 REFERENCE = "clairvoyant"
-
-
-def t95(n: int) -> float:
-    """The 95% t quantile for a mean of ``n`` values (n >= 2)."""
-    return _T95[n - 2] if n - 1 <= len(_T95) else 1.96
-
-
-def ci95(values: pd.Series) -> float:
-    """Half-width of the 95% confidence interval of the mean (0 for one value)."""
-    n = int(values.count())
-    return t95(n) * float(values.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
 
 
 def policy_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -220,6 +206,7 @@ def campaign_section(store: Store, campaign: str) -> str:
     table = policy_table(runs)
     parts += _cost_tables(runs, table)
     online = runs[runs["policy"] != REFERENCE]
+    parts += _sweep_section(online)
     if not online.empty:
         parts += _online_figures(store, campaign, online)
     parts += _bound_section(runs)
@@ -264,6 +251,23 @@ def _cost_tables(runs: pd.DataFrame, table: pd.DataFrame) -> list[str]:
             parts.append(_fmt(extra, index=False))
     parts.append("<h3>Energy vs tardiness</h3>")
     parts.append(_figure(cost_breakdown(table), "cost breakdown"))
+    return parts
+
+
+def _sweep_section(online: pd.DataFrame) -> list[str]:
+    """Cost, energy and missed due dates against the offered load, where scenarios
+    differ only in it, and how often each policy was within 2% of a run's best."""
+    sweep = sweep_table(online)
+    if sweep.empty:
+        return []
+    parts = ["<h3>Against the offered load (mean, band: 95% CI over seeds)</h3>"]
+    for family in dict.fromkeys(sweep["family"]):
+        parts.append(_figure(sweep_chart(sweep, family), f"{family} against offered load"))
+    shares = pd.DataFrame(
+        {"policy": p, "runs within 2% of the run's best (%)": 100 * best_share(online, p)}
+        for p in online["policy"].unique()
+    )
+    parts.append(_fmt(shares, index=False))
     return parts
 
 

@@ -10,18 +10,24 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import ctypes
+import functools
 import multiprocessing
 import os
+import pickle
+import shutil
 import signal
 import sys
-from collections.abc import Iterator
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from tqdm import tqdm
 
-from experiments.campaign import Campaign
+from experiments.campaign import Campaign, RunSpec
 from experiments.execute import RunRecord, execute
 from experiments.store import Store
 
@@ -36,37 +42,143 @@ class CampaignOutcome:
     errors: tuple[str, ...]  # "key: message" of the runs that failed now
 
 
+@dataclass(frozen=True)
+class _Backend:
+    """Where runs execute: the executor, what its workers run for a spec, and how this
+    process reads what they return as a record."""
+
+    executor: cf.Executor
+    task: Callable[[RunSpec], Any]
+    record: Callable[[Any], RunRecord]
+
+
 @contextlib.contextmanager
-def _executor(scheduler: str | None, workers: int | None) -> Iterator[cf.Executor]:
+def _executor(scheduler: str | None, workers: int | None) -> Iterator[_Backend]:
     if scheduler is None:
-        # forkserver: workers start from a clean interpreter, not a copy of this one
-        # (which may hold threads or an open SQLite connection)
-        ctx = multiprocessing.get_context("forkserver")
-        with cf.ProcessPoolExecutor(
-            max_workers=workers or os.cpu_count(),
-            mp_context=ctx,
-            initializer=_die_with_campaign,
-            initargs=(os.getpid(),),
-        ) as ex:
-            yield ex
+        _sweep_records()
+        with (
+            tempfile.TemporaryDirectory(prefix=f"{_RECORDS}{os.getpid()}-") as folder,
+            _local_pool(workers or os.cpu_count() or 1) as ex,
+        ):
+            yield _Backend(ex, functools.partial(_execute_to_file, folder=folder), _read_record)
         return
     from distributed import Client  # only when a cluster is asked for
 
     with Client(scheduler, timeout="30s") as client:
-        yield client.get_executor()
+        yield _Backend(client.get_executor(), execute, _same)
+
+
+# the temporary folders holding the records of local runs: gpusched-runs-PID-XXXX
+_RECORDS = "gpusched-runs-"
+
+
+def _sweep_records() -> None:
+    """Remove the record folders of campaign processes that died without removing them
+    (killed by SIGKILL): a few files each, of runs never stored."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_RECORDS}*-*"):
+        pid = folder.name.removeprefix(_RECORDS).split("-")[0]
+        if not pid.isdigit() or not folder.is_dir() or folder.stat().st_uid != os.getuid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:  # alive, but another user's
+            continue
+
+
+def _same(record: RunRecord) -> RunRecord:
+    return record
+
+
+def _execute_to_file(spec: RunSpec, folder: str) -> str:
+    """In a pool process: run ``spec``, leave its record (or the exception of a bug) in a
+    file of ``folder``, and return the file's path.
+
+    So the message back through the pool's pipe is a few hundred bytes, written at once
+    (a write of at most PIPE_BUF bytes to a pipe is atomic). A record of tens of kB sent
+    whole could be cut by the kill of its worker (Ctrl-C, SIGTERM), and the pool's
+    result thread would wait forever for the rest: the stopped campaign would hang."""
+    try:
+        outcome: RunRecord | Exception = execute(spec)
+    except Exception as exc:  # a bug: raised in the campaign process, as it would be
+        outcome = exc
+    fd, path = tempfile.mkstemp(dir=folder, suffix=".pickle")
+    with os.fdopen(fd, "wb") as f:
+        try:
+            pickle.dump(outcome, f)
+        except Exception:  # an exception that does not pickle
+            f.seek(0)
+            f.truncate()
+            pickle.dump(RuntimeError(f"{spec.key}: {outcome!r}"), f)
+    return path
+
+
+def _read_record(path: str) -> RunRecord:
+    """The record a pool process left in ``path`` (a file of this campaign's private
+    temporary folder), which goes; a bug's exception is raised here."""
+    with open(path, "rb") as f:
+        outcome = pickle.load(f)
+    os.unlink(path)
+    if isinstance(outcome, Exception):
+        raise outcome
+    assert isinstance(outcome, RunRecord)
+    return outcome
+
+
+@contextlib.contextmanager
+def _local_pool(workers: int) -> Iterator[cf.ProcessPoolExecutor]:
+    """A pool of local processes that never outlive the campaign process.
+
+    "spawn": each worker is a child of this process, started from a clean interpreter
+    (not a copy of this one, which may hold threads or an open SQLite connection), so
+    that Linux's parent-death signal kills it when this process dies, however it dies
+    (SIGKILL, SIGTERM). Under "forkserver" the workers were the fork server's children,
+    and the fork server lives while any worker holds its pipe: nothing ever died.
+    If the campaign stops early (Ctrl-C, a store that cannot be written), the runs at
+    hand are killed, not finished for minutes: they are not in the store, and the same
+    command reruns them."""
+    ex = cf.ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_die_with_campaign,
+        initargs=(os.getpid(),),
+    )
+    try:
+        yield ex
+    except BaseException:
+        # the pool's own processes (ProcessPoolExecutor has no public way to stop them
+        # before Python 3.14's terminate_workers)
+        for process in list(getattr(ex, "_processes", {}).values()):
+            process.kill()
+        raise
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
 
 
 def _die_with_campaign(campaign_pid: int) -> None:
-    """In a pool process: be killed when the campaign process dies, not minutes later
-    when the run at hand ends. The pool's parent is the forkserver, which exits when the
-    campaign process does; Linux's parent-death signal then kills this process."""
+    """In a pool process: die with the campaign process, not when the run at hand ends.
+
+    On Linux the kernel sends SIGKILL when the parent (the campaign process: the pool
+    spawns from the thread that submits, which lives as long as the pool) dies;
+    elsewhere a thread watches the parent. Ctrl-C reaches the whole process group: the
+    campaign process alone answers it (it kills the pool), so a worker ignores it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    try:  # the campaign may have died before the signal was armed
-        os.kill(campaign_pid, 0)
-    except ProcessLookupError:
+    else:
+        threading.Thread(target=_watch_parent, args=(campaign_pid,), daemon=True).start()
+    if os.getppid() != campaign_pid:  # the campaign died before the signal was armed
         os._exit(1)
+
+
+def _watch_parent(campaign_pid: int, every: float = 0.5) -> None:
+    """Exit this process once its parent is no longer ``campaign_pid`` (an orphan is
+    adopted by another process: the campaign died)."""
+    while os.getppid() == campaign_pid:
+        time.sleep(every)
+    os._exit(1)
 
 
 def run_campaign(
@@ -97,11 +209,11 @@ def run_campaign(
         )
         with bar:
             if todo:
-                with _executor(scheduler, workers) as ex:
-                    futures = [ex.submit(execute, s) for s in todo]
+                with _executor(scheduler, workers) as backend:
+                    futures = [backend.executor.submit(backend.task, s) for s in todo]
                     try:
                         for fut in cf.as_completed(futures):
-                            rec: RunRecord = fut.result()
+                            rec = backend.record(fut.result())
                             store.save(rec)
                             if rec.status != "ok":
                                 errors.append(f"{rec.spec.key}: {rec.error}")

@@ -20,6 +20,26 @@ from instances.limits import MAX_EPOCHS, MAX_STOPS
 
 GIVEN_CACHE = 64  # conditional distributions kept per distribution
 
+# Progress within this many epochs of a stopping point (relative to the stop, absolute
+# below one epoch) is at it: progress is summed from segment lengths in hours, so a job
+# planned to stop at 2 epochs may show 1.9999999999999996. The evaluator, the Monte
+# Carlo replay, the engine and the checker all read progress against the stops through
+# :func:`reaches` and the methods below, so a job is never at a stop for one of them
+# and short of it for another. At 1e-9 the tolerance is above the rounding of a sum of
+# segments (1e-16 relative per segment) and below the shortest block for any stop
+# under 1e6 epochs (``MIN_BLOCK_EPOCHS``).
+STOP_TOL = 1e-9
+
+
+def stop_tolerance(stop: float) -> float:
+    """Epochs within which progress is at ``stop``."""
+    return STOP_TOL * max(1.0, stop)
+
+
+def reaches(progress: float, stop: float) -> bool:
+    """Whether ``progress`` epochs have reached the stopping point ``stop``."""
+    return progress >= stop - stop_tolerance(stop)
+
 
 @dataclass(frozen=True)
 class EpochDistribution:
@@ -144,7 +164,7 @@ class EpochDistribution:
         counts the jobs that stop there (:meth:`beyond` does not)."""
         if w < 0:
             return 1.0
-        b = bisect_left(self.stops, w)
+        b = self.block_of(w, last=False)
         # w in (e_{b-1}, e_b]  ->  q_b; w beyond E -> 0. w == 0 -> block 0 -> q_0 = 1.
         return self._q[b] if b < len(self.stops) else 0.0
 
@@ -153,8 +173,15 @@ class EpochDistribution:
         stops at exactly ``w`` does not)."""
         if w < 0:
             return 1.0
-        b = bisect_right(self.stops, w)
+        b = self._passed(w)
         return self._q[b] if b < len(self.stops) else 0.0
+
+    def _passed(self, w: float) -> int:
+        """How many stopping points ``w`` epochs have reached (:func:`reaches`)."""
+        b = bisect_right(self.stops, w)
+        if b < len(self.stops) and reaches(w, self.stops[b]):
+            b += 1
+        return b
 
     def phi(self, w: float) -> float:
         """``Phi(w)``: expected number of epochs among the first ``w`` that are really run."""
@@ -166,9 +193,14 @@ class EpochDistribution:
         start = self.stops[b - 1] if b > 0 else 0.0
         return self._phi_at_stop[b] + self._q[b] * (w - start)
 
-    def block_of(self, w: float) -> int:
-        """Index ``b`` of the block that contains epoch position ``w`` (``(e_{b-1}, e_b]``)."""
-        return min(bisect_left(self.stops, w), len(self.stops) - 1)
+    def block_of(self, w: float, *, last: bool = True) -> int:
+        """Index ``b`` of the block that contains epoch position ``w`` (``(e_{b-1}, e_b]``;
+        a ``w`` within the tolerance above ``e_{b-1}`` is at it, in block ``b - 1``); beyond
+        ``E``, the last block (or ``B`` with ``last=False``)."""
+        b = bisect_left(self.stops, w)
+        if b > 0 and w - self.stops[b - 1] <= stop_tolerance(self.stops[b - 1]):
+            b -= 1
+        return min(b, len(self.stops) - 1) if last else b
 
     # -- conditioning and sampling -------------------------------------------------------
     def conditional(self, progress: float) -> EpochDistribution:
@@ -179,14 +211,15 @@ class EpochDistribution:
         """
         if progress <= 0:
             return self
-        if progress >= self.max_epochs:
-            raise InstanceError("progress", progress, f"is not below the maximum {self.max_epochs}")
         known = self._given.get(progress)
         if known is not None:
             return known
+        first = self._passed(progress)  # stops passed (a job at a stop has gone past it)
+        if first >= len(self.stops):
+            raise InstanceError("progress", progress, f"is not below the maximum {self.max_epochs}")
         if len(self._given) >= GIVEN_CACHE:  # a running job's progress rarely repeats
             self._given.clear()
-        keep = [i for i, s in enumerate(self.stops) if s > progress + 1e-12]
+        keep = range(first, len(self.stops))
         mass = math.fsum(self.probabilities[i] for i in keep)
         stops = tuple(self.stops[i] - progress for i in keep)
         probs = [self.probabilities[i] / mass for i in keep]

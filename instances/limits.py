@@ -31,5 +31,10 @@ MAX_NODES = 100_000
 MAX_JOBS = 1_000_000
 MAX_ID_CHARS = 128  # ids and names: printable, no control characters
 MAX_PLAN_HOURS = 1e9  # a plan's times (plans of many long jobs end late, never at 1e308)
-MAX_FILE_BYTES = 512 << 20  # an instance or plan file (a million jobs take about 400 MiB)
+# an instance or plan file (a million jobs take about 400 MiB), and a history file's text
+# (gunzipped: a small gzip file may expand without end)
+MAX_FILE_BYTES = 512 << 20
+# the jobs of a history file (gpusched fit-stops); Helios, the largest public trace of
+# GPU jobs, has 3.4 million, and ten million rows take about 300 MB in memory
+MAX_HISTORY_JOBS = 10_000_000
 MAX_NESTING = 32  # JSON containers within containers (the formats use at most 6)

@@ -463,10 +463,10 @@ class Instance:
                 )
         if self.topology is not None:
             self._check_topology()
-        weights = {}
         for i, j in enumerate(self.jobs):
             self._check_job(i, j)
-            weights[j.id] = self._resolve_weight(j)
+        # after every job is checked: a default weight reads the allowed configurations
+        weights = {j.id: self._resolve_weight(j) for j in self.jobs}
         object.__setattr__(self, "_weights", weights)
 
     def _check_topology(self) -> None:
@@ -552,7 +552,8 @@ class Instance:
     def _resolve_weight(self, job: Job) -> float:
         if job.weight is not None:
             return job.weight * job.priority
-        top = max(self.power_w(cfg) for cfg in job.epoch_times)
+        # docs/model.md: a configuration no node can host is ignored, here too
+        top = max(self.power_w(cfg) for cfg in self.allowed_configs(job))
         return DEFAULT_TARDINESS_FACTOR * self.energy_price * top / 1000.0 * job.priority
 
     # -- lookups ---------------------------------------------------------------------------

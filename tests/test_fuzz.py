@@ -10,17 +10,15 @@ from __future__ import annotations
 import json
 import math
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from experiments.campaign import CampaignError, parse_campaign
 from heuristic.core.registry import make_policy
 from instances import InstanceError, PlanError, instance_from_dict, plan_from_dict, plan_to_dict
-from instances.generators.stops_fit import StopsFit, bundled_fit
-from instances.io import check_numbers
+from instances.generators.liquid import LiquidSpec, liquid
+from instances.io import check_numbers, instance_to_dict
 from tests.fuzz import (
     BYTE_MUTANTS,
     NASTY,
@@ -28,12 +26,12 @@ from tests.fuzz import (
     READABLE_MUTANTS,
     base_document,
     byte_mutant,
-    campaign_document,
     mutate,
     names_field,
+    normalized,
     paths,
     run_command,
-    toml_text,
+    schema_fields,
 )
 from validation.evaluate import evaluate
 from validation.montecarlo import replay
@@ -93,6 +91,25 @@ BASES["tiny-net"] = _with_network(BASES["tiny"])
 BASES["tiny-requested"] = _with_requests(BASES["tiny"])
 # the bundled files carry each job's overhead; this base has the instance's default too
 BASES["tiny-relaunch"] = {**BASES["tiny"], "relaunch_hours": 0.05, "suspend_hours": 0.001}
+
+
+def _described(doc: dict) -> dict:
+    """The document with the optional fields no other base has: a description and an
+    origin, a job's Gavel type and its own suspend overhead, and a configuration given
+    by its throughput (epochs per hour) rather than its epoch time."""
+    doc = json.loads(json.dumps(doc))
+    doc.update(description="fuzzed", origin="tests/test_fuzz.py")
+    job = doc["jobs"][0]
+    job.update(job_type="ResNet-18 (batch size 32)", relaunch_hours=0.05, suspend_hours=0.01)
+    config = job["configs"][0]
+    config["throughput"] = 1.0 / config.pop("epoch_time")
+    return doc
+
+
+BASES["tiny-described"] = _described(BASES["tiny"])
+# a generated instance of Liquid's setting: racks, domains, distributed configurations
+LIQUID = liquid(LiquidSpec(jobs=4, racks=2, nodes_per_rack=2, domains=1, relaunch="none"), 2)
+BASES["liquid"] = instance_to_dict(LIQUID)
 PATHS = {name: list(paths(doc)) for name, doc in BASES.items()}
 # fields that refer to another object: a bad value shows where it is looked up
 REFERENCES = {"gpu_type", "name", "id"}
@@ -192,15 +209,56 @@ def test_every_mutant_of_the_network_is_refused_naming_it_or_sound():
     assert _every_mutant_refused_naming_or_sound("tiny-net", fields, ("configs",)) > 10
 
 
-PLAN = plan_to_dict(rollout(instance_from_dict(BASES["tiny"]), make_policy("fifo")))
-PLAN_PATHS = list(paths(PLAN))
+def _plan(base: str, policy: str) -> dict:
+    inst = instance_from_dict(BASES[base])
+    return plan_to_dict(rollout(inst, make_policy(policy)), instance=inst.name, policy=policy)
+
+
+# plans of the bases, so that every field of a segment's configuration is mutated: the
+# host's CPUs and DRAM (tiny-host), a distributed span and bandwidth (liquid)
+PLANS = {"tiny": _plan("tiny", "fifo"), "tiny-host": _plan("tiny-host", "fifo")}
+PLANS["liquid"] = _plan("liquid", "liquid")
+PLAN = PLANS["tiny"]
+PLAN_CASES = [(base, path) for base, plan in PLANS.items() for path in paths(plan)]
+
+
+def test_every_schema_field_is_in_a_fuzz_base():
+    """Every field of the instance and plan schemas is mutated by the fuzzer: a field
+    added to a schema fails here until a base (above) holds it, and is then fuzzed by
+    every test of this file with no other code."""
+    have = {normalized(p) for ps in PATHS.values() for p in ps}
+    assert schema_fields("instance") - have == set()
+    assert schema_fields("plan") - {normalized(p) for _, p in PLAN_CASES} == set()
+
+
+INSTANCE_FIELDS = sorted(schema_fields("instance"))
+
+
+@pytest.mark.parametrize("field", INSTANCE_FIELDS)
+def test_every_schema_field_is_mutated_every_way(field):
+    """Each field of the instance schema, where a base first holds it: each operation
+    once, with nasty values that turn with the field (over the fields, every value)."""
+    base, path = next((b, p) for b, ps in PATHS.items() for p in ps if normalized(p) == field)
+    k = INSTANCE_FIELDS.index(field)
+    for i, op in enumerate(OPS):
+        value = NASTY[(k * len(OPS) + i) % len(NASTY)]
+        doc = json.loads(json.dumps(mutate(BASES[base], path, op, value)))
+        try:
+            inst = instance_from_dict(doc)
+        except InstanceError as exc:
+            assert exc.path, f"{exc} names no field"
+            if op == "replace" and path[-1] not in REFERENCES and isinstance(path[-1], str):
+                assert names_field(str(exc), path), f"mutated {path}, refused as: {exc}"
+            continue
+        _accepted_is_sound(inst)
 
 
 @SETTINGS
-@given(st.sampled_from(PLAN_PATHS), st.sampled_from(OPS), st.sampled_from(NASTY))
-def test_a_mutated_plan_is_refused_or_costed_finitely(path, op, value):
-    inst = instance_from_dict(BASES["tiny"])
-    doc = json.loads(json.dumps(mutate(PLAN, path, op, value)))
+@given(st.sampled_from(PLAN_CASES), st.sampled_from(OPS), st.sampled_from(NASTY))
+def test_a_mutated_plan_is_refused_or_costed_finitely(case, op, value):
+    base, path = case
+    inst = instance_from_dict(BASES[base])
+    doc = json.loads(json.dumps(mutate(PLANS[base], path, op, value)))
     try:
         ev = evaluate(inst, plan_from_dict(doc))
     except PlanError as exc:
@@ -232,43 +290,6 @@ def test_byte_mutants_are_refused_or_read_whole(tmp_path_factory, kind, base):
     assert outcome == ("ok" if kind in READABLE_MUTANTS else "refused"), err
 
 
-CAMPAIGNS = {
-    name: campaign_document(name)
-    for name in ("thesis-rates", "sharing", "bound", "thesis-calibrated", "philly-week")
-}
-# the whole week would be built at every example: a one-hour window has every trace field
-CAMPAIGNS["philly-week"]["scenarios"][0].update(start=30.0, hours=1.0, running="completed")
-
-
-@pytest.fixture(scope="module")
-def fit_file(tmp_path_factory) -> str:
-    """The bundled fit written as ``fit-stops --out`` writes it: the philly-week
-    scenario's ``stops`` (its fuzzed paths include that field)."""
-    path = tmp_path_factory.mktemp("fit") / "fit.json"
-    path.write_text(json.dumps(bundled_fit("completed").to_dict()))
-    return str(path)
-
-
-@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "40")), deadline=None)
-@given(st.data())
-def test_a_mutated_campaign_file_is_refused_naming_the_field_or_expands(fit_file, data):
-    name = data.draw(st.sampled_from(sorted(CAMPAIGNS)))
-    doc = json.loads(json.dumps(CAMPAIGNS[name]))
-    if name == "philly-week":
-        doc["scenarios"][0]["stops"] = fit_file
-    path = data.draw(st.sampled_from(list(paths(doc))))
-    value = data.draw(st.sampled_from([v for v in NASTY if v is not None]))
-    text = toml_text(mutate(doc, path, data.draw(st.sampled_from(OPS)), value))
-    if text is None:
-        return
-    try:
-        campaign = parse_campaign(text, base=Path("."), default_name="fuzz")
-    except CampaignError as exc:
-        assert " = " in str(exc), f"{exc} names no field"
-        return
-    assert campaign.runs() and all(r.time_limit > 0 for r in campaign.runs())
-
-
 def test_the_number_walk_reports_depth_without_recursing():
     deep: list = []
     for _ in range(100_000):
@@ -279,85 +300,3 @@ def test_the_number_walk_reports_depth_without_recursing():
         assert "nested deeper" in str(exc)
     else:
         raise AssertionError("a 100,000-deep document passed")
-
-
-def _every_class_is_a_distribution(fit: StopsFit) -> None:
-    for label in fit.classes:
-        probs = fit.classes[label].distribution(20, 5).probabilities
-        assert _finite(*probs) and math.fsum(probs) == pytest.approx(1.0)
-
-
-FIT = bundled_fit("completed").to_dict()
-FIT_PATHS = list(paths(FIT))
-
-
-@SETTINGS
-@given(st.sampled_from(FIT_PATHS), st.sampled_from(OPS), st.sampled_from(NASTY))
-def test_a_mutated_stopping_fit_is_refused_naming_the_field_or_sound(path, op, value):
-    """A fit file (``fit-stops --out``, read by ``generate --stops``): refused naming
-    the field, or every class gives a valid distribution of finite probabilities."""
-    doc = json.loads(json.dumps(mutate(FIT, path, op, value)))
-    try:
-        fit = StopsFit.from_dict(doc)
-    except InstanceError as exc:
-        assert names_field(str(exc), path), f"mutated {path}, refused as: {exc}"
-        return
-    _every_class_is_a_distribution(fit)
-
-
-# a history CSV of one's own (``fit-stops FILE [--recent H]``): every cell, ``created``
-# included, mutated to text a user's export may hold
-HISTORY = [
-    {"hours": h, "status": s, "gpus": g, "created": 100 + i}
-    for i, (h, s, g) in enumerate(
-        [(2, "Pass", 1), (1, "Killed", 1), (3, "Pass", 2), (0.5, "Running", 1)] * 2
-    )
-]
-CSV_CELLS = [(i, column) for i in range(len(HISTORY)) for column in HISTORY[0]]
-CSV_NASTY = (
-    "",
-    " ",
-    "x",
-    "nan",
-    "inf",
-    "-inf",
-    "-1",
-    "0",
-    "1e400",
-    "1e308",
-    "5e-324",
-    "2.5",
-    "Running",
-    "done?",
-    "\u0000",
-    "é",
-    ",",
-    '"',
-    "1,2",
-    "10**400",
-)
-
-
-@SETTINGS
-@given(st.sampled_from(CSV_CELLS), st.sampled_from(CSV_NASTY), st.booleans())
-def test_a_mutated_history_csv_is_refused_naming_the_row_or_fitted(
-    tmp_path_factory, cell, value, recent
-):
-    """Refused (exit 2) naming the mutated row, or the history as a whole when no job
-    in it completed, with nothing written; or fitted, every class a valid distribution."""
-    tmp = tmp_path_factory.mktemp("history")
-    row, column = cell
-    rows = [dict(r) for r in HISTORY]
-    rows[row][column] = value
-    lines = [",".join(HISTORY[0])] + [",".join(str(r[c]) for c in HISTORY[0]) for r in rows]
-    (tmp / "h.csv").write_text("\n".join(lines) + "\n")
-    out = tmp / "fit.json"
-    argv = ["fit-stops", str(tmp / "h.csv"), "--out", str(out)]
-    outcome, _, _, err = run_command(argv + (["--recent", "24"] if recent else []))
-    if outcome == "refused":
-        assert f"rows[{row}]" in err or "history" in err, err
-        assert not out.exists()
-        return
-    assert outcome == "ok", f"{outcome}: {err}"
-    fit = StopsFit.from_dict(json.loads(out.read_text()))
-    _every_class_is_a_distribution(fit)

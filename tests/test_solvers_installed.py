@@ -4,21 +4,41 @@ import numpy as np
 import pytest
 
 
-def test_highs_solves_a_small_mip_through_pyomo():
+def test_highs_solves_a_small_mip_the_way_the_milp_does(tmp_path):
+    """The MILP's path (milp/highs.py): Pyomo's standard-form compiler, then highspy in
+    this process (through heuristic.core.highs_run, as every direct solve), the
+    solution loaded back into the Pyomo variables."""
     import pyomo.environ as pyo
+
+    from milp.highs import compile_model, load_values, run_highs
+    from milp.result import Termination
 
     m = pyo.ConcreteModel()
     m.x = pyo.Var(domain=pyo.NonNegativeIntegers)
     m.y = pyo.Var(domain=pyo.NonNegativeReals)
     m.c = pyo.Constraint(expr=2 * m.x + m.y >= 3.5)
     m.o = pyo.Objective(expr=3 * m.x + 2 * m.y)
-    solver = pyo.SolverFactory("appsi_highs")
-    assert solver.available()
-    solver.solve(m)
-    assert pyo.value(m.o) == pytest.approx(6.0)  # x = 2 (or x = 1, y = 1.5); y alone: 7
+    mats = compile_model(m)
+    answer = run_highs(
+        mats,
+        start=None,
+        time_limit=10.0,
+        mip_gap=0.0,
+        threads=1,
+        log_file=tmp_path / "highs.log",
+        stream=False,
+    )
+    assert answer.termination is Termination.OPTIMAL
+    # x = 2 (or x = 1, y = 1.5) costs 6; y alone 7; the LP relaxation 5.25
+    assert answer.objective == pytest.approx(6.0) and answer.bound == pytest.approx(6.0)
+    assert answer.values is not None and "HiGHS" in answer.log
+    load_values(mats, answer.values)
+    assert pyo.value(m.o) == pytest.approx(6.0)
+    assert pyo.value(m.x) == pytest.approx(round(pyo.value(m.x)))
 
 
 def test_ipopt_solves_a_small_nlp_through_cyipopt():
+    """cyipopt's Problem interface, as the profile's reference (heuristic/sts/profile_ipopt.py)."""
     import cyipopt
 
     class Problem:

@@ -16,7 +16,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from instances import GpuRef, Instance, LinkId, Plan, Segment
+from instances import GpuRef, Instance, Job, LinkId, Plan, Segment
+from instances.distribution import reaches
 from instances.topology import within
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
 
@@ -85,102 +86,90 @@ def _shape(inst: Instance, s: Segment) -> list[str]:
 
 
 def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
-    """Every violation of the plan, in a stable order; an empty list means feasible."""
+    """Every violation of the plan, in a stable order; an empty list means feasible:
+    each segment's own problems in plan order, then each job's (in the instance's
+    order), then the capacity sweeps over the segments whose GPUs are sound."""
     v: list[Violation] = []
-    slot = instance.slot
-    usable: list[tuple[Segment, float]] = []  # segment with its effective end
+    usable: list[Segment] = []
     for s in plan:
-        if not instance.has_job(s.job):
-            v.append(Violation("unknown-job", s.job, s.start, "not a job of the instance"))
-            continue
-        job = instance.job(s.job)
-        if not (s.end > s.start):
-            v.append(
-                Violation(
-                    "empty-segment", s.job, s.start, f"segment ends at {s.end:g} before it starts"
-                )
-            )
-            continue
-        if s.start < -TIME_TOL:
-            v.append(Violation("negative-time", s.job, s.start, "segment starts before t=0"))
-        if s.config not in instance.allowed_configs(job):
-            v.append(
-                Violation(
-                    "config-not-allowed",
-                    s.job,
-                    s.start,
-                    f"{s.config.label} is not a configuration this job may use",
-                )
-            )
-            continue
-        if s.start < job.release - TIME_TOL:
-            v.append(
-                Violation(
-                    "before-release",
-                    s.job,
-                    s.start,
-                    f"starts before its release time {job.release:g}",
-                )
-            )
-        if slot is not None and not (_on_grid(s.start, slot) and _on_grid(s.end, slot)):
-            v.append(
-                Violation(
-                    "off-slot",
-                    s.job,
-                    s.start,
-                    f"segment [{s.start:g}, {s.end:g}) is not aligned to slots of {slot:g} h",
-                )
-            )
-        bad = _shape(instance, s)
-        v.extend(Violation("bad-gpus", s.job, s.start, b) for b in bad)
-        if not bad:
-            usable.append((s, s.end))
-
-    # Per job: no overlap, completion, nothing after completion.
-    ends: dict[int, float] = {}
+        found, sound = _segment_problems(instance, s)
+        v.extend(found)
+        if sound:
+            usable.append(s)
+    ends: dict[int, float] = {}  # by segment id: its end, or the job's completion if sooner
     for job in instance.jobs:
-        segs = plan.for_job(job.id)
-        ordered = sorted(segs, key=lambda s: s.start)
-        for a, b in itertools.pairwise(ordered):
-            if b.start < a.end - TIME_TOL:
-                v.append(
-                    Violation(
-                        "overlap",
-                        job.id,
-                        b.start,
-                        f"runs {a.config.label} and {b.config.label} at once "
-                        f"([{a.start:g},{a.end:g}) and [{b.start:g},{b.end:g}))",
-                    )
-                )
-        tl = Timeline.of(instance, job.id, segs)
-        if not tl.complete:
-            v.append(
-                Violation(
-                    "incomplete",
-                    job.id,
-                    None,
-                    f"reaches {tl.progress:.6g} of its {job.max_epochs:g} epochs",
-                )
-            )
-            continue
-        done = slot_ceil(tl.time_at(job.max_epochs), slot)
-        for s in ordered:
-            if s.start >= done - TIME_TOL:
-                v.append(
-                    Violation(
-                        "after-completion",
-                        job.id,
-                        s.start,
-                        f"segment starts after the job completed at {done:g}",
-                    )
-                )
-            ends[id(s)] = min(s.end, done)  # resources are free once the job is done
-
-    live = [(s, ends.get(id(s), e)) for s, e in usable]
+        found, done = _job_problems(instance, job, plan.for_job(job.id))
+        v.extend(found)
+        ends.update(done)
+    live = [(s, ends.get(id(s), s.end)) for s in usable]
     v.extend(_capacity(instance, live))
     v.extend(_host_capacity(instance, live))
     v.extend(_link_capacity(instance, live))
     return v
+
+
+def _segment_problems(instance: Instance, s: Segment) -> tuple[list[Violation], bool]:
+    """One segment's problems on its own, and whether its GPUs may be swept for
+    capacity (a known job, a positive length, an allowed configuration, sound GPUs)."""
+    if not instance.has_job(s.job):
+        return [Violation("unknown-job", s.job, s.start, "not a job of the instance")], False
+    if not (s.end > s.start):
+        why = f"segment ends at {s.end:g} before it starts"
+        return [Violation("empty-segment", s.job, s.start, why)], False
+    out: list[Violation] = []
+    if s.start < -TIME_TOL:
+        out.append(Violation("negative-time", s.job, s.start, "segment starts before t=0"))
+    if s.config not in instance.allowed_configs(s.job):
+        why = f"{s.config.label} is not a configuration this job may use"
+        out.append(Violation("config-not-allowed", s.job, s.start, why))
+        return out, False
+    out.extend(_timing(instance, s))
+    bad = _shape(instance, s)
+    out.extend(Violation("bad-gpus", s.job, s.start, b) for b in bad)
+    return out, not bad
+
+
+def _timing(instance: Instance, s: Segment) -> list[Violation]:
+    """A segment before its job's release, or off the slot grid."""
+    out = []
+    release = instance.job(s.job).release
+    if s.start < release - TIME_TOL:
+        why = f"starts before its release time {release:g}"
+        out.append(Violation("before-release", s.job, s.start, why))
+    slot = instance.slot
+    if slot is not None and not (_on_grid(s.start, slot) and _on_grid(s.end, slot)):
+        why = f"segment [{s.start:g}, {s.end:g}) is not aligned to slots of {slot:g} h"
+        out.append(Violation("off-slot", s.job, s.start, why))
+    return out
+
+
+def _job_problems(
+    instance: Instance, job: Job, segs: tuple[Segment, ...]
+) -> tuple[list[Violation], dict[int, float]]:
+    """A job's segments together: two at once, not reaching its maximum epochs, one
+    after its completion; and, by segment id, when each frees its resources (its end,
+    or the completion if sooner) once the job completes."""
+    out: list[Violation] = []
+    ordered = sorted(segs, key=lambda s: s.start)
+    for a, b in itertools.pairwise(ordered):
+        if b.start < a.end - TIME_TOL:
+            why = (
+                f"runs {a.config.label} and {b.config.label} at once "
+                f"([{a.start:g},{a.end:g}) and [{b.start:g},{b.end:g}))"
+            )
+            out.append(Violation("overlap", job.id, b.start, why))
+    tl = Timeline.of(instance, job.id, segs)
+    if not tl.complete:
+        why = f"reaches {tl.progress:.6g} of its {job.max_epochs:g} epochs"
+        return [*out, Violation("incomplete", job.id, None, why)], {}
+    done = slot_ceil(tl.time_at(job.max_epochs), instance.slot)
+    ends = {}
+    for s in ordered:
+        if s.start >= done - TIME_TOL:
+            why = f"segment starts after the job completed at {done:g}"
+            out.append(Violation("after-completion", job.id, s.start, why))
+        ends[id(s)] = min(s.end, done)  # resources are free once the job is done
+    return out, ends
 
 
 def relaunch_notes(instance: Instance, plan: Plan) -> list[Violation]:
@@ -194,7 +183,8 @@ def relaunch_notes(instance: Instance, plan: Plan) -> list[Violation]:
         tl = Timeline.of(instance, job.id, plan.for_job(job.id))
         for p in tl.pieces:
             s = p.segment
-            if p.lost > 0 and p.w1 <= p.w0 and p.w0 < job.max_epochs and s.end > s.start:
+            done = reaches(p.w0, job.max_epochs)
+            if p.lost > 0 and p.w1 <= p.w0 and not done and s.end > s.start:
                 out.append(
                     Violation(
                         "overhead-only",

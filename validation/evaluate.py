@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from instances import Instance, Plan, PlanError
+from instances.distribution import reaches
 from instances.model import TardinessMode
 from validation.check import check_plan
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
@@ -199,7 +200,7 @@ def evaluate_scenario(
         for p in tl.pieces:
             done = max(0.0, min(p.w1, n) - p.w0)
             energy += instance.epoch_cost(job, p.segment.config) * done
-            if p.lost > 0 and n > p.w0:  # the job is still running when it relaunches
+            if p.lost > 0 and not reaches(p.w0, n):  # still running when it relaunches
                 power = instance.power_w(p.segment.config)
                 energy += instance.energy_price * power * p.lost / 1000.0
         w = job.max_epochs if mode == "worst_case" else n

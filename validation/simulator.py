@@ -27,6 +27,7 @@ from typing import Literal
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus, Policy, SchedulerState
 from instances import Instance, Plan, Segment
+from instances.distribution import reaches
 from validation.scenario import scenario_epochs
 from validation.timeline import continues, slot_ceil, start_overhead
 
@@ -216,21 +217,25 @@ class _Engine:
         self.moved = False
         for j in running:
             run = self.runs[j]
-            if finish[j] <= t_next + EPS or t_prev < t_next > run.busy_until:
-                self.moved = True  # epochs were run (or the job ended)
-            if finish[j] <= t_next + EPS:
-                run.progress = run.target
-                self.close(j)
-                run.done_at = t_next
-                self.present.remove(j)
-                self.ended += 1
-            else:
+            ended = finish[j] <= t_next + EPS
+            if not ended:
                 assert run.alloc is not None
                 tau = self.instance.epoch_time(j, run.alloc.config)
                 if run.busy_until > t_prev:  # part of the interval is overhead
                     run.progress += max(0.0, t_next - run.busy_until) / tau
                 else:
                     run.progress += dt / tau
+                # at its stop as the evaluator reads progress, though the clock's
+                # tolerance (hours) has not seen it: it ends now, not after a relaunch
+                ended = reaches(run.progress, run.target)
+            if ended or t_prev < t_next > run.busy_until:
+                self.moved = True  # epochs were run (or the job ended)
+            if ended:
+                run.progress = run.target
+                self.close(j)
+                run.done_at = t_next
+                self.present.remove(j)
+                self.ended += 1
         self.admit()
         self.moved = self.moved or self.next_arrival > arrived
         while self.wakes and self.wakes[0] <= self.t + EPS:

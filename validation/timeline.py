@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from instances import Instance, Segment
+from instances.distribution import reaches
 
 TIME_TOL = 1e-9
 
@@ -116,7 +117,7 @@ class Timeline:
                 continue
             w1 = min(E, w + max(0.0, s.end - s.start - lost) / tau)
             # absorb float noise so that a plan built to reach E is seen to reach it
-            if E - w1 <= 1e-9 * max(1.0, E):
+            if reaches(w1, E):
                 w1 = E
             pieces.append(Piece(s, tau, w, w1, lost, relaunch))
             w = w1
@@ -129,15 +130,19 @@ class Timeline:
 
     @property
     def complete(self) -> bool:
-        return self.progress >= self.max_epochs
+        return reaches(self.progress, self.max_epochs)
 
     def time_at(self, w: float) -> float:
-        """First instant at which progress reaches ``w`` epochs (``inf`` if never)."""
+        """First instant at which progress :func:`reaches` ``w`` epochs (a stopping
+        point; ``inf`` if never)."""
         if w <= 0:
             return self.pieces[0].segment.start if self.pieces else 0.0
         for p in self.pieces:
-            if p.w1 >= w - 1e-12 and p.w1 > p.w0:
-                return p.time_at(min(w, p.w1))
+            if reaches(p.w1, w) and p.w1 > p.w0:
+                # a stop reached within the tolerance is reached by the segment's end
+                # (a time within the clock's tolerance of it is left as computed)
+                t = p.time_at(min(w, p.w1))
+                return p.segment.end if t > p.segment.end + TIME_TOL else t
         return math.inf
 
     def completion(self, slot: float | None) -> float:

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from types import FrameType
 
 from experiments.campaign import CampaignError
 from experiments.cli.common import Subparsers, positive_int
@@ -37,9 +42,22 @@ def run(args: argparse.Namespace) -> int:
     runs = len(campaign.runs())
     where = args.scheduler or f"{args.workers or os.cpu_count()} local processes"
     print(f"campaign {campaign.name!r}: {runs} runs into {store} on {where}")
-    out = run_campaign(
-        campaign, store, scheduler=args.scheduler, workers=args.workers, progress=not args.quiet
-    )
+    try:
+        with _stopped_by_signals():
+            out = run_campaign(
+                campaign,
+                store,
+                scheduler=args.scheduler,
+                workers=args.workers,
+                progress=not args.quiet,
+            )
+    except KeyboardInterrupt as exc:  # the pool is killed; the finished runs are stored
+        how = f"stopped by {exc.signal.name}" if isinstance(exc, _Signalled) else "interrupted"
+        print(
+            f"\ngpusched: campaign {campaign.name!r} {how}; the same command resumes it",
+            file=sys.stderr,
+        )
+        return 128 + (exc.signal if isinstance(exc, _Signalled) else signal.SIGINT)
     print(
         f"{out.ran} runs done now, {out.skipped} were already in the store, "
         f"{len(out.errors)} failed"
@@ -47,3 +65,32 @@ def run(args: argparse.Namespace) -> int:
     for line in out.errors:
         print(f"  failed: {line}", file=sys.stderr)
     return 1 if out.errors else 0
+
+
+class _Signalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled as Ctrl-C is: the campaign stops its pool and says so
+    (their default action would end this process at once, the pool with it by the
+    parent-death signal, but the pool's queues then leak and Python warns)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signal = signal.Signals(signum)
+
+
+def _raise(signum: int, frame: FrameType | None) -> None:
+    raise _Signalled(signum)
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`_Signalled` here (in the main thread: Python
+    runs signal handlers only there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _raise) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

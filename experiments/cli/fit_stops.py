@@ -7,7 +7,7 @@ import argparse
 import pandas as pd
 
 from experiments.cli.common import CliError, Subparsers
-from instances.generators.stops_fit import RUNNING_READINGS
+from instances.generators.histories import RUNNING_READINGS
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -33,7 +33,8 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from instances.generators.stops_fit import alibaba_history, csv_history, fit_stops
+    from instances.generators.histories import alibaba_history, csv_history
+    from instances.generators.stops_fit import fit_stops
     from instances.io import write_atomic
 
     if args.trace == "philly":

@@ -1,39 +1,103 @@
-"""``gpusched generate``: write a seeded instance file."""
+"""``gpusched generate``: write a seeded instance file, from a generator of the one
+table (``instances.generators.GENERATORS``, which campaigns read too), or the MILP
+suite."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from experiments.cli.common import CliError, Subparsers, count, hours, positive_float, positive_int
-from instances import Instance, write_instance
-from instances.generators import FAMILIES, RealDataSpec, SyntheticSpec, real_data, synthetic
-from instances.generators.liquid import LiquidSpec, liquid
-from instances.generators.realdata import cluster_mix
-from instances.generators.stops_fit import RUNNING_READINGS, StopsFit, read_fit
+from instances import Instance, InstanceError, write_instance
+from instances.generators import FAMILIES, GENERATORS
+from instances.generators.clusters import parse_cluster
+from instances.generators.histories import RUNNING_READINGS
+from instances.generators.measured_overheads import RELAUNCH_MODES
+from instances.generators.realdata import PHILLY_FILES
 from instances.generators.suite import milp_suite
-from instances.generators.synergy import SHAPES, SynergySpec, synergy
+from instances.generators.synergy import SHAPES
 from instances.generators.synthetic import CALIBRATIONS, RATES
-from instances.generators.traces import FITTED, TRACES, TraceSpec, trace_instance
+from instances.generators.traces import FITTED, TRACES
+from instances.model import TARDINESS_MODES
+
+SUITE = "suite"
+_COSTS = {"tardiness": "tardiness", "slot": "slot", "relaunch": "relaunch"}
+_JOBS = {**_COSTS, "early_stopping": "early_stopping", "seed": "", "name": ""}
+_TRACE = {
+    "start": "start",
+    "hours": "hours",
+    "running": "running",
+    "stops": "stops",
+    "jobs": "jobs",
+    "nodes": "nodes",
+    "cluster": "cluster",
+    "load": "load",
+    "time_scale": "time_scale",
+}
+_OWN: dict[str, dict[str, str]] = {
+    "synthetic": {"nodes": "nodes", "jobs": "jobs", "rate": "rate", "calibration": "calibration"},
+    "realdata": {"nodes": "nodes", "jobs": "jobs", "start": "start", "source": "source"},
+    "synergy": {"nodes": "nodes", "jobs": "jobs", "shape": "shape", "jobs_per_hour": "rate"},
+    "liquid": {"jobs": "jobs"},
+    **{t: _TRACE for t in TRACES},
+}
+
+
+def _sharing(kind: str) -> dict[str, str]:
+    return {"no_sharing": "sharing"} if "sharing" in GENERATORS[kind].fields else {}
+
+
+# Which spec field each option sets, per kind ("": an option that is no spec field). An
+# option a kind does not read is refused when given (so the options read by some kinds
+# only default to None here, and the spec's own default applies where none is given).
+READS: dict[str, dict[str, str]] = {
+    **{kind: {**own, **_JOBS, **_sharing(kind)} for kind, own in _OWN.items()},
+    SUITE: {"slot": "slot", "relaunch": "relaunch"},
+}
+# this command's defaults, where they are not the spec's
+DEFAULTS: dict[str, Any] = {"nodes": 4, "jobs": 10, "seed": 0}
+KIND_DEFAULTS: dict[str, dict[str, Any]] = {
+    "realdata": {"early_stopping": "uniform"},
+    # a trace runs on its own cluster, with all its window's jobs, unless told otherwise
+    **{t: {"nodes": None, "jobs": None} for t in TRACES},
+}
 
 
 def add_parser(sub: Subparsers) -> None:
     g = sub.add_parser("generate", help="write a seeded instance file")
-    g.add_argument("kind", choices=("synthetic", "realdata", "synergy", "liquid", *TRACES, "suite"))
+    g.add_argument("kind", choices=(*GENERATORS, SUITE))
     g.add_argument("--out", required=True)
-    g.add_argument("--seed", type=count, default=0)
+    g.add_argument("--seed", type=count, default=None, help="default: 0")
     g.add_argument("--name", default=None)
+    _cluster_options(g)
+    _trace_options(g)
+    _job_options(g)
+    g.set_defaults(func=run)
+
+
+def _cluster_options(g: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--nodes",
         type=positive_int,
-        default=4,
-        help="number of nodes (realdata: cycles k80x4, p100x4, v100x4, v100x8)",
+        default=None,
+        help="number of nodes, default 4 (realdata: cycles k80x4, p100x4, v100x4, v100x8)",
     )
-    g.add_argument("--jobs", type=positive_int, default=10)
+    g.add_argument("--jobs", type=positive_int, default=None, help="default: 10")
+    g.add_argument(
+        "--shape",
+        choices=sorted(SHAPES),
+        default=None,
+        help="synergy: the 8 x V100 servers' CPU cores and DRAM (Synergy's or Alibaba's)",
+    )
+    g.add_argument("--no-sharing", action="store_true", default=None)
+
+
+def _trace_options(g: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--start",
         type=hours,
-        default=0.0,
+        default=None,
         help="realdata: first Philly job index; philly-week, alibaba: hours from the trace start",
     )
     g.add_argument(
@@ -45,9 +109,9 @@ def add_parser(sub: Subparsers) -> None:
     g.add_argument(
         "--running",
         choices=RUNNING_READINGS,
-        default="completed",
+        default=None,
         help="philly-week, alibaba with fitted stops: how the Alibaba fit reads pods "
-        "deleted while Running (docs/model.md)",
+        "deleted while Running (docs/model.md; default: completed)",
     )
     g.add_argument(
         "--stops",
@@ -56,13 +120,49 @@ def add_parser(sub: Subparsers) -> None:
         help="philly-week, alibaba: the early-stopping fit to use, as written by "
         "gpusched fit-stops --out (default: the bundled Alibaba fit)",
     )
-    g.add_argument("--rate", choices=RATES, default="exponential")
+    g.add_argument(
+        "--cluster",
+        type=_cluster,
+        default=None,
+        metavar="TYPExGPUS:NODES,...",
+        help="philly-week, alibaba: the nodes, e.g. k80x4:2,p100x4:2,v100x8:2 (the trace's "
+        "own types or k80, p100, v100); --nodes N instead takes N of the trace's own mix",
+    )
+    g.add_argument(
+        "--load",
+        type=positive_float,
+        default=None,
+        help="philly-week, alibaba: the offered load to scale the arrivals to (docs/model.md)",
+    )
+    g.add_argument(
+        "--time-scale",
+        type=positive_float,
+        default=None,
+        help="philly-week, alibaba: multiply each job's time since the window's start",
+    )
+    g.add_argument(
+        "--source",
+        choices=tuple(PHILLY_FILES),
+        default=None,
+        help="realdata: the Philly jobs of the bundled day (default) or the whole week",
+    )
+
+
+def _cluster(text: str) -> tuple[tuple[str, int, int], ...]:
+    try:
+        return parse_cluster(text)
+    except InstanceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _job_options(g: argparse.ArgumentParser) -> None:
+    g.add_argument("--rate", choices=RATES, default=None, help="default: exponential")
     g.add_argument(
         "--calibration",
         choices=tuple(CALIBRATIONS),
-        default="offered-load",
-        help="synthetic: the offered load of each rate; thesis-peak: the thesis's jobs "
-        "present at once (docs/thesis.md)",
+        default=None,
+        help="synthetic: the offered load of each rate (default); thesis-peak: the "
+        "thesis's jobs present at once (docs/thesis.md)",
     )
     g.add_argument(
         "--early-stopping",
@@ -72,93 +172,76 @@ def add_parser(sub: Subparsers) -> None:
         "fitted (philly-week, alibaba: the Alibaba trace's fit, gpusched fit-stops)",
     )
     g.add_argument(
-        "--shape",
-        choices=sorted(SHAPES),
-        default="synergy",
-        help="synergy: the 8 x V100 servers' CPU cores and DRAM (Synergy's or Alibaba's)",
-    )
-    g.add_argument(
         "--jobs-per-hour",
         type=positive_float,
-        default=9.0,
-        help="synergy: Poisson arrival rate (Synergy's example: 9)",
+        default=None,
+        help="synergy: Poisson arrival rate (default: Synergy's example, 9)",
     )
-    g.add_argument("--tardiness", choices=("worst_case", "expected"), default="worst_case")
+    g.add_argument("--tardiness", choices=TARDINESS_MODES, default=None)
     g.add_argument("--slot", type=float, default=None)
-    g.add_argument("--no-sharing", action="store_true")
     g.add_argument(
         "--relaunch",
-        choices=("measured", "none"),
-        default="measured",
-        help="per-job relaunch overheads from published measurements (docs/model.md), or none",
+        choices=RELAUNCH_MODES,
+        default=None,
+        help="per-job relaunch overheads from published measurements (docs/model.md), or "
+        "none; default: measured (suite: each instance's own, measured in half of them)",
     )
-    g.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.kind == "suite":
+    given = _given(args)
+    if args.kind == SUITE:
         out = Path(args.out)
+        suite = milp_suite(given.get("relaunch"))
+        if "slot" in given:
+            suite = [inst.replace(slot=given["slot"]) for inst in suite]
         out.mkdir(parents=True, exist_ok=True)
-        suite = milp_suite()
         for inst in suite:
             write_instance(inst, out / f"{inst.name}.json")
         print(f"wrote {len(suite)} suite instances to {out}/")
         return 0
-    inst = generated(args)
+    inst = generated(args.kind, given)
     write_instance(inst, args.out)
     print(f"wrote {args.out}: {inst.name}, {len(inst.nodes)} nodes, {len(inst.jobs)} jobs")
     return 0
 
 
-def generated(args: argparse.Namespace) -> Instance:
-    """The instance ``gpusched generate KIND`` asks for (any kind but the suite)."""
-    seed, name = args.seed, args.name
-    if args.stops is not None and args.kind not in TRACES:
-        raise CliError(f"--stops: only philly-week and alibaba read a fit, not {args.kind}")
-    options = dict(tardiness=args.tardiness, slot=args.slot, relaunch=args.relaunch)
-    if args.kind == "synergy":
-        syn = SynergySpec(
-            jobs=args.jobs,
-            nodes=args.nodes,
-            shape=args.shape,
-            rate=args.jobs_per_hour,
-            early_stopping=args.early_stopping or "none",
-            **options,
-        )
-        return synergy(syn, seed=seed, name=name)
-    options["sharing"] = not args.no_sharing
-    if args.kind == "liquid":
-        early = args.early_stopping or "none"
-        return liquid(LiquidSpec(jobs=args.jobs, early_stopping=early, **options), seed, name)
-    options["early_stopping"] = args.early_stopping or "uniform"
-    if args.kind == "synthetic":
-        synth = SyntheticSpec(
-            nodes=args.nodes,
-            jobs=args.jobs,
-            rate=args.rate,
-            calibration=args.calibration,
-            **options,
-        )
-        return synthetic(synth, seed=seed, name=name)
-    if args.kind in TRACES:
-        options["early_stopping"] = args.early_stopping or FITTED
-        trace = TraceSpec(
-            trace=args.kind, start=args.start, hours=args.hours, running=args.running, **options
-        )
-        return trace_instance(trace, seed=seed, name=name, fit=stops_fit(args))
-    if args.start != int(args.start):
-        raise CliError(f"--start: realdata takes a whole job index, got {args.start:g}")
-    mix = cluster_mix(args.nodes)
-    spec = RealDataSpec(jobs=args.jobs, start=int(args.start), nodes=mix, **options)
-    return real_data(spec, seed=seed, name=name)
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The options ``args.kind`` reads, given or defaulted by this command; one it does
+    not read, given, is refused naming the kinds that do."""
+    reads = READS[args.kind]
+    for option in {o for kind in READS.values() for o in kind} - set(reads):
+        if getattr(args, option) is not None:
+            takers = [k for k, r in READS.items() if option in r]
+            raise CliError(
+                f"--{option.replace('_', '-')}: only {_listed(takers)} read it, not {args.kind}"
+            )
+    defaults = {**DEFAULTS, **KIND_DEFAULTS.get(args.kind, {})}
+    given = {o: getattr(args, o) for o in reads if getattr(args, o) is not None}
+    return {**{o: v for o, v in defaults.items() if o in reads}, **given}
 
 
-def stops_fit(args: argparse.Namespace) -> StopsFit | None:
-    """The fit ``--stops`` names (a trace's jobs then stop as it says), if any."""
-    if args.stops is None:
-        return None
-    if (args.early_stopping or FITTED) != FITTED:
-        raise CliError(
-            f"--stops: a fit is read only with fitted early stopping, not {args.early_stopping}"
-        )
-    return read_fit(args.stops)
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def generated(kind: str, given: dict[str, Any]) -> Instance:
+    """The instance of generator ``kind`` with the options ``given`` (by option name);
+    a value its spec refuses is refused naming the option."""
+    reads = READS[kind]
+    params = {reads[o]: v for o, v in given.items() if reads[o]}
+    if "sharing" in params:
+        params["sharing"] = not given["no_sharing"]
+    if kind == "realdata" and "start" in params:
+        if params["start"] != int(params["start"]):
+            raise CliError(f"--start: realdata takes a whole job index, got {params['start']:g}")
+        params["start"] = int(params["start"])
+    gen = GENERATORS[kind]
+    try:
+        return gen.instance(params, given["seed"], given.get("name"))
+    except InstanceError as exc:
+        field = exc.path.split("[")[0].split(".")[0]
+        option = next((o for o, f in reads.items() if f == field and f in params), None)
+        if option is None:
+            raise
+        raise CliError(f"--{option.replace('_', '-')}: {exc}") from None

@@ -47,6 +47,7 @@ from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.options import NoOptions
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from instances import Config, Instance
+from instances.distribution import reaches
 
 _SHARE_TOL = 1e-7  # shares below this are solver noise
 
@@ -62,7 +63,7 @@ class LpPolicy:
 
     def decide(self, state: SchedulerState) -> Decision:
         inst, now = state.instance, state.time
-        jobs = [s for s in state.jobs if s.remaining > 1e-12]
+        jobs = [s for s in state.jobs if not reaches(s.progress, s.job.max_epochs)]
         if not jobs:
             return Decision({})
         configs = [inst.allowed_configs(s.job) for s in jobs]

@@ -41,7 +41,10 @@ _POLICIES: dict[str, Entry] = {
     "edf": Entry("heuristic.baselines.edf:EdfPolicy"),
     "edf-fastest": Entry("heuristic.baselines.edf:EdfPolicy", {"rule": "fastest"}),
     "sts": Entry("heuristic.sts.policy:StsPolicy"),
-    "sts-greedy": Entry("heuristic.sts.policy:StsPolicy", {"lookahead": False}),
+    "sts-greedy": Entry(
+        "heuristic.sts.policy:StsPolicy",
+        {"lookahead": False, "urgency": "slack", "backfill": False, "pull": False},
+    ),
     "sts-incremental": Entry("heuristic.sts.incremental:IncrementalStsPolicy"),
     "rg": Entry("heuristic.baselines.rg:RgPolicy"),
     "pr": Entry("heuristic.baselines.pr:PrPolicy"),

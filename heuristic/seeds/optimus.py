@@ -48,6 +48,7 @@ from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.options import positive_hours, require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from instances import Config, Instance, Job
+from instances.distribution import reaches
 
 DEFAULT_INTERVAL = 1.0 / 3.0  # hours; DL2's Optimus re-allocates every 20 minutes
 PRERUN_SIZES = 2  # the pre-run tries each type's two smallest configurations
@@ -167,7 +168,7 @@ class OptimusPolicy:
         inst, now = state.instance, state.time
         if self._instance is not inst:
             self._reset(inst)
-        jobs = [s for s in state.jobs if s.remaining > 1e-12]
+        jobs = [s for s in state.jobs if not reaches(s.progress, s.job.max_epochs)]
         for s in jobs:
             self._observe(inst, s)
         if now >= self._next_round - 1e-9:

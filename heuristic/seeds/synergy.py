@@ -34,7 +34,12 @@ Where we differ from the authors' code (``msr-fiddle/synergy``, ``resources/clus
   per-round reshuffle would pay it every 300 s;
 - placement is the consolidated one (a node with the fewest free GPUs that holds the
   whole job), not ``SYNERGY_RANDOM``; a job is never split over servers (the Philly
-  counts are at most one server's GPUs);
+  counts are at most one server's GPUs). Synergy re-places every job each lease and
+  splits a job over servers at no cost, so no job of its round waits for where the free
+  GPUs are; with ``repack`` (default) a job of the round whose GPU count is free in the
+  cluster but on no one node gets a node by moving running jobs, the fewest relaunch
+  GPU-hours first (:func:`~heuristic.seeds.synergy_place.repack`), and backfill jobs
+  may revert peers as TUNE does;
 - the proportional share is the job's node's own shape, not the cluster's average
   server, and levels are read as configurations with their own epoch times (exact, no
   two-level speed, no float lookups of grid points);
@@ -45,7 +50,7 @@ from __future__ import annotations
 
 import math
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -54,22 +59,21 @@ from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.options import positive_hours, require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.seeds.synergy_levels import best_case, lp1_levels, proportional_config
-from instances import Config, Instance, Job, Node
+from heuristic.seeds.synergy_place import (
+    Round,
+    on_node,
+    put,
+    repack,
+    revert_peers,
+    scattered,
+)
+from instances import Config, Instance
 
 ROUND_HOURS = 300.0 / 3600.0  # Synergy's lease
 AllocationMode = Literal["tune", "greedy", "proportional", "opt"]
 Order = Literal["fifo", "las"]
 ALLOCATIONS: tuple[str, ...] = typing.get_args(AllocationMode)
 ORDERS: tuple[str, ...] = typing.get_args(Order)
-
-
-@dataclass
-class _Round:
-    """One round's scratch state: the occupancy and the allocations made so far."""
-
-    inst: Instance
-    occ: Occupancy
-    placed: dict[str, Allocation]
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ class SynergyOptions:
     allocation: AllocationMode = "tune"
     order: Order = "fifo"
     round_hours: float = ROUND_HOURS
+    repack: bool = True
 
     def __post_init__(self) -> None:
         require(
@@ -104,6 +109,7 @@ class SynergyPolicy:
         self.allocation = o.allocation
         self.order = o.order
         self.round_hours = o.round_hours
+        self.repack = o.repack
         self._instance: Instance | None = None
         self._next_round = -math.inf
         self._last_time = 0.0
@@ -153,6 +159,7 @@ class SynergyPolicy:
     def _round(
         self, inst: Instance, occ: Occupancy, jobs: list[JobStatus]
     ) -> dict[str, Allocation | None]:
+        running = {s.job.id: s.allocation for s in jobs}
         for s in jobs:
             if s.allocation is not None:
                 occ.release(s.job.id)
@@ -162,35 +169,61 @@ class SynergyPolicy:
         # the others, in order, backfill what the chosen leave (fragmentation can leave
         # GPUs that no chosen job can use): work-conserving
         rest = [s for s in self._ordered(jobs) if s.job.id not in picked]
-        r = _Round(inst, occ, {})
+        r = Round(inst, occ, {})
         targets = self._targets(inst, occ, chosen)
-        for group, revert in ((chosen, True), (rest, False)):
-            new: list[JobStatus] = []
-            for s in group:  # a job keeps a still valid allocation: no relaunch
-                current = s.allocation
-                if (
-                    current is not None
-                    and self._keeps(inst, s, current, targets)
-                    and occ.why_not(s.job, current) is None
-                ):
-                    occ.place(s.job, current)
-                    r.placed[s.job.id] = current
-                else:
-                    new.append(s)
-            for s in new:
-                target = targets.get(s.job.id) if revert else best_case(inst, s.job)
-                self._place(r, s, target, revert=revert)
+        for group, selected in ((chosen, True), (rest, False)):
+            for s in self._keep(r, group, targets):
+                target = targets.get(s.job.id) if selected else best_case(inst, s.job)
+                r = self._start(r, s, target, selected=selected, running=running)
         for s in plain:
             _place_plain(r, s)
         if self.allocation in ("tune", "opt"):
             for s in chosen:
                 self._raise(r, s, targets.get(s.job.id))
-        assign: dict[str, Allocation | None] = {}
-        for s in jobs:
-            alloc = r.placed.get(s.job.id)
-            if alloc != s.allocation:
-                assign[s.job.id] = alloc
-        return assign
+        return {
+            s.job.id: r.placed.get(s.job.id) for s in jobs if r.placed.get(s.job.id) != s.allocation
+        }
+
+    def _keep(
+        self, r: Round, group: list[JobStatus], targets: Mapping[str, Config]
+    ) -> list[JobStatus]:
+        """Place the group's jobs whose current allocation is still valid (no relaunch);
+        return the others, in order."""
+        new: list[JobStatus] = []
+        for s in group:
+            current = s.allocation
+            if (
+                current is not None
+                and self._keeps(r.inst, s, current, targets)
+                and r.occ.why_not(s.job, current) is None
+            ):
+                put(r, s.job, current)
+            else:
+                new.append(s)
+        return new
+
+    def _start(
+        self,
+        r: Round,
+        s: JobStatus,
+        target: Config | None,
+        *,
+        selected: bool,
+        running: Mapping[str, Allocation | None],
+    ) -> Round:
+        """Place a job by the allocation rule; with ``repack``, a job of the round's
+        selection that waits only because its GPUs are scattered over nodes gets them by
+        moving running jobs (:func:`~heuristic.seeds.synergy_place.repack`). Returns the
+        round, repacked or not."""
+        alloc = self._place(r, s, target, revert=selected or self.repack)
+        if alloc is not None:
+            put(r, s.job, alloc)
+            return r
+        if selected and self.repack and scattered(r, s.job):
+            moved = repack(r, s.job, running, lambda t: self._place(t, s, target, revert=True))
+            if moved is not None:
+                return moved
+        return r
 
     def _keeps(
         self, inst: Instance, s: JobStatus, current: Allocation, targets: Mapping[str, Config]
@@ -232,25 +265,25 @@ class SynergyPolicy:
         return {s.job.id: s.allocation.config for s in chosen if s.allocation is not None}
 
     def _place(
-        self, r: _Round, s: JobStatus, target: Config | None, *, revert: bool = True
-    ) -> None:
+        self, r: Round, s: JobStatus, target: Config | None, *, revert: bool = True
+    ) -> Allocation | None:
+        """The job's allocation by the rule (reverting peers in ``r`` where TUNE does),
+        not yet placed; ``None`` if it fits nowhere now."""
         job = s.job
         if self.allocation == "proportional":
-            _put(r, job, _on_node(r, job, lambda n: proportional_config(r.inst, job, n)))
-            return
+            return on_node(r, job, lambda n: proportional_config(r.inst, job, n))
         if target is None:
-            return
-        alloc = _on_node(r, job, lambda n: target)
+            return None
+        alloc = on_node(r, job, lambda n: target)
         if alloc is not None or self.allocation == "greedy":
-            _put(r, job, alloc)
-            return
+            return alloc
         # (b) the proportional share, (c) reverting peers above theirs to make room
-        alloc = _on_node(r, job, lambda n: proportional_config(r.inst, job, n))
+        alloc = on_node(r, job, lambda n: proportional_config(r.inst, job, n))
         if alloc is None and revert:
-            alloc = _revert_peers(r, job)
-        _put(r, job, alloc)
+            alloc = revert_peers(r, job)
+        return alloc
 
-    def _raise(self, r: _Round, s: JobStatus, target: Config | None) -> None:
+    def _raise(self, r: Round, s: JobStatus, target: Config | None) -> None:
         """A placed job below its target is raised on its own GPUs if its node has the
         cores and DRAM now and the time saved beats the relaunch."""
         alloc = r.placed.get(s.job.id)
@@ -270,84 +303,10 @@ class SynergyPolicy:
             r.occ.place(s.job, alloc)
 
 
-def _place_plain(r: _Round, s: JobStatus) -> None:
+def _place_plain(r: Round, s: JobStatus) -> None:
     """A job with no one-node level of its requested size (only shared slots, or whole
     nodes): Synergy has no rule for it, so it runs as ``static`` runs it, last."""
     if s.allocation is not None and r.occ.why_not(s.job, s.allocation) is None:
-        _put(r, s.job, s.allocation)
+        put(r, s.job, s.allocation)
         return
-    _put(r, s.job, first_placement(r.occ, s.job, requested_configs(r.inst, s.job)))
-
-
-def _put(r: _Round, job: Job, alloc: Allocation | None) -> None:
-    if alloc is not None:
-        r.occ.place(job, alloc)
-        r.placed[job.id] = alloc
-
-
-def _candidate_nodes(r: _Round, gpu_type: str, gpus: int) -> list[Node]:
-    """Nodes of the type with ``gpus`` free GPUs, the fewest free first (consolidation)."""
-    nodes = [n for n in r.inst.nodes_by_type.get(gpu_type, ()) if len(r.occ.free[n.id]) >= gpus]
-    return sorted(nodes, key=lambda n: (len(r.occ.free[n.id]), n.id))
-
-
-def _on_node(r: _Round, job: Job, config_for: Callable[[Node], Config | None]) -> Allocation | None:
-    """The first candidate node on which the level ``config_for(node)`` fits now."""
-    demand = best_case(r.inst, job)
-    if demand is None:
-        return None
-    for node in _candidate_nodes(r, demand.gpu_type, demand.gpus):
-        cfg = config_for(node)
-        if cfg is None or not r.occ.host_fits(node.id, cfg):
-            continue
-        gpus = sorted(r.occ.free[node.id])[: cfg.gpus]
-        return Allocation(cfg, tuple((node.id, g) for g in gpus))
-    return None
-
-
-def _revert_peers(r: _Round, job: Job) -> Allocation | None:
-    """TUNE's step (c): on the first node with enough free GPUs where reverting peers
-    above their proportional share makes room, revert them (the most cores per GPU
-    first, then the most DRAM per GPU) until the job fits at its own share."""
-    demand = best_case(r.inst, job)
-    if demand is None:
-        return None
-    for node in _candidate_nodes(r, demand.gpu_type, demand.gpus):
-        mine = proportional_config(r.inst, job, node)
-        if mine is None:
-            continue
-        above = []
-        for peer_id, alloc in r.placed.items():
-            if alloc.gpus[0][0] != node.id:
-                continue
-            peer = r.inst.job(peer_id)
-            share = proportional_config(r.inst, peer, node)
-            if share is not None and _holds_more(alloc.config, share):
-                above.append((peer, alloc, share))
-        above.sort(
-            key=lambda p: (
-                -(p[1].config.cpus or 0) / p[1].config.gpus,
-                -(p[1].config.dram_gb or 0.0) / p[1].config.gpus,
-                p[0].id,
-            )
-        )
-        trial = r.occ.copy()
-        for peer, alloc, share in above:
-            trial.release(peer.id)
-            trial.place(peer, Allocation(share, alloc.gpus))
-        if not trial.host_fits(node.id, mine):
-            continue
-        for peer, alloc, share in above:  # now for real, only as many as needed
-            if r.occ.host_fits(node.id, mine):
-                break
-            r.occ.release(peer.id)
-            reverted = Allocation(share, alloc.gpus)
-            r.occ.place(peer, reverted)
-            r.placed[peer.id] = reverted
-        gpus = sorted(r.occ.free[node.id])[: mine.gpus]
-        return Allocation(mine, tuple((node.id, g) for g in gpus))
-    return None
-
-
-def _holds_more(cfg: Config, share: Config) -> bool:
-    return (cfg.cpus or 0) > (share.cpus or 0) or (cfg.dram_gb or 0.0) > (share.dram_gb or 0.0)
+    put(r, s.job, first_placement(r.occ, s.job, requested_configs(r.inst, s.job)))

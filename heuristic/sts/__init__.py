@@ -5,7 +5,8 @@ the cluster policy, its per-instance search and its incremental form."""
 from heuristic.sts.hulls import HullTable, JobProfiles, TypeProfile
 from heuristic.sts.incremental import IncrementalStsPolicy
 from heuristic.sts.ledger import Ledger
-from heuristic.sts.policy import StsOptions, StsPolicy, StsTuning
+from heuristic.sts.options import StsOptions, StsTuning
+from heuristic.sts.policy import StsPolicy
 from heuristic.sts.profile import Option, Profile, Step, exact_profile, lower_hull
 from heuristic.sts.search import SearchResult, search
 from heuristic.sts.switching import Relaunch, relaunch_profile

@@ -18,7 +18,13 @@ the others as they run and re-plans, in STS's urgency order, only the *dirty* jo
 The clean jobs keep their GPUs, so the dirty ones are placed around them. Where that
 leaves a dirty job without GPUs (a waiting job that finds none, a running one that
 would pause), the event is decided by plain STS over every job instead, so that an
-urgent job may still take GPUs from less urgent ones.
+urgent job may still take GPUs from less urgent ones. So is every event while capacity
+binds (:mod:`heuristic.sts.contention`): when the last decision left a job waiting,
+rescued, backfilled or pulled one forward; and every event with fewer than
+``full_below`` (64) jobs present, where a full decision takes milliseconds.
+STS's order and those rules weigh every job against every other, which an incremental
+decision cannot (it cost up to 4.9 times STS on contended real-data windows,
+docs/contended.md).
 
 What differs from STS, by design: a clean job (on its cheapest type) does not move
 until its own next wake-up; the ledger of an incremental decision books the
@@ -30,18 +36,40 @@ point). docs/benchmarks.md measures the cost of these against STS.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+from heuristic.core.options import require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
-from heuristic.sts.policy import StsOptions, StsPolicy
+from heuristic.sts.options import StsOptions
+from heuristic.sts.policy import StsPolicy
 
 EPS = 1e-9
+# below this many jobs present a full decision takes a few milliseconds: the partial one
+# saves nothing worth deciding otherwise than STS
+FULL_BELOW = 64
+
+
+@dataclass(frozen=True)
+class IncrementalOptions(StsOptions):
+    """STS's options, and ``full_below``: with fewer jobs present, every event is
+    decided in full (as STS)."""
+
+    full_below: int = FULL_BELOW
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.full_below >= 0, "full_below", self.full_below, "must be at least 0")
 
 
 class IncrementalStsPolicy(StsPolicy):
     name = "sts-incremental"
+    Options = IncrementalOptions
 
     def __init__(self, options: StsOptions | None = None, *, seed: int = 0) -> None:
-        super().__init__(options, seed=seed)
+        opts = options if options is not None else IncrementalOptions()
+        super().__init__(opts, seed=seed)
+        # STS's own options (no ``full_below``) take the default
+        self.full_below = getattr(opts, "full_below", FULL_BELOW)
         self._due: dict[str, float] = {}  # job -> when its plan asked to be re-planned
         self._block: dict[str, int] = {}  # job -> its progress's block when planned
         # jobs re-planned at every event, as STS would: those running on a GPU type
@@ -59,19 +87,28 @@ class IncrementalStsPolicy(StsPolicy):
         for gone in [j for j in self._due if j not in present]:
             del self._due[gone], self._block[gone]
             self._restless.discard(gone)
+        contended = self._contended(state)
         dirty = tuple(s for s in state.jobs if self._dirty(s, state.time))
-        if not dirty:
+        if not dirty and not contended:
             return Decision({}, wake_at=self._wake())
-        if len(dirty) < len(state.jobs):
+        if len(dirty) < len(state.jobs) and not contended:
             spare = state.occupancy.copy()  # plain STS's, should the dirty jobs not fit
             part = super().decide(SchedulerState(state.time, state.instance, dirty, spare))
-            if all(self._runs(s, part) for s in dirty):
+            # a partial decision that finds capacity binding is not kept either
+            if not self.contended and all(self._runs(s, part) for s in dirty):
                 self._remember(dirty, part)
                 return Decision(part.assign, wake_at=self._wake())
         self.full_decisions += 1
         whole = super().decide(state)
         self._remember(state.jobs, whole)
         return Decision(whole.assign, wake_at=self._wake())
+
+    def _contended(self, state: SchedulerState) -> bool:
+        """Decide in full: few jobs are present (``full_below``), or capacity bound at the
+        last decision (``StsPolicy.contended``: a job left waiting, rescued, backfilled
+        or pulled forward). STS's order and its rules for a contended cluster weigh
+        every job against the others, which a partial decision cannot."""
+        return self.contended or len(state.jobs) < self.full_below
 
     def _dirty(self, s: JobStatus, now: float) -> bool:
         job_id = s.job.id

@@ -81,7 +81,7 @@ class Ledger:
             lo, hi = int(t / self.step), min(self.bins, math.ceil(end / self.step - 1e-9))
             if lo < hi:
                 # the chance the epochs just after ``start`` run: P(N > start)
-                p = dist.survival(math.nextafter(s.start, math.inf))
+                p = dist.beyond(s.start)
                 out.append((s.config.gpu_type, lo, hi, self._gpus(s.config), p))
             t = end
         return out
@@ -116,3 +116,18 @@ class Ledger:
             self.load[gpu_type][lo:hi] += p * gpus
             for key in self._thresholds(gpu_type, gpus):
                 self.large[key][lo:hi] += p
+
+    def last_step_full(self, job: Job, profile: Profile, dist: EpochDistribution) -> bool:
+        """Whether, while the profile's last step would run, its class is booked to its
+        true capacity (no reserve), this job's own booking included: its type's GPUs,
+        or the nodes large enough for it."""
+        spans = self._spans(job, profile, dist)
+        if not spans:
+            return False
+        t, lo, hi, gpus, _ = spans[-1]
+        if np.any(self.load[t][lo:hi] >= self.capacity[t] - 1e-9):
+            return True
+        return any(
+            np.any(self.large[key][lo:hi] >= self.hosts[key] - 1e-9)
+            for key in self._thresholds(t, gpus)
+        )

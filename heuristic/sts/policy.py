@@ -40,57 +40,24 @@ adjustment, is STS as above.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from heuristic.core.holds import Holds
 from heuristic.core.occupancy import Allocation, Occupancy
-from heuristic.core.options import require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.core.urgency import slack
+from heuristic.sts.contention import backfill, pull_forward, urgency_key
 from heuristic.sts.hulls import HullTable, JobProfiles, TypeProfile
 from heuristic.sts.ledger import Ledger
-from heuristic.sts.profile import Step
+from heuristic.sts.options import StsOptions, StsTuning
+from heuristic.sts.profile import Profile, Step
 from heuristic.sts.steps import grid, keep, place, rescue, step_now, waste
 from instances import EpochDistribution, Instance, Job
 
 # with the ledger: how much of the time left a profile whose later steps collide with
 # more urgent jobs' may plan to finish early, tried in order (1.0: as fast as it can)
 EARLIER_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
-# the ledger's safety margin for jobs not yet arrived: a quarter of each type's large
-# nodes beyond three hours from now (docs/model.md measures 0, 0.25 and 0.34)
-RESERVE = 0.25
-LEAD_HOURS = 3.0
-
-
-@dataclass(frozen=True)
-class StsTuning:
-    """Per-job adjustments of STS's rules. STS decides one event at a time: it starts a
-    job with slack at once on whatever type is free, and it cannot hold GPUs back for a
-    job's later steps. These adjustments let a search over the whole (static) instance
-    correct that:
-
-    - ``hold[j]``: job j is not started before this time (hours);
-    - ``types[j]``: the GPU types job j may use (absent: every type), e.g. to wait for
-      an efficient type rather than start on a dear one;
-    - ``urgency[j]``: hours added to job j's slack where jobs are ordered by urgency;
-    - ``earlier[j]``: hours before its due date by which job j's profiles plan to finish
-      (faster steps sooner, leaving GPUs free for later jobs).
-    """
-
-    hold: Mapping[str, float] = field(default_factory=dict)
-    types: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    urgency: Mapping[str, float] = field(default_factory=dict)
-    earlier: Mapping[str, float] = field(default_factory=dict)
-
-    def key(self) -> tuple[tuple[object, ...], ...]:
-        """A hashable form, equal for equal tunings."""
-        return (
-            tuple(sorted((j, h) for j, h in self.hold.items() if h > 0)),
-            tuple(sorted((j, tuple(sorted(t))) for j, t in self.types.items())),
-            tuple(sorted((j, u) for j, u in self.urgency.items() if u != 0)),
-            tuple(sorted((j, e) for j, e in self.earlier.items() if e > 0)),
-        )
 
 
 class _Replayable:
@@ -108,27 +75,6 @@ class _Replayable:
             yield item
 
 
-@dataclass(frozen=True)
-class StsOptions:
-    """STS's options. ``lookahead``: book the chosen profiles' later steps in the ledger
-    and rescue running jobs (off: the thesis's greedy STS, ``sts-greedy``);
-    ``reserve``: the share of each type's large nodes the ledger keeps for jobs not yet
-    arrived, beyond ``lead_hours`` from now."""
-
-    lookahead: bool = True
-    reserve: float = RESERVE
-    lead_hours: float = LEAD_HOURS
-
-    def __post_init__(self) -> None:
-        require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")
-        require(
-            math.isfinite(self.lead_hours) and self.lead_hours >= 0,
-            "lead_hours",
-            self.lead_hours,
-            "must be a finite number of hours, at least 0",
-        )
-
-
 @dataclass
 class _Round:
     """One decision's working state: what the jobs placed so far have taken and asked."""
@@ -144,6 +90,11 @@ class _Round:
     # when each job asks to be woken (its step's end, its hold, the next slot)
     asks: dict[str, float] = field(default_factory=dict)
     stuck: set[str] = field(default_factory=set)  # kept where they are: no step fit
+    # each booked job's profile and the distribution it was booked with
+    chosen: dict[str, tuple[Profile, EpochDistribution]] = field(default_factory=dict)
+    # capacity bound at this decision: a job was rescued, backfilled, pulled forward or
+    # left waiting
+    contended: bool = False
 
 
 # a profile chosen for a job, the step it runs now, when that step ends, and whether it
@@ -170,32 +121,86 @@ class StsPolicy:
         # because no profile's step could be placed (they ask for no wake-up)
         self.asks: dict[str, float] = {}
         self.stuck: set[str] = set()
+        # jobs moved to their last step early (``pull``): when they now plan to finish
+        self._finish_by: dict[str, float] = {}
+        self.contended = False  # the last decision's (``_Round.contended``)
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)
-        tune = self.tuning
         # Every present job is placed afresh in urgency order: a running job holds its
         # GPUs only if nothing more urgent needs them (else it pauses, progress kept).
         for status in state.jobs:
             if status.allocation is not None:
                 rnd.occ.release(status.job.id)
-        for status in sorted(
-            state.jobs,
-            key=lambda s: (
-                slack(rnd.inst, s, rnd.now, rnd.table.fastest(s.job))
-                + tune.urgency.get(s.job.id, 0.0),
-                s.job.id,
-            ),
-        ):
+        order = sorted(state.jobs, key=lambda s: (self._urgency(rnd, s), s.job.id))
+        for status in order:
             self._decide_job(rnd, status)
+        if self.options.backfill:
+            for status in order:
+                self._backfill(rnd, status)
+        if self.options.pull and rnd.ledger is not None and len(order) > 1:
+            for status in order:
+                self._pull(rnd, status)
         self.asks, self.stuck = rnd.asks, rnd.stuck
+        self.contended = rnd.contended or any(
+            rnd.assign.get(s.job.id, s.allocation) is None for s in state.jobs
+        )
         wake = min(rnd.asks.values(), default=math.inf)
         return Decision(rnd.assign, wake_at=None if math.isinf(wake) else wake)
+
+    def _urgency(self, rnd: _Round, status: JobStatus) -> tuple[int, float]:
+        """Smallest first: the job's slack (shifted by the tuning), or its weighted
+        modified slack (:func:`heuristic.sts.contention.urgency_key`)."""
+        fastest = rnd.table.fastest(status.job)
+        sl = slack(rnd.inst, status, rnd.now, fastest) + self.tuning.urgency.get(status.job.id, 0.0)
+        if self.options.urgency == "slack":
+            return (0, sl)
+        return urgency_key(rnd.inst, status, sl, fastest, self.options.work_share)
+
+    def _backfill(self, rnd: _Round, status: JobStatus) -> None:
+        """A job left waiting that is late whatever it runs on takes free GPUs."""
+        job_id = status.job.id
+        if rnd.assign.get(job_id, status.allocation) is not None:
+            return
+        if rnd.now < self.tuning.hold.get(job_id, 0.0) - 1e-9:
+            return
+        if slack(rnd.inst, status, rnd.now, rnd.table.fastest(status.job)) > 0:
+            return
+        types = self._types(status.job, rnd.all_types)
+        alloc = backfill(rnd.inst, rnd.occ, status, rnd.now, types)
+        if alloc is None:
+            return
+        rnd.contended = True
+        if alloc == status.allocation:
+            rnd.assign.pop(job_id, None)
+        else:
+            rnd.assign[job_id] = alloc
+        next_slot = grid(rnd.inst, rnd.now, rnd.now + (rnd.inst.slot or 0.25))
+        rnd.asks[job_id] = min(rnd.asks.get(job_id, math.inf), next_slot)
+
+    def _pull(self, rnd: _Round, status: JobStatus) -> None:
+        """A running job whose last step's class is booked full runs that step now."""
+        job_id = status.job.id
+        booked = rnd.chosen.get(job_id)
+        current = rnd.assign.get(job_id, status.allocation)
+        if booked is None or current is None or len(booked[0].steps) < 2:
+            return
+        assert rnd.ledger is not None
+        moved = pull_forward(rnd.inst, rnd.occ, rnd.ledger, status, current, booked, rnd.now)
+        if moved is None:
+            return
+        rnd.contended = True
+        rnd.assign[job_id], self._finish_by[job_id] = moved
+        rnd.asks.pop(job_id, None)  # it runs its last step: no switch to wake for
 
     def _start(self, state: SchedulerState) -> _Round:
         inst, now = state.instance, state.time
         if self._table is None or self._table.instance is not inst:
             self._table = HullTable(inst)
+            self._finish_by.clear()  # a new run
+        if self._finish_by:
+            present = {s.job.id for s in state.jobs}
+            self._finish_by = {j: t for j, t in self._finish_by.items() if j in present}
         ledger = None
         if self.options.lookahead and state.jobs:
             horizon = max(s.job.due for s in state.jobs) - now + 24.0
@@ -223,6 +228,8 @@ class StsPolicy:
             return
         types = self._types(status.job, rnd.all_types)
         earlier = self.tuning.earlier.get(job_id, 0.0)
+        if job_id in self._finish_by:  # pulled forward: it plans to finish by then
+            earlier = max(earlier, status.job.due - self._finish_by[job_id])
         cands: Iterable[TypeProfile] = self._candidates(
             rnd.inst, status, rnd.now, types, rnd.table, earlier
         )
@@ -244,6 +251,7 @@ class StsPolicy:
                 rnd.asks[job_id] = grid(rnd.inst, rnd.now, step_end)
             if rnd.ledger is not None and dist is not None:
                 rnd.ledger.book(status.job, plan.profile, dist)
+                rnd.chosen[job_id] = (plan.profile, dist)
         if alloc is None and status.allocation is not None:
             alloc = self._not_placed(rnd, status, types)
         if rnd.holds is not None and alloc is not None:
@@ -308,6 +316,7 @@ class StsPolicy:
         if self.options.lookahead:
             alloc = rescue(rnd.inst, rnd.occ, status, rnd.now, types)
             if alloc is not None:
+                rnd.contended = True
                 next_slot = grid(rnd.inst, rnd.now, rnd.now + (rnd.inst.slot or 0.25))
                 rnd.asks[job_id] = min(rnd.asks.get(job_id, math.inf), next_slot)
                 return alloc

@@ -28,24 +28,21 @@ jobs need.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.generators.common import (
-    assemble,
-    check_relaunch,
-    check_spec,
-    draw_tightness,
-    due_date,
-)
+from instances.generators.common import assemble, draw_tightness, due_date
 from instances.generators.early_stopping import make_distribution
 from instances.generators.measured_overheads import family_relaunch_hours
 from instances.generators.realdata import MEMORY_GB, family, gavel_interference, philly_jobs
 from instances.generators.realdata import gavel_throughputs as _gavel
+from instances.generators.spec import MIN_RATE, Bound, GeneratorSpec
 from instances.generators.synthetic import gpu_specs
-from instances.limits import MAX_JOBS, MAX_STOPS
+from instances.limits import MAX_JOBS, MAX_RUN_HOURS
 from instances.model import Config, Instance, Job, Node, Requested
 from instances.topology import Domain, Rack, Topology
 
@@ -60,8 +57,9 @@ GPU = "v100"
 
 
 @dataclass(frozen=True)
-class LiquidSpec:
-    """Which jobs, on which cluster, with what options. Times in hours, bandwidths Gb/s."""
+class LiquidSpec(GeneratorSpec):
+    """Which jobs, on which cluster (and :class:`GeneratorSpec`'s options). Times in
+    hours, bandwidths Gb/s."""
 
     jobs: int = 60
     racks: int = 4
@@ -77,44 +75,34 @@ class LiquidSpec:
     knee_tolerance: float = 0.1
     min_hours: float = 0.5
     max_hours: float = 12.0
-    epochs: tuple[int, int] = (10, 50)
-    blocks: int = 5
-    early_stopping: str = "none"
-    tightness: tuple[float, float] = (1.5, 3.0)
-    energy_price: float = 0.2
-    tardiness: str = "worst_case"
-    slot: float | None = None
-    max_share: int = 2
     sharing: bool = True
-    relaunch: str = "measured"
+
+    BOUNDS: ClassVar[Mapping[str, Bound]] = {
+        **GeneratorSpec.BOUNDS,
+        "jobs": Bound(1, MAX_JOBS),
+        "racks": Bound(1, 64),
+        "nodes_per_rack": Bound(1, 64),
+        "domains": Bound(1, 64),
+        "gpus_per_node": Bound(1, 16),
+        "burst": Bound(1, 64),
+        "nic_gbps": Bound(0, 1e6, open_low=True),
+        "intra_node_gbps": Bound(0, 1e6, open_low=True),
+        "rate": Bound(MIN_RATE, 1e6),
+        "oversubscription": Bound(1, 64),
+        "inflated": Bound(0, 1),
+        "min_hours": Bound(0, MAX_RUN_HOURS, open_low=True),
+        "max_hours": Bound(0, MAX_RUN_HOURS, open_low=True),
+    }
+    # at most one domain per rack
+    ORDERED: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("domains", "racks"),
+        ("min_hours", "max_hours"),
+    )
 
     def __post_init__(self) -> None:
-        check_spec(
-            self,
-            {
-                "jobs": MAX_JOBS,
-                "racks": 64,
-                "nodes_per_rack": 64,
-                "domains": 64,
-                "gpus_per_node": 16,
-                "burst": 64,
-                "blocks": MAX_STOPS,
-            },
-        )
-        check_relaunch(self.relaunch)
-        if self.domains > self.racks:
-            raise InstanceError("domains", self.domains, f"at most one per rack ({self.racks})")
-        for name in ("nic_gbps", "intra_node_gbps", "rate"):
-            if not 0 < getattr(self, name) <= 1e6:
-                raise InstanceError(name, getattr(self, name), "must be positive")
-        if not 1 <= self.oversubscription <= 64:
-            raise InstanceError("oversubscription", self.oversubscription, "must be in [1, 64]")
-        if not 0 <= self.inflated <= 1:
-            raise InstanceError("inflated", self.inflated, "must be a share in [0, 1]")
+        super().__post_init__()
         if not 0 <= self.knee_tolerance < 1:
             raise InstanceError("knee_tolerance", self.knee_tolerance, "must be in [0, 1)")
-        if not 0 < self.min_hours <= self.max_hours:
-            raise InstanceError("min_hours", self.min_hours, "must be positive, <= max_hours")
 
 
 def topology(spec: LiquidSpec) -> tuple[list[Node], Topology]:
@@ -167,6 +155,12 @@ def liquid(spec: LiquidSpec, seed: int = 0, name: str | None = None) -> Instance
     spans = span_bandwidths(spec)
     kinds = sorted(t for t in _gavel() if family(t) in PARAMETERS)
     trace = [h for _, h, _ in philly_jobs() if spec.min_hours <= h <= spec.max_hours]
+    if not trace:
+        raise InstanceError(
+            "min_hours",
+            spec.min_hours,
+            f"no Philly job of the bundled day runs {spec.min_hours:g} to {spec.max_hours:g} h",
+        )
     jobs: list[Job] = []
     release = 0.0
     left = 0

@@ -20,27 +20,30 @@ from __future__ import annotations
 
 import csv
 import gzip
-from collections import defaultdict
-from collections.abc import Mapping
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
 from importlib import resources
+from typing import ClassVar
 
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.generators.common import (
-    assemble,
-    check_relaunch,
-    check_spec,
-    draw_tightness,
-    due_date,
-)
+from instances.generators.common import assemble, draw_tightness, due_date
 from instances.generators.early_stopping import make_distribution
 from instances.generators.measured_overheads import family_relaunch_hours
+from instances.generators.spec import Bound, GeneratorSpec
 from instances.generators.synthetic import gpu_specs
-from instances.limits import MAX_JOBS, MAX_NODES, MAX_STOPS
+from instances.limits import (
+    MAX_GPUS_PER_NODE,
+    MAX_HOURS,
+    MAX_JOBS,
+    MAX_NODES,
+    MAX_RELAUNCH_HOURS,
+    MAX_RUN_HOURS,
+)
 from instances.model import Config, Instance, Job, Node, Requested
 
 GAVEL_TYPES = ("k80", "p100", "v100")
@@ -145,6 +148,23 @@ def job_configs(
     return out
 
 
+def cluster_hosts(nodes: Sequence[Node]) -> Callable[[Config], bool]:
+    """Whether the cluster can ever host a configuration of :func:`job_configs`: one node
+    of its type with its GPUs per node, or as many such nodes as it spans. An 8-GPU
+    configuration on a cluster with one 4-GPU node of the type is listed but never
+    hosted (the instance ignores it), so a due date may not count on it."""
+    shapes = Counter((n.gpu_type, n.num_gpus) for n in nodes)
+
+    @cache
+    def hosts(cfg: Config) -> bool:
+        fitting = sum(
+            k for (t, g), k in shapes.items() if t == cfg.gpu_type and g >= cfg.gpus_per_node
+        )
+        return fitting >= cfg.nodes
+
+    return hosts
+
+
 def _requested(gpus: int, hostable: tuple[Config, ...]) -> Requested:
     """The Philly job's GPU count as its request, of any type. Where the cluster can host
     no exclusive configuration of that count (no node, or set of whole nodes, that
@@ -165,25 +185,19 @@ def with_requests(inst: Instance, asked: dict[str, int]) -> Instance:
 
 
 @dataclass(frozen=True)
-class RealDataSpec:
-    """Which Philly jobs, on which cluster, with what options. Times in hours."""
+class RealDataSpec(GeneratorSpec):
+    """Which Philly jobs, on which cluster (and :class:`GeneratorSpec`'s options).
+    Times in hours."""
 
     jobs: int = 40
     start: int = 0  # index of the first Philly job (in submission order) to take
+    source: str = "day"  # the bundled Philly day, or the whole week (PHILLY_FILES)
     nodes: tuple[tuple[str, int], ...] = (("k80", 4), ("p100", 4), ("v100", 4), ("v100", 8))
     min_hours: float = 0.25
     max_hours: float = 48.0
     time_scale: float = 1.0  # multiplies Philly inter-arrival times (<1 packs arrivals)
-    epochs: tuple[int, int] = (10, 50)
-    blocks: int = 5
     early_stopping: str = "helios"
-    tightness: tuple[float, float] = (1.5, 3.0)
     sharing: bool = True
-    energy_price: float = 0.2
-    tardiness: str = "worst_case"
-    slot: float | None = None
-    max_share: int = 2
-    relaunch: str = "measured"  # each job's family's measured overhead, or "none"
     # model families a job's Gavel type is drawn from (None: every family); e.g. the
     # elastic ones measured at 1-8 GPUs for Optimus' setting
     families: tuple[str, ...] | None = None
@@ -192,15 +206,36 @@ class RealDataSpec:
     # the instance's suspend/resume overhead in hours (None: a resume is a relaunch)
     suspend_hours: float | None = None
 
+    BOUNDS: ClassVar[Mapping[str, Bound]] = {
+        **GeneratorSpec.BOUNDS,
+        "jobs": Bound(1, MAX_JOBS),
+        "start": Bound(0, MAX_JOBS),
+        "min_hours": Bound(0, MAX_RUN_HOURS, open_low=True),
+        "max_hours": Bound(0, MAX_RUN_HOURS, open_low=True),
+        # 0 submits every job at once; the arrivals must stay within the bound on times
+        "time_scale": Bound(0, MAX_HOURS),
+        "philly_gpus": Bound(1, 8),  # the Philly GPU counts kept
+        "suspend_hours": Bound(0, MAX_RELAUNCH_HOURS),
+    }
+    ORDERED: ClassVar[tuple[tuple[str, str], ...]] = (("min_hours", "max_hours"),)
+
     def __post_init__(self) -> None:
-        check_spec(self, {"jobs": MAX_JOBS, "blocks": MAX_STOPS})
-        check_relaunch(self.relaunch)
-        for count in self.philly_gpus or ():
-            if not 1 <= count <= 8:
-                raise InstanceError("philly_gpus", count, "Philly GPU counts kept are 1 to 8")
+        super().__post_init__()
+        if self.source not in PHILLY_FILES:
+            raise InstanceError("source", self.source, f"must be one of {tuple(PHILLY_FILES)}")
         for name in self.families or ():
             if name not in MEMORY_GB:
                 raise InstanceError("families", name, f"must be among {sorted(MEMORY_GB)}")
+        if len(self.nodes) > MAX_NODES:
+            raise InstanceError("nodes", len(self.nodes), f"at most {MAX_NODES} nodes")
+        for i, (gpu, count) in enumerate(self.nodes):
+            if gpu not in GAVEL_TYPES or not 1 <= count <= MAX_GPUS_PER_NODE:
+                raise InstanceError(
+                    f"nodes[{i}]",
+                    [gpu, count],
+                    f"a node is a GPU type Gavel measured {GAVEL_TYPES} and 1 to "
+                    f"{MAX_GPUS_PER_NODE} GPUs",
+                )
 
 
 def cluster_mix(count: int) -> tuple[tuple[str, int], ...]:
@@ -211,10 +246,15 @@ def cluster_mix(count: int) -> tuple[tuple[str, int], ...]:
     return tuple(mix[i % len(mix)] for i in range(count))
 
 
+# the bundled Philly files: its first day, and its whole week (the day's jobs among them)
+PHILLY_FILES = {"day": "philly_2017-11-06.csv", "week": "philly_2017wk45.csv.gz"}
+
+
 @cache
-def philly_jobs() -> tuple[tuple[float, float, int], ...]:
-    """(submit hour from the first job, duration hours, GPUs) of the bundled Philly day."""
-    rows = bundled_rows("philly_2017-11-06.csv")
+def philly_jobs(source: str = "day") -> tuple[tuple[float, float, int], ...]:
+    """(submit hour from the first job, duration hours, GPUs) of the bundled Philly day
+    or week, in submission order."""
+    rows = bundled_rows(PHILLY_FILES[source])
     t0 = datetime.fromisoformat(rows[0]["timestamp"])
     return tuple(
         (
@@ -230,17 +270,20 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
     """An instance from Gavel throughputs and Philly arrivals; same seed, same instance."""
     rng = np.random.default_rng(seed)
     nodes = [Node(f"{t}-{i}", t, g) for i, (t, g) in enumerate(spec.nodes)]
+    hosts = cluster_hosts(nodes)
     tput = gavel_throughputs()
     trace = [
         j
-        for j in philly_jobs()[spec.start :]
+        for j in philly_jobs(spec.source)[spec.start :]
         if spec.min_hours <= j[1] <= spec.max_hours
         and j[2] <= 8
         and (spec.philly_gpus is None or j[2] in spec.philly_gpus)
     ]
     if len(trace) < spec.jobs:
         raise InstanceError(
-            "jobs", spec.jobs, f"only {len(trace)} Philly jobs of the bundled day fit the filters"
+            "jobs",
+            spec.jobs,
+            f"only {len(trace)} Philly jobs of the bundled {spec.source} fit the filters",
         )
     jobs = []
     asked: dict[str, int] = {}  # each job's Philly GPU count
@@ -262,8 +305,9 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
         times = job_configs(job_type, iterations / E, nodes, spec.sharing)
         release = round((submit - t_first) * spec.time_scale, 4)
         fastest = E * min(times.values())
+        alone = E * min(t for c, t in times.items() if hosts(c))  # on this cluster
         delta = family_relaunch_hours(family(job_type)) if spec.relaunch == "measured" else None
-        due = due_date(release, draw_tightness(rng, spec), fastest, spec.slot, delta or 0.0)
+        due = due_date(release, draw_tightness(rng, spec), fastest, spec.slot, delta or 0.0, alone)
         jobs.append(
             Job(
                 f"p{spec.start + k}",
@@ -279,9 +323,9 @@ def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Ins
         asked[jobs[-1].id] = gpus
     specs = gpu_specs()
     types_used = tuple(specs[t] for t in GAVEL_TYPES if any(n.gpu_type == t for n in nodes))
-    inst = assemble(
-        types_used, nodes, jobs, spec, name or f"gavel-philly-{len(nodes)}n{spec.jobs}j-s{seed}"
-    )
+    week = "" if spec.source == "day" else "-week"
+    default = f"gavel-philly{week}-{len(nodes)}n{spec.jobs}j-s{seed}"
+    inst = assemble(types_used, nodes, jobs, spec, name or default)
     # the request is read against what this cluster can host, so it is set on the
     # assembled instance
     return with_requests(inst, asked).replace(suspend_hours=spec.suspend_hours)

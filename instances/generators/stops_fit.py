@@ -21,9 +21,6 @@ at the first validation checkpoint at or after its stopping fraction, so checkpo
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import math
 from dataclasses import dataclass, replace
 from functools import cache, cached_property
@@ -32,66 +29,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import CensoredData, ecdf
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
 from instances.generators.early_stopping import checkpoints
-from instances.generators.realdata import bundled_rows
+from instances.generators.histories import STATUSES, History, alibaba_history
 from instances.io import check_numbers, load_json_file
 
-STATUSES = ("complete", "stopped", "censored")
-# The words traces use for how a job ended (Philly's Pass / Killed / Failed, Kubernetes
-# pod phases, Helios' states), read as one of STATUSES.
-STATUS_WORDS = {
-    "complete": "complete",
-    "completed": "complete",
-    "pass": "complete",
-    "succeeded": "complete",
-    "stopped": "stopped",
-    "killed": "stopped",
-    "cancelled": "stopped",
-    "failed": "stopped",
-    "censored": "censored",
-    "running": "censored",
-}
 CLASSES = ("1 GPU", "2+ GPUs")
 MIN_CLASS_JOBS = 20  # below this a class borrows the pooled fit of all classes
-# How an Alibaba pod deleted while its phase still read Running is read: as a job that
-# ran to its end (the trace's simulator takes the deletion as the normal end), or as a
-# job killed early. docs/model.md gives the figures of both.
-RUNNING_READINGS = ("completed", "stopped")
 
 
 def gpu_class(gpus: int) -> str:
     return CLASSES[0] if gpus <= 1 else CLASSES[1]
-
-
-@dataclass(frozen=True)
-class History:
-    """Past jobs: run time (hours), how each ended, GPUs. ``source`` names the trace."""
-
-    hours: np.ndarray
-    status: np.ndarray  # of STATUSES
-    gpus: np.ndarray
-    source: str
-
-    def __post_init__(self) -> None:
-        n = len(self.hours)
-        if not len(self.status) == len(self.gpus) == n:
-            raise InstanceError("history", n, "hours, status and gpus differ in length")
-        for i, h in enumerate(self.hours):
-            if not math.isfinite(h) or h <= 0:
-                raise InstanceError(f"rows[{i}].hours", float(h), "must be a positive number")
-        for i, s in enumerate(self.status):
-            if s not in STATUSES:
-                raise InstanceError(f"rows[{i}].status", s, f"must be one of {STATUSES}")
-        for i, g in enumerate(self.gpus):
-            if g < 1:
-                raise InstanceError(f"rows[{i}].gpus", int(g), "must be at least 1")
-
-    def where(self, keep: np.ndarray, source: str) -> History:
-        return History(self.hours[keep], self.status[keep], self.gpus[keep], source)
 
 
 def _step_survival(times: np.ndarray, survival: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -106,6 +56,10 @@ def _km(hours: np.ndarray, event: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Kaplan-Meier ``(times, P(T > time))`` at the times the estimate changes."""
     if not event.any():
         return np.zeros(0), np.zeros(0)
+    # imported here: scipy.stats takes half a second, and the trace generators (which
+    # import this module) only read fits
+    from scipy.stats import CensoredData, ecdf
+
     sf = ecdf(CensoredData(uncensored=hours[event], right=hours[~event])).sf
     return np.asarray(sf.quantiles, float), np.asarray(sf.probabilities, float)
 
@@ -277,131 +231,6 @@ def fit_stops(hist: History) -> StopsFit:
         else:
             classes[label] = replace(pooled, label=label)
     return StopsFit(hist.source, classes)
-
-
-# -- histories ---------------------------------------------------------------------------
-def _rows(text: str) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(text)))
-
-
-def alibaba_pods() -> list[dict[str, str]]:
-    """The bundled Alibaba GPU pods (docs: instances/data/README.md)."""
-    return bundled_rows("alibaba_openb_gpu_pods.csv.gz")
-
-
-def alibaba_runs(pods: list[dict[str, str]]) -> list[tuple[dict[str, str], float]]:
-    """The pods that ran, each with its run time in hours (scheduled to deleted): the
-    pods never scheduled, and the few deleted at their scheduling, have no run."""
-    out = []
-    for r in pods:
-        if r["scheduled_time"] == "":
-            continue
-        hours = (float(r["deletion_time"]) - float(r["scheduled_time"])) / 3600.0
-        if hours > 0:
-            out.append((r, hours))
-    return out
-
-
-def check_recent(recent: float | None) -> None:
-    """``recent`` (hours of history to fit, counted back from its last job) must be a
-    positive number where given."""
-    if recent is not None and not (math.isfinite(recent) and recent > 0):
-        raise InstanceError("recent", recent, "must be a positive number of hours")
-
-
-def alibaba_history(
-    running: str = "completed",
-    pods: list[dict[str, str]] | None = None,
-    recent: float | None = None,
-) -> History:
-    """The Alibaba pods that ran: a pod deleted within an hour of the trace's last
-    deletion is censored; ``Failed`` stopped early; ``Succeeded`` completed; a pod
-    deleted while ``Running`` as ``running`` says. Pending pods never ran. ``recent``:
-    only the pods created in that many hours before the last creation (a sliding
-    window: docs/model.md measures its regret); the censoring still reads the end of
-    the whole trace."""
-    if running not in RUNNING_READINGS:
-        raise InstanceError("running", running, f"must be one of {RUNNING_READINGS}")
-    check_recent(recent)
-    rows = [r for r in (pods or alibaba_pods()) if r["scheduled_time"] != ""]
-    end = max(float(r["deletion_time"]) for r in rows)
-    if recent is not None:
-        last = max(float(r["creation_time"]) for r in rows)
-        rows = [r for r in rows if float(r["creation_time"]) >= last - 3600.0 * recent]
-    hours, status, gpus = [], [], []
-    for r, h in alibaba_runs(rows):
-        if float(r["deletion_time"]) >= end - 3600.0:
-            s = "censored"
-        elif r["pod_phase"] == "Running":
-            s = "complete" if running == "completed" else "stopped"
-        else:
-            s = STATUS_WORDS[r["pod_phase"].lower()]
-        hours.append(h)
-        status.append(s)
-        gpus.append(int(r["num_gpu"]))
-    window = "" if recent is None else f", last {recent:g} h"
-    return History(
-        np.array(hours), np.array(status), np.array(gpus), f"alibaba (running={running}{window})"
-    )
-
-
-def csv_history(path: str | Path, recent: float | None = None) -> History:
-    """A history file of one's own: CSV with columns ``hours``, ``status`` (complete,
-    stopped, censored, or Pass / Killed / Failed / Succeeded / Running) and ``gpus``.
-    ``recent``: only the jobs created in that many hours before the last one, read from
-    a column ``created`` (hours, from any origin)."""
-    check_recent(recent)
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-        text = (gzip.decompress(raw) if p.name.endswith(".gz") else raw).decode()
-    except (OSError, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
-        raise InstanceError("trace", str(path), f"cannot be read: {exc}") from None
-    rows = _rows(text)
-    if not rows or not {"hours", "status", "gpus"} <= set(rows[0]):
-        raise InstanceError("trace", str(path), "needs CSV columns hours, status, gpus")
-    hours, status, gpus = [], [], []
-    width = len(rows[0]) - (None in rows[0])
-    for i, r in enumerate(rows):
-        if None in r:  # csv puts a row's fields past the header's under None
-            extra = ",".join(r[None])  # type: ignore[index]
-            raise InstanceError(f"rows[{i}]", extra, f"fields past the header's {width} columns")
-        try:
-            h, g = float(r["hours"]), int(r["gpus"])
-        except (TypeError, ValueError):
-            raise InstanceError(
-                f"rows[{i}]", f"{r['hours']},{r['gpus']}", "hours and gpus must be numbers"
-            ) from None
-        word = (r["status"] or "").strip().lower()
-        if word not in STATUS_WORDS:
-            raise InstanceError(
-                f"rows[{i}].status", r["status"], f"must be one of {sorted(STATUS_WORDS)}"
-            )
-        hours.append(h)
-        status.append(STATUS_WORDS[word])
-        gpus.append(g)
-    # every row is checked, with the file's row numbers, before a window drops any
-    hist = History(np.array(hours, float), np.array(status), np.array(gpus), p.name)
-    if recent is None:
-        return hist
-    created = np.array(_created(rows, str(path)))
-    return hist.where(created >= created.max() - recent, f"{p.name} (last {recent:g} h)")
-
-
-def _created(rows: list[dict[str, str]], path: str) -> list[float]:
-    """Each row's creation time (hours), from the column ``created``."""
-    if "created" not in rows[0]:
-        raise InstanceError("trace", path, "needs a CSV column created (hours) for --recent")
-    out = []
-    for i, r in enumerate(rows):
-        try:
-            c = float(r["created"])
-        except (TypeError, ValueError):
-            c = math.nan
-        if not math.isfinite(c):
-            raise InstanceError(f"rows[{i}].created", r["created"], "must be a number of hours")
-        out.append(c)
-    return out
 
 
 @cache

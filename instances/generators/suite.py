@@ -9,6 +9,10 @@ runs them, ``gpusched generate suite --out DIR`` writes them as JSON files.
 
 from __future__ import annotations
 
+import dataclasses
+
+from instances.errors import InstanceError
+from instances.generators.spec import check_relaunch
 from instances.generators.synthetic import SyntheticSpec, synthetic
 from instances.model import Instance
 
@@ -39,5 +43,19 @@ def suite_specs() -> list[tuple[str, SyntheticSpec, int]]:
     return out
 
 
-def milp_suite() -> list[Instance]:
-    return [synthetic(spec, seed, name) for name, spec, seed in suite_specs()]
+def suite_instance(name: str, relaunch: str | None = None) -> Instance:
+    """A suite instance by name; ``relaunch`` ("measured" or "none"), if given, replaces
+    the overheads its half of the suite carries."""
+    found = [(spec, seed) for n, spec, seed in suite_specs() if n == name]
+    if not found:
+        raise InstanceError("instance", name, "not a suite instance name")
+    spec, seed = found[0]
+    if relaunch is not None:
+        check_relaunch(relaunch)
+        spec = dataclasses.replace(spec, relaunch=relaunch)
+    return synthetic(spec, seed, name)
+
+
+def milp_suite(relaunch: str | None = None) -> list[Instance]:
+    """The 24 suite instances; ``relaunch``, if given, for all of them."""
+    return [suite_instance(name, relaunch) for name, _, _ in suite_specs()]

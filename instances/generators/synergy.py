@@ -29,25 +29,22 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import ClassVar
 
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.generators.common import (
-    assemble,
-    check_relaunch,
-    check_spec,
-    draw_tightness,
-    due_date,
-)
+from instances.generators.common import assemble, draw_tightness, due_date
 from instances.generators.early_stopping import make_distribution
 from instances.generators.measured_overheads import MEASURED_SECONDS
 from instances.generators.realdata import philly_jobs
+from instances.generators.spec import MIN_RATE, Bound, GeneratorSpec
 from instances.generators.synthetic import gpu_specs
-from instances.limits import MAX_JOBS, MAX_NODES, MAX_STOPS
+from instances.limits import MAX_JOBS, MAX_NODES, MAX_RUN_HOURS
 from instances.model import Config, Instance, Job, Node, Requested
 
 GPUS_PER_NODE = 8
@@ -115,8 +112,9 @@ def levels(model: str, gpus: int, cores: int, dram: float) -> dict[tuple[int, fl
 
 
 @dataclass(frozen=True)
-class SynergySpec:
-    """Which jobs, on which servers, with what options. Times in hours."""
+class SynergySpec(GeneratorSpec):
+    """Which jobs, on which servers (and :class:`GeneratorSpec`'s options). Times in
+    hours. No ``sharing``: Synergy's jobs own their GPUs."""
 
     jobs: int = 100
     nodes: int = 16
@@ -125,25 +123,24 @@ class SynergySpec:
     rate: float = 9.0  # jobs per hour, Poisson
     min_hours: float = 0.25
     max_hours: float = 48.0
-    epochs: tuple[int, int] = (10, 50)
-    blocks: int = 5
-    early_stopping: str = "none"
-    tightness: tuple[float, float] = (1.5, 3.0)
-    energy_price: float = 0.2
-    tardiness: str = "worst_case"
-    slot: float | None = None
-    max_share: int = 2
-    relaunch: str = "measured"
+
+    BOUNDS: ClassVar[Mapping[str, Bound]] = {
+        **GeneratorSpec.BOUNDS,
+        "jobs": Bound(1, MAX_JOBS),
+        "nodes": Bound(1, MAX_NODES),
+        "split": Bound(0, 1e6),
+        "rate": Bound(MIN_RATE, 1e6),
+        "min_hours": Bound(0, MAX_RUN_HOURS, open_low=True),
+        "max_hours": Bound(0, MAX_RUN_HOURS, open_low=True),
+    }
+    ORDERED: ClassVar[tuple[tuple[str, str], ...]] = (("min_hours", "max_hours"),)
 
     def __post_init__(self) -> None:
-        check_spec(self, {"jobs": MAX_JOBS, "nodes": MAX_NODES, "blocks": MAX_STOPS})
-        check_relaunch(self.relaunch)
+        super().__post_init__()
         if self.shape not in SHAPES:
             raise InstanceError("shape", self.shape, f"must be one of {sorted(SHAPES)}")
-        if any(not np.isfinite(x) or x < 0 for x in self.split) or sum(self.split) <= 0:
+        if sum(self.split) <= 0:
             raise InstanceError("split", self.split, "must be three shares >= 0, not all 0")
-        if not 0 < self.rate < 1e6:
-            raise InstanceError("rate", self.rate, "must be a positive number of jobs per hour")
 
 
 def synergy(spec: SynergySpec, seed: int = 0, name: str | None = None) -> Instance:
@@ -159,6 +156,13 @@ def synergy(spec: SynergySpec, seed: int = 0, name: str | None = None) -> Instan
         for _, hours, gpus in philly_jobs()
         if spec.min_hours <= hours <= spec.max_hours and gpus <= GPUS_PER_NODE
     ]
+    if not trace:
+        raise InstanceError(
+            "min_hours",
+            spec.min_hours,
+            f"no Philly job of the bundled day on at most {GPUS_PER_NODE} GPUs runs "
+            f"{spec.min_hours:g} to {spec.max_hours:g} h",
+        )
     models = {t: sorted(m for m, task in zoo().items() if task == t) for t in TASKS}
     weights = np.array([spec.split[i] if models[t] else 0.0 for i, t in enumerate(TASKS)])
     if weights.sum() <= 0:

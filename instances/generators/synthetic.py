@@ -11,24 +11,28 @@ Every number that is an assumption is a named parameter with its default here.
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import ClassVar
 
 import numpy as np
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
-from instances.generators.common import (
-    assemble,
-    check_relaunch,
-    check_spec,
-    draw_tightness,
-    due_date,
-)
+from instances.generators.common import assemble, draw_tightness, due_date
 from instances.generators.early_stopping import make_distribution
 from instances.generators.measured_overheads import drawn_relaunch_hours
-from instances.limits import MAX_JOBS, MAX_NODES, MAX_STOPS
+from instances.generators.spec import Bound, GeneratorSpec
+from instances.limits import (
+    MAX_EPOCH_HOURS,
+    MAX_GPUS_PER_NODE,
+    MAX_JOBS,
+    MAX_MEMORY_GB,
+    MAX_NODES,
+    MIN_EPOCH_HOURS,
+)
 from instances.model import Config, GpuType, Instance, Job, Node
 
 # Speed of one GPU relative to a K80 on a typical training job. K80/P100/V100 are the
@@ -46,6 +50,9 @@ CALIBRATIONS = {"offered-load": ARRIVAL_LOAD, "thesis-peak": THESIS_PEAK_LOAD}
 BATCH = "batch"
 RATES = (*ARRIVAL_LOAD, BATCH)
 MAX_LOAD = 100.0  # past this the arrivals are a batch in all but name
+# below this the arrivals of a few jobs already span more than the bound on times
+# (instances/limits.py), and a load of 5e-324 overflows their gaps to inf
+MIN_LOAD = 1e-6
 
 
 @cache
@@ -61,8 +68,8 @@ def gpu_specs() -> dict[str, GpuType]:
 
 
 @dataclass(frozen=True)
-class SyntheticSpec:
-    """Parameters of a synthetic scenario. Times in hours."""
+class SyntheticSpec(GeneratorSpec):
+    """Parameters of a synthetic scenario (and :class:`GeneratorSpec`'s). Times in hours."""
 
     nodes: int = 4
     jobs: int = 10
@@ -70,34 +77,38 @@ class SyntheticSpec:
     gpus_per_node: tuple[int, ...] = (2, 4, 8)
     rate: str = "exponential"
     early_stopping: str = "uniform"
-    blocks: int = 5
     epochs: tuple[int, int] = (5, 30)  # range of maximum epochs
     epoch_hours_k80: tuple[float, float] = (0.2, 1.5)  # 1-GPU K80 epoch time range
     scaling: tuple[float, float] = (0.6, 0.95)  # exponent alpha: tau(g) = tau(1) / g**alpha
-    tightness: tuple[float, float] = (1.5, 3.0)
     memory_gb: tuple[float, ...] = (2.0, 4.0, 6.0, 8.0, 12.0)
     sharing: bool = True
     interference: tuple[float, float] = (0.5, 0.9)  # rho: shared speed / exclusive 1-GPU
-    energy_price: float = 0.2
-    tardiness: str = "worst_case"
-    slot: float | None = None
-    max_share: int = 2
-    relaunch: str = "measured"  # per-job relaunch overheads (generators/measured_overheads.py)
     # which offered load each rate stands for: CALIBRATIONS
     calibration: str = "offered-load"
     load: float | None = None  # an offered load of its own, instead of the rate's
 
+    BOUNDS: ClassVar[Mapping[str, Bound]] = {
+        **GeneratorSpec.BOUNDS,
+        "nodes": Bound(1, MAX_NODES),
+        "jobs": Bound(1, MAX_JOBS),
+        "gpus_per_node": Bound(1, MAX_GPUS_PER_NODE),
+        "epoch_hours_k80": Bound(MIN_EPOCH_HOURS, MAX_EPOCH_HOURS),
+        # more GPUs are never slower, nor more than proportionally faster
+        "scaling": Bound(0, 1),
+        "memory_gb": Bound(0, MAX_MEMORY_GB, open_low=True),
+        # sharing a GPU is never faster than owning it
+        "interference": Bound(0, 1, open_low=True),
+        "load": Bound(MIN_LOAD, MAX_LOAD),
+    }
+
     def __post_init__(self) -> None:
-        check_spec(self, {"nodes": MAX_NODES, "jobs": MAX_JOBS, "blocks": MAX_STOPS})
-        check_relaunch(self.relaunch)
+        super().__post_init__()
         if self.rate not in RATES:
             raise InstanceError("rate", self.rate, f"must be one of {RATES}")
         if self.calibration not in CALIBRATIONS:
             raise InstanceError(
                 "calibration", self.calibration, f"must be one of {tuple(CALIBRATIONS)}"
             )
-        if self.load is not None and not 0 < self.load <= MAX_LOAD:
-            raise InstanceError("load", self.load, f"must be in (0, {MAX_LOAD:g}]")
         if self.load is not None and self.rate == BATCH:
             raise InstanceError(
                 "load", self.load, "has no meaning with rate 'batch' (every job at time 0)"

@@ -30,40 +30,42 @@ Alibaba trace (``stops_fit``) by GPU class unless a family is named.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from functools import cache
+from typing import ClassVar
 
 import numpy as np
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
-from instances.generators.common import (
-    assemble,
-    check_relaunch,
-    check_spec,
-    draw_tightness,
-    due_date,
+from instances.generators.clusters import (
+    MAX_LOAD,
+    MAX_TIME_SCALE,
+    Arrival,
+    Machine,
+    cycled,
+    epoch_gpu_hours,
+    named,
+    scale_for,
 )
+from instances.generators.common import assemble, draw_tightness, due_date
 from instances.generators.early_stopping import FAMILIES, make_distribution
+from instances.generators.histories import RUNNING_READINGS, alibaba_pods, alibaba_runs
 from instances.generators.measured_overheads import family_relaunch_hours
 from instances.generators.realdata import (
     MEMORY_GB,
     bundled_rows,
+    cluster_hosts,
     family,
     gavel_throughputs,
     job_configs,
+    philly_jobs,
     with_requests,
 )
-from instances.generators.stops_fit import (
-    RUNNING_READINGS,
-    StopsFit,
-    alibaba_pods,
-    alibaba_runs,
-    bundled_fit,
-    read_fit,
-)
-from instances.limits import MAX_STOPS, MIN_EPOCH_HOURS
+from instances.generators.spec import Bound, GeneratorSpec
+from instances.generators.stops_fit import StopsFit, bundled_fit, read_fit
+from instances.limits import MAX_GPUS_PER_NODE, MAX_HOURS, MAX_JOBS, MAX_NODES, MIN_EPOCH_HOURS
 from instances.model import Config, GpuType, Instance, Job, Node
 
 TRACES = ("philly-week", "alibaba")
@@ -72,18 +74,6 @@ SHORT_HOURS, LONG_HOURS = 1.0, 10.0
 SHORT_FAMILIES = ("ResNet-18", "A3C", "LM", "Recommendation")
 LONG_FAMILIES = ("ResNet-50", "Transformer", "CycleGAN", "LM")
 WIDEST = 8  # Gavel's widest measurement
-
-
-@dataclass(frozen=True)
-class Machine:
-    """A kind of node in a trace's cluster and the Gavel type whose speed it has."""
-
-    gpu_type: str
-    measured_as: str
-    memory_gb: float
-    power_w: float
-    gpus: int
-    count: int
 
 
 PHILLY_MACHINES = (
@@ -114,64 +104,73 @@ class TraceJob:
 
 
 @dataclass(frozen=True)
-class TraceSpec:
-    """Which window of which trace, with what options. Times in hours."""
+class TraceSpec(GeneratorSpec):
+    """Which window of which trace (and :class:`GeneratorSpec`'s options). Times in
+    hours."""
 
     trace: str = "philly-week"
     start: float = 0.0  # hours from the trace's first submission
     hours: float | None = None  # the window's length (None: to the end)
-    epochs: tuple[int, int] = (10, 50)
-    blocks: int = 5
+    jobs: int | None = None  # at most this many of the window's jobs, the first ones
+    # the cluster (generators/clusters.py): the trace's own (both None), this many nodes
+    # of its kinds in proportion, or node kinds (GPU type, GPUs per node, nodes)
+    nodes: int | None = None
+    cluster: tuple[tuple[str, int, int], ...] | None = None
+    # each job's time since the window's start, multiplied (>1 spreads the arrivals); or
+    # the offered load to scale them to
+    time_scale: float = 1.0
+    load: float | None = None
     early_stopping: str = FITTED
     running: str = "completed"  # how the fit reads Alibaba pods deleted while Running
-    tightness: tuple[float, float] = (1.5, 3.0)
     sharing: bool = True
-    energy_price: float = 0.2
-    tardiness: str = "worst_case"
-    slot: float | None = None
-    max_share: int = 2
-    relaunch: str = "measured"
     # a fit file (gpusched fit-stops --out) whose stops the jobs take instead of the
     # bundled Alibaba fit; read when the instance is built
     stops: str | None = None
 
+    BOUNDS: ClassVar[Mapping[str, Bound]] = {
+        **GeneratorSpec.BOUNDS,
+        "start": Bound(0, MAX_HOURS),
+        "hours": Bound(0, MAX_HOURS, open_low=True),
+        "jobs": Bound(1, MAX_JOBS),
+        "nodes": Bound(1, MAX_NODES),
+        "time_scale": Bound(0, MAX_TIME_SCALE, open_low=True),
+        "load": Bound(0, MAX_LOAD, open_low=True),
+    }
+    EARLY_STOPPING: ClassVar[tuple[str, ...]] = (FITTED, *FAMILIES)
+
     def __post_init__(self) -> None:
-        check_spec(self, {"blocks": MAX_STOPS})
+        super().__post_init__()
         if self.stops is not None and self.early_stopping != FITTED:
             raise InstanceError(
                 "stops", self.stops, f"a fit is read only with early_stopping = {FITTED!r}"
             )
-        check_relaunch(self.relaunch)
         if self.trace not in TRACES:
             raise InstanceError("trace", self.trace, f"must be one of {TRACES}")
-        if self.early_stopping not in (FITTED, *FAMILIES):
-            raise InstanceError(
-                "early_stopping", self.early_stopping, f"must be {FITTED} or one of {FAMILIES}"
-            )
         if self.running not in RUNNING_READINGS:
             raise InstanceError("running", self.running, f"must be one of {RUNNING_READINGS}")
-        if self.start < 0:
-            raise InstanceError("start", self.start, "must be 0 or more hours")
-        if self.hours is not None and not self.hours > 0:
-            raise InstanceError("hours", self.hours, "must be a positive number of hours")
-        if not 1 <= self.epochs[0] <= self.epochs[1]:
-            raise InstanceError("epochs", list(self.epochs), "must be 1 <= low <= high")
+        check_cluster_options(self)
+
+
+def check_cluster_options(spec: TraceSpec) -> None:
+    """One way to give the cluster and one to give the load; sane node kinds."""
+    if spec.nodes is not None and spec.cluster is not None:
+        raise InstanceError("cluster", list(spec.cluster), "give nodes or cluster, not both")
+    if spec.load is not None and spec.time_scale != 1.0:
+        raise InstanceError("load", spec.load, "give load or time_scale, not both")
+    for k, (_, gpus, count) in enumerate(spec.cluster or ()):
+        if not 1 <= gpus <= MAX_GPUS_PER_NODE:
+            top = MAX_GPUS_PER_NODE
+            raise InstanceError(f"cluster[{k}]", gpus, f"GPUs per node must be 1 to {top}")
+        if not 1 <= count <= MAX_NODES:
+            raise InstanceError(f"cluster[{k}]", count, f"nodes must be 1 to {MAX_NODES}")
+    if spec.cluster is not None and sum(n for _, _, n in spec.cluster) > MAX_NODES:
+        raise InstanceError("cluster", list(spec.cluster), f"at most {MAX_NODES} nodes in all")
 
 
 @cache
 def philly_week() -> tuple[TraceJob, ...]:
     """The bundled Philly week, in submission order."""
-    rows = bundled_rows("philly_2017wk45.csv.gz")
-    t0 = datetime.fromisoformat(rows[0]["timestamp"])
-    return tuple(
-        TraceJob(
-            f"ph{i}",
-            (datetime.fromisoformat(r["timestamp"]) - t0).total_seconds() / 3600.0,
-            float(r["duration"]) / 3600.0,
-            int(r["num_gpus"]),
-        )
-        for i, r in enumerate(rows)
-    )
+    return tuple(TraceJob(f"ph{i}", *job) for i, job in enumerate(philly_jobs("week")))
 
 
 @cache
@@ -217,7 +216,26 @@ def trace_window(spec: TraceSpec) -> list[TraceJob]:
     window = [j for j in jobs if spec.start <= j.submit < end]
     if not window:
         raise InstanceError("start", spec.start, f"no {spec.trace} job is submitted in this window")
-    return window
+    return window if spec.jobs is None else window[: spec.jobs]
+
+
+def trace_machines(spec: TraceSpec) -> tuple[Machine, ...]:
+    """The cluster: the trace's own, ``nodes`` of its kinds, or the ``cluster`` named."""
+    own = PHILLY_MACHINES if spec.trace == "philly-week" else alibaba_machines()
+    if spec.cluster is not None:
+        return named(spec.cluster, own)
+    return own if spec.nodes is None else cycled(own, spec.nodes)
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """A trace job's seeded draws, before its release is placed on the time scale."""
+
+    trace: TraceJob
+    job_type: str
+    times: dict[Config, float]
+    epochs: int
+    tightness: float
 
 
 def trace_instance(
@@ -226,27 +244,52 @@ def trace_instance(
     name: str | None = None,
     fit: StopsFit | None = None,
 ) -> Instance:
-    """The window's jobs on the trace's cluster; same seed, same instance. ``fit``, if
-    given, replaces the bundled fit (``early_stopping = "fitted"``): the jobs, their
-    epochs and due dates do not depend on it; without it, ``spec.stops`` names one."""
+    """The window's jobs on the cluster; same seed, same instance. ``fit``, if given,
+    replaces the bundled fit (``early_stopping = "fitted"``): the jobs, their epochs and
+    due dates do not depend on it; without it, ``spec.stops`` names one."""
     rng = np.random.default_rng([seed, 0x7ACE])
-    machines = PHILLY_MACHINES if spec.trace == "philly-week" else alibaba_machines()
-    reference = "p100" if spec.trace == "philly-week" else "v100"
+    machines = trace_machines(spec)
     nodes = [
         Node(f"{m.gpu_type}x{m.gpus}-{i}", m.gpu_type, m.gpus)
         for m in machines
         for i in range(m.count)
     ]
-    measured_as = {m.gpu_type: m.measured_as for m in machines}
-    memory = {m.gpu_type: m.memory_gb for m in machines}
     if spec.early_stopping != FITTED:
         fit = None
     elif fit is None:
         fit = bundled_fit(spec.running) if spec.stops is None else read_fit(spec.stops)
+    drawn = _draw(spec, rng, machines, nodes)
+    stops = [
+        fit.for_gpus(d.trace.gpus).distribution(d.epochs, spec.blocks)
+        if fit is not None
+        else make_distribution(spec.early_stopping, d.epochs, spec.blocks)
+        for d in drawn
+    ]
+    scale = _time_scale(spec, drawn, stops, nodes)
+    hosts = cluster_hosts(nodes)
+    jobs = [_job(spec, d, s, scale, hosts) for d, s in zip(drawn, stops, strict=True)]
+    types = {m.gpu_type: GpuType(m.gpu_type, m.memory_gb, m.power_w) for m in machines}
+    inst = assemble(
+        tuple(types.values()),
+        nodes,
+        jobs,
+        spec,
+        name or f"{spec.trace}-{spec.start:g}h-{len(jobs)}j-s{seed}",
+    )
+    return with_requests(inst, {d.trace.key: min(d.trace.gpus, WIDEST) for d in drawn})
+
+
+def _draw(
+    spec: TraceSpec, rng: np.random.Generator, machines: Sequence[Machine], nodes: list[Node]
+) -> list[_Drawn]:
+    """Each window job's type, epoch times, epochs and tightness, drawn in trace order."""
+    reference = "p100" if spec.trace == "philly-week" else "v100"
+    measured_as = {m.gpu_type: m.measured_as for m in machines}
+    memory = {m.gpu_type: m.memory_gb for m in machines}
     tput = gavel_throughputs()
     # epoch hours per iteration, by configuration: the same for every job of a type
     per_iteration: dict[str, dict[Config, float]] = {}
-    jobs, asked = [], {}
+    out = []
     for tj in trace_window(spec):
         wide = min(tj.gpus, WIDEST)
         job_type = str(rng.choice(_types_for(tj.hours, wide, reference)))
@@ -264,36 +307,63 @@ def trace_instance(
         # a run of seconds cannot hold dozens of epochs above the bound on epoch time
         E = max(1, min(drawn, int(fastest_all / (10 * MIN_EPOCH_HOURS))))
         times = {c: iterations / E * h for c, h in unit.items()}
-        fam = family(job_type)
-        delta = family_relaunch_hours(fam) if spec.relaunch == "measured" else None
-        release = round(tj.submit - spec.start, 4)
-        due = due_date(
-            release, draw_tightness(rng, spec), E * min(times.values()), spec.slot, delta or 0.0
+        out.append(_Drawn(tj, job_type, times, E, draw_tightness(rng, spec)))
+    return out
+
+
+def _time_scale(
+    spec: TraceSpec, drawn: list[_Drawn], stops: list[EpochDistribution], nodes: list[Node]
+) -> float:
+    """``spec.time_scale``, or the scale giving the jobs the offered ``spec.load``; one
+    that would put a release past the bound on times is refused, naming the field."""
+    last = max(d.trace.submit for d in drawn) - spec.start
+    if spec.load is None:
+        scale, field, value = spec.time_scale, "time_scale", spec.time_scale
+    else:
+        scale, field, value = _load_scale(spec, drawn, stops, nodes), "load", spec.load
+    if not last * scale <= MAX_HOURS:
+        why = f"puts the last arrival {last * scale:.3g} h from the start (at most {MAX_HOURS:g})"
+        raise InstanceError(field, value, why)
+    return scale
+
+
+def _load_scale(
+    spec: TraceSpec, drawn: list[_Drawn], stops: list[EpochDistribution], nodes: list[Node]
+) -> float:
+    assert spec.load is not None
+    hosts = cluster_hosts(nodes)
+    arrivals = [
+        Arrival(
+            d.trace.submit - spec.start,
+            s.mean(),
+            epoch_gpu_hours(d.times, hosts, spec.max_share),
         )
-        stops: EpochDistribution = (
-            fit.for_gpus(tj.gpus).distribution(E, spec.blocks)
-            if fit is not None
-            else make_distribution(spec.early_stopping, E, spec.blocks)
-        )
-        jobs.append(
-            Job(
-                tj.key,
-                release,
-                due,
-                stops,
-                times,
-                MEMORY_GB[fam],
-                job_type=job_type,
-                relaunch_hours=delta,
-            )
-        )
-        asked[tj.key] = wide
-    types = {m.gpu_type: GpuType(m.gpu_type, m.memory_gb, m.power_w) for m in machines}
-    inst = assemble(
-        tuple(types.values()),
-        nodes,
-        jobs,
-        spec,
-        name or f"{spec.trace}-{spec.start:g}h-{len(jobs)}j-s{seed}",
+        for d, s in zip(drawn, stops, strict=True)
+    ]
+    return scale_for(arrivals, sum(n.num_gpus for n in nodes), spec.load)
+
+
+def _job(
+    spec: TraceSpec,
+    d: _Drawn,
+    stops: EpochDistribution,
+    scale: float,
+    hosts: Callable[[Config], bool],
+) -> Job:
+    """The job of a draw, released at its scaled time since the window's start."""
+    fam = family(d.job_type)
+    delta = family_relaunch_hours(fam) if spec.relaunch == "measured" else None
+    release = round((d.trace.submit - spec.start) * scale, 4)
+    fastest = d.epochs * min(d.times.values())
+    alone = d.epochs * min(t for c, t in d.times.items() if hosts(c))
+    due = due_date(release, d.tightness, fastest, spec.slot, delta or 0.0, alone)
+    return Job(
+        d.trace.key,
+        release,
+        due,
+        stops,
+        d.times,
+        MEMORY_GB[fam],
+        job_type=d.job_type,
+        relaunch_hours=delta,
     )
-    return with_requests(inst, asked)

@@ -17,6 +17,10 @@ from experiments.campaign import CampaignError, bundled_campaigns, load_campaign
 from experiments.cli import main
 from experiments.runner import run_campaign
 from experiments.store import Store, StoreError
+from heuristic.core.registry import make_policy
+from validation.evaluate import evaluate
+from validation.scenario import scenario_instance
+from validation.simulator import simulate
 
 SMALL = """
 name = "small"
@@ -241,12 +245,11 @@ def test_the_philly_week_campaign_runs_a_window_on_a_dask_cluster(tmp_path):
     from distributed import LocalCluster
 
     text = resources.files("experiments.campaigns").joinpath("philly-week.toml").read_text()
-    assert 'trace = "philly-week"' in text and "seeds = 5" in text
+    line = 'generator = "philly-week"'
+    assert line in text and "seeds = 5" in text
     cfg = tmp_path / "philly-week.toml"
     cfg.write_text(
-        text.replace("seeds = 5", "seeds = 2").replace(
-            'trace = "philly-week"', 'trace = "philly-week"\nstart = 30.0\nhours = 1.0'
-        )
+        text.replace("seeds = 5", "seeds = 2").replace(line, f"{line}\nstart = 30.0\nhours = 1.0")
     )
     camp = load_campaign(cfg)
     assert len(camp.runs()) == 2 * 5
@@ -267,8 +270,8 @@ def test_the_philly_week_campaign_runs_a_window_on_a_dask_cluster(tmp_path):
 def test_a_bad_trace_window_in_a_campaign_is_refused_before_any_run(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text(
-        'name = "t"\npolicies = ["edf"]\nseeds = 1\n[[scenarios]]\ngenerator = "trace"\n'
-        'trace = "philly-week"\nhours = -2.0\n'
+        'name = "t"\npolicies = ["edf"]\nseeds = 1\n[[scenarios]]\ngenerator = "philly-week"\n'
+        "hours = -2.0\n"
     )
     with pytest.raises(CampaignError, match=r"hours = -2\.0"):
         load_campaign(cfg)
@@ -284,8 +287,8 @@ def test_a_trace_scenario_reads_a_fit_file_relative_to_the_campaign(tmp_path, ca
     fits.mkdir()
     assert main(["fit-stops", "alibaba", "--recent", "72", "--out", str(fits / "f.json")]) == 0
     capsys.readouterr()
-    head = 'name = "t"\npolicies = ["edf"]\nseeds = 1\n[[scenarios]]\ngenerator = "trace"\n'
-    window = 'trace = "philly-week"\nhours = 2.0\n'
+    head = 'name = "t"\npolicies = ["edf"]\nseeds = 1\n[[scenarios]]\ngenerator = "philly-week"\n'
+    window = "hours = 2.0\n"
     cfg = tmp_path / "c.toml"
     cfg.write_text(head + window + 'stops = "fits/f.json"\n')
     (spec,) = load_campaign(cfg).runs()
@@ -295,7 +298,7 @@ def test_a_trace_scenario_reads_a_fit_file_relative_to_the_campaign(tmp_path, ca
     assert [j.distribution for j in inst.jobs] != [j.distribution for j in plain.jobs]
     cfg.write_text(head + window + 'grid = { stops = ["fits/f.json"] }\n')
     (gridded,) = load_campaign(cfg).runs()
-    assert gridded.scenario.label == "trace[stops=f]"
+    assert gridded.scenario.label == "philly-week[stops=f]"
     assert gridded.scenario.instance(0).jobs == inst.jobs
     for extra, field in (
         ('stops = "fits/none.json"\n', "stops"),
@@ -309,3 +312,49 @@ def test_a_trace_scenario_reads_a_fit_file_relative_to_the_campaign(tmp_path, ca
     cfg.write_text(head + window + 'stops = "fits/bad.json"\n')
     with pytest.raises(CampaignError, match="classes"):
         load_campaign(cfg)
+
+
+POLICY_TABLES = """
+name = "options"
+seeds = 1
+[policies]
+fifo = {}
+sts = { reserve = 0.3, urgency = "slack" }
+[[scenarios]]
+generator = "synthetic"
+nodes = 2
+jobs = 4
+"""
+
+
+def test_policies_as_tables_carry_their_options_to_the_runs(tmp_path):
+    c = _parse(POLICY_TABLES)
+    assert c.policies == ("fifo", "sts")
+    options = {r.policy: dict(r.options) for r in c.runs()}
+    assert options == {"fifo": {}, "sts": {"reserve": 0.3, "urgency": "slack"}}
+    out = run_campaign(c, tmp_path / "o.sqlite", workers=1, progress=False)
+    assert out.errors == ()
+    # the run used them: STS in the thesis's order costs what make_policy's does
+    inst = c.scenarios[0].instance(0)
+    want = simulate(inst, make_policy("sts", reserve=0.3, urgency="slack"), mode="sampled", seed=0)
+    runs = Store(tmp_path / "o.sqlite").runs("options").set_index("policy")
+    cost = evaluate(scenario_instance(inst, want.epochs), want.plan).total_cost
+    assert runs.at["sts", "total_cost"] == pytest.approx(cost, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("sts = { resrve = 0.3 }", "policies.sts = {'resrve': 0.3}: policy 'sts': unknown option"),
+        ("sts = { reserve = 2.0 }", "policies.sts = {'reserve': 2.0}: policy 'sts': reserve = 2.0"),
+        ('sts = { urgency = "edd" }', "urgency = 'edd'"),
+        ("sts = 3", "policies.sts = 3: give a table"),
+        ("clairvoyant = { x = 1 }", "a reference takes no options"),
+        ("nope = {}", "policies = 'nope': unknown policy"),
+    ],
+)
+def test_bad_policy_options_are_refused_naming_them(table, message):
+    text = f"[policies]\n{table}\n[[scenarios]]\ngenerator = 'synthetic'\n"
+    with pytest.raises(CampaignError) as err:
+        _parse(text)
+    assert message in str(err.value)

@@ -282,7 +282,7 @@ def test_generate_a_trace_with_a_fit_from_a_file(tmp_path, capsys):
     assert "--stops: only philly-week and alibaba" in capsys.readouterr().err
     uniform = [*window, "--early-stopping", "uniform", "--stops", str(fit), "--out", str(out)]
     assert main(uniform) == 2
-    assert "fitted early stopping" in capsys.readouterr().err
+    assert "a fit is read only with early_stopping = 'fitted'" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -304,3 +304,101 @@ def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
     )
     assert code == 2
     assert "--option: reserve is given twice" in capsys.readouterr().err
+
+
+def test_generate_suite_reads_relaunch_and_slot(tmp_path, capsys):
+    """``generate suite --relaunch none`` writes the suite without overheads (it once
+    wrote the default suite byte for byte); ``measured`` gives every instance its
+    measured ones; without the option each half keeps its own."""
+    from instances.generators.suite import milp_suite
+
+    written = {}
+    for mode in ("none", "measured", None):
+        out = tmp_path / str(mode)
+        extra = [] if mode is None else ["--relaunch", mode]
+        assert main(["generate", "suite", *extra, "--out", str(out)]) == 0
+        written[mode] = {p.name: read_instance(p) for p in sorted(out.iterdir())}
+    assert len(written["none"]) == 24
+    assert all(j.relaunch_hours is None for i in written["none"].values() for j in i.jobs)
+    assert all(j.relaunch_hours for i in written["measured"].values() for j in i.jobs)
+    assert written[None] == {f"{i.name}.json": i for i in milp_suite()}
+    half = [n for n, i in written[None].items() if i.jobs[0].relaunch_hours]
+    assert len(half) == 12 and all(n.endswith("-s2.json") for n in half)
+    slotted = tmp_path / "slot"
+    assert main(["generate", "suite", "--slot", "0.5", "--out", str(slotted)]) == 0
+    assert {read_instance(p).slot for p in slotted.iterdir()} == {0.5}
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["suite", "--nodes", "3"], "--nodes: only synthetic, realdata and synergy read it"),
+        (["suite", "--seed", "3"], "--seed: only synthetic, "),
+        (["liquid", "--shape", "alibaba"], "--shape: only synergy read it, not liquid"),
+        (["synergy", "--no-sharing"], "--no-sharing: only synthetic, realdata, liquid, "),
+        (["synthetic", "--slot", "0"], "--slot: slot = 0.0: must be in [0.001, 1000]"),
+        (["philly-week", "--start", "1e6"], "--start: start = 1000000.0: must be in [0, 100000]"),
+    ],
+)
+def test_generate_refuses_an_option_its_kind_does_not_read_or_a_bad_value(
+    tmp_path, capsys, argv, message
+):
+    out = tmp_path / "x"
+    assert main(["generate", *argv, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_generate_and_campaigns_read_one_generator_table():
+    """Every generator of the table is a kind of ``generate`` and a campaign generator,
+    and every option ``generate`` maps sets a field of that generator's spec."""
+    from pathlib import Path
+
+    from experiments.campaign import parse_campaign
+    from experiments.cli.generate import READS, SUITE
+    from instances.generators import GENERATORS, GeneratorSpec
+
+    assert set(READS) == {*GENERATORS, SUITE}
+    for name, gen in GENERATORS.items():
+        assert issubclass(gen.spec, GeneratorSpec)
+        assert {f for f in READS[name].values() if f} <= set(gen.fields)
+        text = f'policies = ["fifo"]\n[[scenarios]]\ngenerator = "{name}"\n'
+        (scenario,) = parse_campaign(text, base=Path("."), default_name="t").scenarios
+        assert scenario.generator == name
+
+
+def test_generate_a_trace_on_a_cluster_at_a_load(tmp_path, capsys):
+    from instances.generators import GENERATORS
+    from instances.generators.clusters import instance_load
+
+    out = tmp_path / "c.json"
+    window = ["--start", "24", "--hours", "6", "--seed", "1"]
+    args = ["generate", "philly-week", *window, "--cluster", "k80x4:2,p100x4:2,v100x8:2"]
+    assert main([*args, "--load", "0.8", "--out", str(out)]) == 0
+    inst = read_instance(out)
+    params = {"start": 24.0, "hours": 6.0, "cluster": "k80x4:2,p100x4:2,v100x8:2", "load": 0.8}
+    assert inst == GENERATORS["philly-week"].instance(params, 1, inst.name)
+    assert instance_load(inst) == pytest.approx(0.8, rel=1e-4)
+    assert sum(n.num_gpus for n in inst.nodes) == 32
+    for bad, option in (
+        (["--cluster", "k80x4"], "--cluster"),
+        (["--cluster", "a100x8:2"], "--cluster"),
+        (["--nodes", "4", "--cluster", "v100x8:1"], "--cluster"),
+        (["--load", "0.5", "--time-scale", "2"], "--load"),
+    ):
+        try:  # argparse's own refusals exit, the command's return 2
+            code = main(
+                ["generate", "philly-week", *window, *bad, "--out", str(tmp_path / "t.json")]
+            )
+        except SystemExit as exc:
+            code = exc.code
+        assert code == 2 and option in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()
+    # realdata reads the whole week, and only realdata reads --source
+    week = tmp_path / "w.json"
+    argv = ["generate", "realdata", "--source", "week", "--start", "3000", "--jobs", "30"]
+    assert main([*argv, "--out", str(week)]) == 0
+    assert read_instance(week).jobs[0].id == "p3000"
+    code = main(["generate", "synthetic", "--source", "week", "--out", str(tmp_path / "t.json")])
+    assert code == 2 and "--source: only realdata read it" in capsys.readouterr().err

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -80,44 +75,3 @@ def test_a_full_disk_is_a_store_error_and_leaves_whole_runs(filled):
             store.save(big)
         assert store.finished("more") == set()  # nothing of the run was written
         assert len(store.runs()) == 12
-
-
-def test_pool_processes_die_with_a_killed_campaign(tmp_path):
-    cfg = tmp_path / "c.toml"
-    cfg.write_text(SMALL.replace("seeds = 2", "seeds = 40").replace("jobs = 5", "jobs = 14"))
-    cmd = [sys.executable, "-m", "experiments.cli", "campaign", str(cfg), "--quiet"]
-    proc = subprocess.Popen(
-        [*cmd, "--store", str(tmp_path / "s.sqlite"), "--workers", "2"],
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while len(_group(proc.pid)) < 4 and time.monotonic() < deadline:
-            time.sleep(0.1)  # the campaign, the forkserver and two workers
-        assert len(_group(proc.pid)) >= 4
-        os.kill(proc.pid, signal.SIGKILL)  # the campaign process alone
-        proc.wait()
-        deadline = time.monotonic() + 10
-        while _group(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _group(proc.pid) == []
-    finally:
-        for pid in _group(proc.pid):
-            os.kill(pid, signal.SIGKILL)
-
-
-def _group(pgid: int) -> list[int]:
-    """Live (not zombie) processes of a process group."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            out.append(int(entry.name))
-    return out

@@ -55,3 +55,16 @@ def test_a_job_too_large_to_share_a_gpu_names_both_memories(base):
     with pytest.raises(InstanceError) as err:
         base.replace(gpu_types=types)
     assert "memory_gb" in err.value.path and f"gpu_types[{g}].memory_gb = 5e-324" in str(err.value)
+
+
+def test_the_default_tardiness_weight_ignores_configurations_no_node_can_host(base):
+    """docs/model.md: a configuration no node can host is ignored, by the default
+    tardiness weight too (10 x the dearest hourly energy of the job's *allowed*
+    configurations). An 8-GPU configuration on a cluster of 2- and 4-GPU nodes would
+    otherwise double job a's weight (2,400 W against 600 W on two V100s)."""
+    job = base.job("a")
+    wide = dataclasses.replace(job, epoch_times={**job.epoch_times, Config("v100", 8): 0.04})
+    inst = base.replace(jobs=(wide, base.job("b")))
+    assert Config("v100", 8) not in inst.allowed_configs("a")
+    assert inst.tardiness_weight("a") == base.tardiness_weight("a")
+    assert base.tardiness_weight("a") == pytest.approx(10 * 0.25 * 600 / 1000)

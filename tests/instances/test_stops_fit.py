@@ -7,15 +7,8 @@ import numpy as np
 import pytest
 
 from instances import InstanceError
-from instances.generators.stops_fit import (
-    CLASSES,
-    History,
-    StopsFit,
-    alibaba_history,
-    bundled_fit,
-    csv_history,
-    fit_stops,
-)
+from instances.generators.histories import History, alibaba_history, csv_history
+from instances.generators.stops_fit import CLASSES, StopsFit, bundled_fit, fit_stops
 
 
 def history(rows, source="test"):

@@ -26,8 +26,10 @@ def _fingerprint(run: OnlineRun) -> str:
 @pytest.mark.parametrize(
     ("jobs", "nodes", "relaunch", "segments", "energy", "tardiness", "decisions"),
     [
-        # 1,000 jobs on 100 nodes, no overheads: the benchmark's run
-        (1000, 100, "none", "02810befe4b61541", "91.52649233283769", "8.526512829121202e-15", 2047),
+        # 1,000 jobs on 100 nodes, no overheads: the benchmark's run (re-pinned when STS
+        # took its order for contended clusters: same costs and decisions, jobs on other
+        # GPUs of the same nodes, segments 02810befe4b61541 before)
+        (1000, 100, "none", "83be0fa23d4c4a6f", "91.52649233283769", "8.526512829121202e-15", 2047),
         # 300 jobs on 30 nodes with measured overheads: every profile searches chains
         (
             300,
@@ -53,11 +55,13 @@ def test_sts_online_figures_are_unchanged(
 
 def test_incremental_sts_figures_are_pinned():
     """``sts-incremental`` on the 1,000 x 100 run (3-4 s, against STS's 40-55 s): same
-    seed, same segments and costs to the last digit; within 0.003% of STS's energy."""
+    seed, same segments and costs to the last digit; within 0.001% of STS's energy
+    (re-pinned when it began deciding in full below 64 jobs present and while capacity
+    binds: 91.52858087226353, 2,037 decisions before)."""
     inst = synthetic(SyntheticSpec(nodes=100, jobs=1000, relaunch="none"), seed=0)
     run = run_online(inst, "sts-incremental", seed=0)
     s = run.summary()
-    assert repr(s["energy_cost"]) == "91.52858087226353"
-    assert abs(s["energy_cost"] / 91.52649233283769 - 1) < 3e-5  # STS's, pinned above
-    assert int(s["decisions"]) == 2037
-    assert _fingerprint(run) == "1a33468730363b5f"
+    assert repr(s["energy_cost"]) == "91.52706792050444"
+    assert abs(s["energy_cost"] / 91.52649233283769 - 1) < 1e-5  # STS's, pinned above
+    assert int(s["decisions"]) == 2043
+    assert _fingerprint(run) == "dea2017748bf96f7"

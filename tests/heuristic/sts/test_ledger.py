@@ -91,19 +91,24 @@ def test_the_greedy_thesis_version_is_registered_and_ignores_the_ledger():
 
 def test_under_overload_the_ledger_cuts_cost_and_missed_due_dates():
     """The bundled `medium` instance (60 real-data jobs, 12 nodes): every job wants a
-    whole 8-GPU V100 node for its last step, and there are three. With the measured
-    relaunch overheads the cut in cost stays (49.1 against 68.0), not the one in missed
-    due dates (14 each)."""
+    whole 8-GPU V100 node for its last step, and there are three. Against the thesis's
+    greedy STS (``sts-greedy``: no ledger, least slack first), STS costs 36.77 against
+    62.07 (2 missed due dates against 13), and 35.41 against 68.05 with the measured
+    relaunch overheads (1 against 14). The ledger alone, in STS's own order, still cuts
+    both (44.59, 7 missed, without it)."""
     inst = without_relaunch(bundled("medium"))
-    greedy = evaluate(inst, rollout(inst, StsPolicy(StsOptions(lookahead=False))))
+    greedy = evaluate(inst, rollout(inst, make_policy("sts-greedy")))
+    unbooked = evaluate(inst, rollout(inst, StsPolicy(StsOptions(lookahead=False))))
     booked = evaluate(inst, rollout(inst, StsPolicy()))
     assert booked.total_cost < 0.7 * greedy.total_cost
     assert booked.missed < greedy.missed
+    assert booked.total_cost < 0.9 * unbooked.total_cost
+    assert booked.missed < unbooked.missed
     inst = bundled("medium")
-    greedy = evaluate(inst, rollout(inst, StsPolicy(StsOptions(lookahead=False))))
+    greedy = evaluate(inst, rollout(inst, make_policy("sts-greedy")))
     booked = evaluate(inst, rollout(inst, StsPolicy()))
-    assert booked.total_cost < 0.75 * greedy.total_cost
-    assert booked.missed <= greedy.missed
+    assert booked.total_cost < 0.6 * greedy.total_cost
+    assert booked.missed < greedy.missed
 
 
 def test_a_running_job_whose_planned_step_does_not_fit_runs_on_time_rather_than_pause():

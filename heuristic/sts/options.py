@@ -1,0 +1,81 @@
+"""STS's options and its per-job adjustments (:mod:`heuristic.sts.policy`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from heuristic.core.options import require
+from heuristic.sts.contention import WORK_SHARE
+
+# the ledger's safety margin for jobs not yet arrived: a quarter of each type's large
+# nodes beyond three hours from now (docs/model.md measures 0, 0.25 and 0.34)
+RESERVE = 0.25
+LEAD_HOURS = 3.0
+
+
+@dataclass(frozen=True)
+class StsTuning:
+    """Per-job adjustments of STS's rules. STS decides one event at a time: it starts a
+    job with slack at once on whatever type is free, and it cannot hold GPUs back for a
+    job's later steps. These adjustments let a search over the whole (static) instance
+    correct that:
+
+    - ``hold[j]``: job j is not started before this time (hours);
+    - ``types[j]``: the GPU types job j may use (absent: every type), e.g. to wait for
+      an efficient type rather than start on a dear one;
+    - ``urgency[j]``: hours added to job j's slack where jobs are ordered by urgency;
+    - ``earlier[j]``: hours before its due date by which job j's profiles plan to finish
+      (faster steps sooner, leaving GPUs free for later jobs).
+    """
+
+    hold: Mapping[str, float] = field(default_factory=dict)
+    types: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    urgency: Mapping[str, float] = field(default_factory=dict)
+    earlier: Mapping[str, float] = field(default_factory=dict)
+
+    def key(self) -> tuple[tuple[object, ...], ...]:
+        """A hashable form, equal for equal tunings."""
+        return (
+            tuple(sorted((j, h) for j, h in self.hold.items() if h > 0)),
+            tuple(sorted((j, tuple(sorted(t))) for j, t in self.types.items())),
+            tuple(sorted((j, u) for j, u in self.urgency.items() if u != 0)),
+            tuple(sorted((j, e) for j, e in self.earlier.items() if e > 0)),
+        )
+
+
+@dataclass(frozen=True)
+class StsOptions:
+    """STS's options. ``lookahead``: book the chosen profiles' later steps in the ledger
+    and rescue running jobs (off: the thesis's greedy STS, ``sts-greedy``);
+    ``reserve``: the share of each type's large nodes the ledger keeps for jobs not yet
+    arrived, beyond ``lead_hours`` from now. Where capacity binds
+    (:mod:`heuristic.sts.contention`): ``urgency``, the order jobs are served in
+    (``"modified-slack"``, with ``work_share`` hours of work per hour of slack, or the
+    thesis's least ``"slack"``); ``backfill``, late waiting jobs take free GPUs;
+    ``pull``, a job runs now a last step whose class the ledger has booked full."""
+
+    lookahead: bool = True
+    reserve: float = RESERVE
+    lead_hours: float = LEAD_HOURS
+    urgency: Literal["modified-slack", "slack"] = "modified-slack"
+    work_share: float = WORK_SHARE
+    backfill: bool = True
+    pull: bool = True
+
+    def __post_init__(self) -> None:
+        require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")
+        require(
+            math.isfinite(self.work_share) and self.work_share >= 0,
+            "work_share",
+            self.work_share,
+            "must be a finite number, at least 0",
+        )
+        require(
+            math.isfinite(self.lead_hours) and self.lead_hours >= 0,
+            "lead_hours",
+            self.lead_hours,
+            "must be a finite number of hours, at least 0",
+        )
