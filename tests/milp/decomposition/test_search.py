@@ -2,10 +2,12 @@
 and longer than a slot, both tardiness modes; a stopped generation's bound below it)
 and the compact MILP's on the suite; its
 time limit holds; the same call gives the same result; its result reads as every
-other (objective, bound, gap, status, termination, runtime, summary)."""
+other (objective, bound, gap, status, termination, runtime, summary); the pool's
+integer master finds the cheapest plan among the columns it holds."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
@@ -13,13 +15,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from heuristic.core.result import SolutionStatus, Termination
+from heuristic.sts.policy import StsPolicy
 from instances.generators.suite import milp_suite
 from milp import solve as milp_solve
+from milp.data import milp_data
 from milp.decomposition import CgOptions, solve
+from milp.decomposition.columns import columns_of_plan
+from milp.decomposition.search import Incumbent, from_pool
+from milp.decomposition.space import build_space
+from milp.solve import default_slots
 from tests.milp.brute_force import brute_force
 from tests.milp.test_milp import _tiny
 from validation.check import check_plan
 from validation.evaluate import evaluate
+from validation.simulator import rollout
 
 SLOTS = 8
 
@@ -101,3 +110,20 @@ def test_the_result_speaks_the_vocabulary():
     text = res.summary()
     for label in ("objective", "bound", "gap", "status", "runtime", "root bound", "warm start"):
         assert label in text
+
+
+def test_the_pool_gives_the_cheapest_plan_among_its_columns():
+    """The restricted-master heuristic: from a pool holding the STS plan's columns and
+    the optimum's, with the STS plan as the incumbent, it finds the optimum."""
+    inst = _suite("suite-share-4n10j-s2")
+    sts = rollout(inst, StsPolicy())
+    slots = default_slots(inst, sts)
+    best = solve(inst, initial_plan=sts, slots=slots, time_limit=60)
+    assert best.optimal and best.plan is not None
+    space = build_space(milp_data(inst, slots, None, None, check_size=False))
+    start = columns_of_plan(space, sts)
+    incumbent = Incumbent(start, math.fsum(c.cost for c in start))
+    assert incumbent.cost > best.objective * (1 + 1e-3)  # else nothing to find
+    from_pool(space, start + columns_of_plan(space, best.plan), incumbent, None)
+    assert incumbent.cost == pytest.approx(best.objective, rel=1e-9)
+    assert incumbent.columns is not None and len(incumbent.columns) == len(inst.jobs)
