@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
+from heuristic.core.result import SolutionStatus, Termination, summary_text
 from instances import Plan
+from milp.result import Evaluated
 from validation.evaluate import Evaluation
 
 
 @dataclass(frozen=True)
-class DecompositionResult:
+class DecompositionResult(Evaluated):
     """A solve by column generation (and branch-and-price where it branches).
 
     ``objective`` is the evaluator's cost of ``plan`` (the cheapest of the warm start and
@@ -37,14 +38,6 @@ class DecompositionResult:
     warm_start_cost: float | None = None
     root_seconds: float = 0.0
     note: str = ""
-
-    @property
-    def objective(self) -> float | None:
-        return None if self.evaluation is None else self.evaluation.total_cost
-
-    @property
-    def gap(self) -> float | None:
-        return relative_gap(self.objective, self.bound)
 
     @property
     def status(self) -> SolutionStatus:
