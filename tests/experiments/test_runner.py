@@ -40,6 +40,14 @@ def _finished(store: Path) -> int:
         return 0
 
 
+def _interruptible() -> None:
+    """In the campaign's process before it starts: Ctrl-C at its default, as a terminal
+    gives a command. A process started with SIGINT ignored keeps it ignored, and so
+    did the campaign when the test's own process ignored it (seen in the whole suite
+    under pytest-xdist: the campaign ran to its end and exited 0)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _gone(p: psutil.Process) -> bool:
     try:
         return not p.is_running() or p.status() == psutil.STATUS_ZOMBIE
@@ -58,6 +66,7 @@ def test_no_pool_process_outlives_a_stopped_campaign(tmp_path, how, code):
     proc = subprocess.Popen(
         [*cmd, "--workers", str(WORKERS), "--quiet"],
         start_new_session=True,  # a group of its own, as a shell gives a command
+        preexec_fn=_interruptible,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
