@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmark scripts: timing with peak memory, markdown tables."""
+"""Helpers shared by the benchmark scripts: timing with peak memory, markdown tables,
+the MILP suite with the overheads asked."""
 
 from __future__ import annotations
 
@@ -6,8 +7,12 @@ import resource
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from instances import Instance
+from instances.generators.suite import milp_suite, suite_specs
+from instances.generators.synthetic import synthetic
 
 
 @dataclass(frozen=True)
@@ -56,3 +61,17 @@ def relaunch_modes(choice: str) -> tuple[str, ...]:
     """The generators' ``relaunch`` modes a benchmark runs side by side: measured
     overheads (the default) and none (the figures before it)."""
     return ("measured", "none") if choice == "both" else (choice,)
+
+
+SUITE_RELAUNCH = ("suite", "all", "none")
+
+
+def suite_instances(relaunch: str = "suite") -> list[Instance]:
+    """The 24 MILP suite instances: as bundled (``suite``: the seed-2 half pays measured
+    relaunch overheads), every one with its measured overheads (``all``), or none."""
+    if relaunch == "suite":
+        return milp_suite()
+    mode = "measured" if relaunch == "all" else "none"
+    return [
+        synthetic(replace(spec, relaunch=mode), seed, name) for name, spec, seed in suite_specs()
+    ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -30,6 +30,8 @@ from heuristic.sts.search import SearchResult
 from instances import Instance, Plan
 from instances.io import write_atomic
 from milp import Improvement, LagrangeBound, Result, improve, lagrangian_bound, solve
+from milp.decomposition import DecompositionResult
+from milp.decomposition import solve as decompose
 from milp.improve import tune_sts
 from milp.requirements import ModelTooLarge, require_slot
 from milp.solve import default_slots
@@ -39,6 +41,8 @@ SEARCH_EVALUATIONS = 2000  # rollouts per instance for the STS search (2-5 s on 
 # the neighbourhood search per instance: enough to come within 1% of the optimum at up
 # to 20 jobs (docs/benchmarks.md)
 IMPROVE_SECONDS = 30.0
+# column generation and branch-and-price from the improved plan (docs/benchmarks.md)
+COLGEN_SECONDS = 30.0
 
 
 NAN = float("nan")
@@ -76,6 +80,11 @@ class GapRow:
     seconds_cold: float
     cold_cost: float
     evaluations: int  # rollouts costed by the search
+    # column generation and branch-and-price from the improved plan (nan: not run)
+    colgen_cost: float = NAN
+    colgen_bound: float = NAN
+    colgen_certified: float = NAN
+    seconds_colgen: float = 0.0
 
     @property
     def warm_ratio(self) -> float:
@@ -99,9 +108,11 @@ def analyse(
     threads: int | None = None,
     evaluations: int = SEARCH_EVALUATIONS,
     improve_time: float = IMPROVE_SECONDS,
+    colgen_time: float = COLGEN_SECONDS,
 ) -> tuple[GapRow, dict[str, Plan | None]]:
     """Gap analysis of one slotted instance; also returns the plans (STS, tuned STS,
-    improved, MILP). ``improve_time``: seconds for the neighbourhood search (0: none)."""
+    improved, MILP). ``improve_time``: seconds for the neighbourhood search (0: none);
+    ``colgen_time``: for column generation and branch-and-price (0: none)."""
     require_slot(instance)  # a MilpError with a hint, before the search runs
     sts_plan = rollout(instance, StsPolicy())
     found = tune_sts(instance, evaluations=evaluations)
@@ -122,6 +133,9 @@ def analyse(
             threads=1 if threads is None else threads,
         )
     row = _row(instance, slots, found, lag, warm, cold, better, bound)
+    if colgen_time > 0:
+        start = better.plan if better is not None else tuned_plan
+        row = _with_colgen(row, decompose(instance, start, slots=slots, time_limit=colgen_time))
     plans = {
         "sts": sts_plan,
         "sts-tuned": tuned_plan,
@@ -129,6 +143,28 @@ def analyse(
         "milp": warm.plan if warm is not None else None,
     }
     return row, plans
+
+
+def _with_colgen(row: GapRow, res: DecompositionResult) -> GapRow:
+    """The row with the column generation's plan and bound: the best bound and the best
+    plan may come from it, and the certified gaps are to the best bound."""
+    bound = max(row.bound, res.bound)
+    cost = res.objective if res.objective is not None else NAN
+    best = min(row.best_cost, cost) if math.isfinite(row.best_cost) else NAN
+    return replace(
+        row,
+        colgen_cost=cost,
+        colgen_bound=res.bound,
+        colgen_certified=certified_gap(cost, bound) if math.isfinite(cost) else NAN,
+        seconds_colgen=res.runtime,
+        bound=bound,
+        best_cost=best,
+        sts_gap=_gap(row.sts_cost, best),
+        tuned_gap=_gap(row.tuned_cost, best),
+        sts_certified=certified_gap(row.sts_cost, bound),
+        tuned_certified=certified_gap(row.tuned_cost, bound),
+        improved_certified=certified_gap(row.improved_cost, bound),
+    )
 
 
 def _milp_solves(
@@ -210,6 +246,7 @@ def gap_report(
     threads: int | None = None,
     evaluations: int = SEARCH_EVALUATIONS,
     improve_time: float = IMPROVE_SECONDS,
+    colgen_time: float = COLGEN_SECONDS,
     echo: Callable[[str], object] = print,
 ) -> pd.DataFrame:
     """Analyse every instance, then write ``gap.csv``, Gantt PNGs, a chart of the
@@ -223,6 +260,7 @@ def gap_report(
             threads=threads,
             evaluations=evaluations,
             improve_time=improve_time,
+            colgen_time=colgen_time,
         )
         rows.append(row)
         charts.append((chart_stem(k, inst.name), inst, plans))

@@ -44,6 +44,8 @@ _COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
     ("tuned_cost", "tuned STS", _cost),
     ("improved_cost", "improved", _cost),
     ("milp_cost", "MILP best", _cost),
+    ("colgen_cost", "B&P plan", _cost),
+    ("colgen_bound", "B&P bound", _cost),
     ("bound", "best bound", _cost),
     ("sts_certified", "STS cert. gap", _pct),
     ("tuned_certified", "tuned cert. gap", _pct),
@@ -56,6 +58,7 @@ _COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
     ("seconds_improve", "improve", _sec),
     ("seconds_warm", "MILP warm", _sec),
     ("seconds_cold", "MILP cold", _sec),
+    ("seconds_colgen", "B&P", _sec),
 )
 _CSS = (
     "body{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}"

@@ -1,10 +1,13 @@
 """``gpusched improve``: the large-neighbourhood search of :mod:`milp.improve` with a
 progress bar (the incumbent, the best bound and the certified gap as it goes), a summary
-of every plan's cost against the bound, and the improved plan written to a file."""
+of every plan's cost against the bound, and the improved plan written to a file; or,
+with ``--method colgen``, column generation and branch-and-price
+(:mod:`milp.decomposition`) from the same start."""
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
@@ -12,8 +15,12 @@ from typing import TextIO
 from tqdm import tqdm
 
 from heuristic.core.result import certified_gap
+from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, write_plan
-from milp.improve import Improvement, Step, improve
+from milp.decomposition import DecompositionResult
+from milp.decomposition import solve as decompose
+from milp.improve import Improvement, Step, improve, tune_sts
+from validation.simulator import rollout
 
 
 def _percent(gap: float) -> str:
@@ -86,5 +93,36 @@ def run_improve(
     echo(certified_table(res))
     if out is not None:
         write_plan(res.plan, out, instance=instance.name, policy="improve")
+        echo(f"plan written to {out}")
+    return res
+
+
+def run_colgen(
+    instance: Instance,
+    *,
+    time_limit: float,
+    out: str | Path | None,
+    search_evaluations: int | None = None,
+    initial_plan: Plan | None = None,
+    echo: Callable[[str], object] = print,
+) -> DecompositionResult:
+    """Column generation and branch-and-price for ``time_limit`` seconds in all, from
+    ``initial_plan`` or else STS tuned by its search (within a quarter of the time);
+    print its summary and the certified gap; write the plan to ``out`` if given."""
+    t0 = time.perf_counter()
+    if initial_plan is None:
+        budget = search_evaluations or max(50, 4000 // len(instance.jobs))
+        found = tune_sts(instance, evaluations=budget, deadline=t0 + time_limit / 4)
+        initial_plan = rollout(instance, StsPolicy(tuning=found.tuning))
+    left = max(0.01, t0 + time_limit - time.perf_counter())
+    res = decompose(instance, initial_plan=initial_plan, time_limit=left)
+    echo(res.summary())
+    if res.plan is None or res.objective is None:
+        echo("no plan within the horizon")
+        return res
+    gap = _percent(certified_gap(res.objective, res.bound))
+    echo(f"certified gap {gap} = (cost - bound) / bound")
+    if out is not None:
+        write_plan(res.plan, out, instance=instance.name, policy="colgen")
         echo(f"plan written to {out}")
     return res

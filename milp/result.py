@@ -10,11 +10,27 @@ from heuristic.core.result import SolutionStatus, Termination, relative_gap, sum
 from instances import Plan
 from validation.evaluate import Evaluation
 
-__all__ = ["Result", "SolutionStatus", "Termination"]
+__all__ = ["Evaluated", "Result", "SolutionStatus", "Termination"]
+
+
+class Evaluated:
+    """The vocabulary's ``objective`` (the evaluator's cost of the plan held) and
+    ``gap`` of a result holding an ``evaluation`` and a ``bound``."""
+
+    evaluation: Evaluation | None
+    bound: float | None
+
+    @property
+    def objective(self) -> float | None:
+        return None if self.evaluation is None else self.evaluation.total_cost
+
+    @property
+    def gap(self) -> float | None:
+        return relative_gap(self.objective, self.bound)
 
 
 @dataclass(frozen=True)
-class Result:
+class Result(Evaluated):
     """A solve of the time-indexed MILP.
 
     ``objective`` is the evaluator's cost of ``plan`` (the one cost definition);
@@ -41,14 +57,6 @@ class Result:
     warm_start_cost: float | None = None  # evaluator's cost of the initial plan, if any
     log: str = ""
     note: str = ""
-
-    @property
-    def objective(self) -> float | None:
-        return None if self.evaluation is None else self.evaluation.total_cost
-
-    @property
-    def gap(self) -> float | None:
-        return relative_gap(self.objective, self.bound)
 
     @property
     def optimal(self) -> bool:

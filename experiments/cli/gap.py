@@ -30,6 +30,13 @@ def add_parser(sub: Subparsers) -> None:
         default=30.0,
         help="seconds of MILP neighbourhood search on the tuned plan per instance (0: none)",
     )
+    gp.add_argument(
+        "--colgen-time",
+        type=count_seconds,
+        default=30.0,
+        help="seconds of column generation and branch-and-price from the improved plan per "
+        "instance (0: none); its bound joins the best bound",
+    )
     gp.set_defaults(func=run)
 
 
@@ -44,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         time_limit=args.time_limit,
         threads=args.threads,
         improve_time=args.improve_time,
+        colgen_time=args.colgen_time,
         **search,
     )
     print(summary(df))

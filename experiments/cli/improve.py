@@ -24,15 +24,31 @@ def add_parser(sub: Subparsers) -> None:
         default=None,
         help="rollouts of the STS search that makes the start (default max(50, 4000/jobs))",
     )
+    im.add_argument(
+        "--method",
+        choices=("lns", "colgen"),
+        default="lns",
+        help="lns: MILP neighbourhoods (default); colgen: column generation and "
+        "branch-and-price (plan and certified bound)",
+    )
     im.add_argument("--quiet", action="store_true", help="no progress bar")
     im.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from experiments.improve import run_improve
+    from experiments.improve import run_colgen, run_improve
 
     inst = load_instance(args.instance, args.slot)
     start = read_plan(args.plan) if args.plan is not None else None
+    if args.method == "colgen":
+        run_colgen(
+            inst,
+            time_limit=args.time_limit,
+            out=args.out,
+            search_evaluations=args.search_evaluations,
+            initial_plan=start,
+        )
+        return 0
     run_improve(
         inst,
         time_limit=args.time_limit,

@@ -184,7 +184,9 @@ def test_where_the_milp_is_not_proved_gaps_are_to_the_cheapest_plan_found(tmp_pa
 
     monkeypatch.setattr(experiments.gap, "solve", solve)
     inst = milp_suite()[1]  # greedy STS 22.8% above the optimum with overheads
-    df = gap_report([inst], tmp_path / "r", time_limit=5, evaluations=300, improve_time=2)
+    df = gap_report(
+        [inst], tmp_path / "r", time_limit=5, evaluations=300, improve_time=2, colgen_time=0
+    )
     row = df.loc[inst.name]
     assert not row["proved"] and row["milp_cost"] == pytest.approx(row["sts_cost"])
     assert row["improved_cost"] < row["milp_cost"]
@@ -193,3 +195,20 @@ def test_where_the_milp_is_not_proved_gaps_are_to_the_cheapest_plan_found(tmp_pa
         (row["sts_cost"] - row["improved_cost"]) / row["improved_cost"]
     )
     assert row["tuned_gap"] >= 0
+
+
+def test_branch_and_price_joins_the_report_as_a_plan_and_a_bound(tmp_path):
+    """From the improved plan, column generation and branch-and-price prove the suite's
+    smallest instance with overheads: their plan is the cheapest, their bound meets
+    it, and the certified gaps are to the best bound, which includes theirs."""
+    inst = milp_suite()[1]
+    df = gap_report(
+        [inst], tmp_path / "r", time_limit=5, evaluations=20, improve_time=1, colgen_time=30
+    )
+    row = df.loc[inst.name]
+    assert row["colgen_cost"] <= row["improved_cost"] + 1e-12
+    assert row["colgen_bound"] == pytest.approx(row["colgen_cost"], rel=1e-6)
+    assert row["bound"] >= row["colgen_bound"] - 1e-12
+    assert row["colgen_certified"] == pytest.approx(0.0, abs=1e-6)
+    assert row["best_cost"] == pytest.approx(row["colgen_cost"], rel=1e-6)
+    assert "B&amp;P bound" in (tmp_path / "r" / "index.html").read_text()

@@ -1,0 +1,122 @@
+"""A lower bound on what a job still costs, from any slot and progress, at given prices:
+the backward dynamic program of a relaxation, on a grid of progress.
+
+What is left to pay from progress ``w`` splits into ``A(w)``, every epoch left at the
+job's cheapest cost per epoch with its survival (exact, no grid), and the *excess*: each
+slot's epochs at what their configuration costs above the cheapest, the prices of what
+it holds and the tardiness of the stops it reaches. The excess is bounded on a grid of
+progress, for a relaxation that drops the relaunch overhead (a slot always makes its
+full progress, and pays no overhead energy) and lets each slot take the cheapest
+placement of its configuration. Every real schedule has a relaxed copy that costs no
+more, and more progress never costs more excess later (the same continuation does the
+same slots on later epochs, of no higher survival, completes no later and holds no
+more). So the relaxed excess at progress ``w`` is at least its value at the next grid
+point ``g >= w``; a grid value is computed from the next slot's value at the grid point
+at or above where the slot ends, so by induction every grid value is at most the true
+relaxed excess there. The grid's steps are at most a quarter of the job's slowest
+progress per slot where ``grid`` allows: the rounding up gives a slot at most one step
+more.
+
+The pricing prunes a partial schedule whose cost plus this bound cannot beat the best
+schedule known; its value at the job's first slot with no progress bounds the job's
+priced optimum from below, so the Lagrangian bound holds at every round, also where
+only the heuristic pricer ran (:mod:`milp.decomposition.colgen`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from milp.decomposition.slots import SlotModel
+
+
+@dataclass(frozen=True)
+class Steps:
+    """Price-free tables of the relaxation on ``grid + 1`` progress points, per
+    configuration (its first choice stands for it): the slot's excess energy, its
+    tardiness weight, whether it completes and the grid point at or above where it
+    ends; ``cheapest``, the job's least cost per epoch."""
+
+    grid: int
+    cheapest: float
+    configs: np.ndarray  # index of the first choice of each configuration
+    energy: np.ndarray  # (K, G+1)
+    crossed: np.ndarray  # (K, G+1)
+    done: np.ndarray  # (K, G+1)
+    after: np.ndarray  # (K, G+1)
+
+    @classmethod
+    def of(cls, m: SlotModel, grid: int) -> Steps:
+        """``grid``: at most this many steps; fewer where a quarter of the slowest
+        configuration's progress per slot is coarser."""
+        starts = np.flatnonzero(np.r_[True, m.k[1:] != m.k[:-1]])
+        grid = int(min(grid, max(8, np.ceil(4 * m.big_e / m.speed.min()))))
+        cheapest = float(m.ecost.min())
+        g = np.arange(grid + 1) * (m.big_e / grid)
+        n_k = len(starts)
+        w = np.tile(g, n_k)
+        choice = np.repeat(starts, grid + 1)
+        w1, _, done = m.step(-1, w, choice, np.zeros_like(w))  # slot -1: never late
+        energy = (m.ecost[choice] - cheapest) * (m.phi(w1) - m.phi(w))
+        after = np.where(done, grid, np.ceil(w1 * grid / m.big_e)).astype(np.int64)
+        after = np.minimum(after, grid)
+        # a stop counts as reached once the grid passes it: never later than truly
+        reach = after * (m.big_e / grid)
+        e = m.stops
+        crossed = ((w[:, None] < e - 1e-12) & (e - 1e-12 <= reach[:, None] + 1e-12)) @ m.late
+        done = after == grid
+        shape = (n_k, grid + 1)
+        return cls(
+            grid,
+            cheapest,
+            starts,
+            energy.reshape(shape),
+            crossed.reshape(shape),
+            done.reshape(shape),
+            after.reshape(shape),
+        )
+
+    def index(self, m: SlotModel, w: np.ndarray) -> np.ndarray:
+        """The grid point at or above each progress ``w``."""
+        return np.minimum(self.grid, np.ceil(w * self.grid / m.big_e)).astype(np.int64)
+
+    def remaining(self, m: SlotModel, excess: np.ndarray, t: int, w: np.ndarray) -> np.ndarray:
+        """The bound from progress ``w`` at the start of slot ``t``, given that slot's
+        row of the excess bound: the epochs left at the cheapest cost, plus the larger
+        of the excess and the tardiness of the stops left reached at top speed (the
+        grid may run ahead of the true progress; this never does)."""
+        left = m.phi(np.full_like(w, m.big_e)) - m.phi(w)
+        return self.cheapest * left + np.maximum(excess[self.index(m, w)], _top_speed(m, t, w))
+
+
+def _top_speed(m: SlotModel, t: int, w: np.ndarray) -> np.ndarray:
+    """The tardiness of the stops not yet reached, each reached as soon as the fastest
+    configuration can from progress ``w`` at the start of slot ``t``."""
+    if len(w) == 0 or (t + np.ceil((m.big_e - w.min()) / m.speed.max())) * m.slot <= m.due:
+        return np.zeros(len(w))  # even the label furthest behind is on time at top speed
+    ahead = m.stops[None, :] - w[:, None]
+    slots = np.ceil(ahead / m.speed.max() - 1e-9)
+    late = np.maximum(0.0, (t + slots) * m.slot - m.due)
+    return m.omega * (np.where(ahead > 1e-12, late, 0.0) @ m.late)
+
+
+def completion_bound(m: SlotModel, steps: Steps, price: np.ndarray) -> np.ndarray:
+    """``H[i, g]``: a lower bound on the excess cost, prices included, of finishing the
+    job from the start of slot ``m.first + i`` at grid progress ``g`` (row ``i = last -
+    first + 1``: after the window, infinite unless complete; see the module's
+    docstring). ``price``: choices x window slots."""
+    width = m.last - m.first + 1
+    cheapest = np.minimum.reduceat(price, steps.configs, axis=0)  # (K, W)
+    out = np.full((width + 1, steps.grid + 1), np.inf)
+    out[:, steps.grid] = 0.0
+    for i in range(width - 1, -1, -1):
+        t = m.first + i
+        late = m.omega * max(0.0, (t + 1) * m.slot - m.due)
+        nxt = out[i + 1]
+        cand = steps.energy + late * steps.crossed + cheapest[:, i : i + 1]
+        cand = cand + np.where(steps.done, 0.0, nxt[steps.after])
+        out[i] = np.minimum(nxt, cand.min(axis=0))
+        out[i, steps.grid] = 0.0
+    return out

@@ -1,0 +1,108 @@
+"""The pricing oracle of the column generation: for every job at given prices, a lower
+bound on its priced optimum (the completion bound at its first slot), and its cheapest
+schedules by the heuristic (beam) or exact label-setting program, as columns."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from milp.decomposition.branching import Decision, impossible, restrict
+from milp.decomposition.columns import Column, make_column
+from milp.decomposition.completion import Steps, completion_bound
+from milp.decomposition.pricing import price_job
+from milp.decomposition.slots import SlotModel
+from milp.decomposition.space import JobSpace, Space
+
+
+@dataclass(frozen=True)
+class Round:
+    """One pricing of every job: ``lower`` bounds each job's priced optimum from below,
+    ``value`` from above, and exactly where ``exact``; ``columns`` are the schedules
+    found cheaper than the job's best known column; ``labels`` counts the partial
+    schedules kept."""
+
+    lower: np.ndarray
+    value: np.ndarray
+    exact: np.ndarray
+    columns: list[Column]
+    labels: int
+
+    @property
+    def proved(self) -> np.ndarray:
+        """Per job, the best lower bound on its priced optimum this round gives."""
+        return np.where(self.exact, self.value, self.lower)
+
+
+class Oracle:
+    """Per job its slot arithmetic and price-free completion tables, made once."""
+
+    def __init__(self, space: Space, grid: int) -> None:
+        """``grid``: at most this many progress steps in each job's completion bound."""
+        self.space = space
+        self.models = [SlotModel.of(js, space.d.slot, space.d.tardiness) for js in space.jobs]
+        self.steps = [Steps.of(m, grid) for m in self.models]
+        # each job alone at its least energy and tardiness: prices only add to it
+        self.own = np.array([space.d.job_bound(js.id) for js in space.jobs])
+
+    def prices(self, js: JobSpace, m: SlotModel, lam: np.ndarray) -> np.ndarray:
+        """What each choice holds, priced in each slot of the job's window."""
+        return np.asarray(js.usage @ lam[:, m.first : m.last + 1])
+
+    def price(
+        self,
+        lam: np.ndarray,
+        upper: np.ndarray,
+        *,
+        beam: int | None,
+        keep: int,
+        budget: int | None = None,
+        deadline: float | None = None,
+        decisions: tuple[Decision, ...] = (),
+    ) -> Round:
+        """Price every job at ``lam`` (resources x slots); ``upper``: each job's best known
+        column at these prices (its pricing looks only below it). ``beam=None``: exact,
+        within ``budget`` labels per job. ``decisions``: the branching decisions the
+        schedules must meet (:mod:`milp.decomposition.branching`)."""
+        n = len(self.models)
+        lower, value, exact = np.empty(n), np.empty(n), np.zeros(n, dtype=bool)
+        columns: list[Column] = []
+        labels = 0
+        for j, (js, m, steps) in enumerate(
+            zip(self.space.jobs, self.models, self.steps, strict=True)
+        ):
+            value[j] = upper[j]
+            if np.isfinite(upper[j]) and upper[j] <= self.own[j] + 1e-12 * max(1.0, upper[j]):
+                lower[j], exact[j] = upper[j], True  # its best column costs its own bound
+                continue
+            if impossible(m, j, decisions):
+                lower[j] = value[j] = np.inf  # no schedule meets the decisions
+                exact[j] = True
+                continue
+            price, must = restrict(m, j, self.prices(js, m, lam), decisions)
+            bound = completion_bound(m, steps, price)
+            alone = steps.remaining(m, bound[0], m.first, np.zeros(1))[0]
+            lower[j] = min(max(alone, self.own[j]), upper[j])
+            if np.isfinite(upper[j]) and lower[j] >= upper[j] - 1e-12 * max(1.0, abs(upper[j])):
+                exact[j] = True  # its best known column is its optimum: nothing to price
+                continue
+            if deadline is not None and time.perf_counter() > deadline:
+                continue  # out of time: this job proves nothing this round
+            got = price_job(
+                m,
+                steps,
+                price,
+                bound,
+                float(upper[j]),
+                beam=beam,
+                keep=keep,
+                budget=budget,
+                must_run=must,
+            )
+            value[j] = got.value
+            exact[j] = beam is None and got.complete
+            labels += got.labels
+            columns += [make_column(self.space, j, s, ch) for s, ch in got.schedules]
+        return Round(lower, value, exact, columns, labels)

@@ -1,0 +1,174 @@
+"""Solving by column generation: the root's Lagrangian bound, the integer master over
+its columns, then branch-and-price while time remains; every plan through the checker
+and the evaluator."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from heuristic.core.result import Termination
+from heuristic.sts.policy import StsPolicy
+from instances import Instance, Plan, TardinessMode
+from milp.data import MilpData, milp_data
+from milp.decomposition.colgen import CgOptions, Generation, generate
+from milp.decomposition.columns import Column, columns_of_plan
+from milp.decomposition.dive import dive
+from milp.decomposition.master import Master
+from milp.decomposition.oracle import Oracle
+from milp.decomposition.plans import assemble, integer_master
+from milp.decomposition.result import DecompositionResult
+from milp.decomposition.search import Incumbent, Outcome, branch_and_price
+from milp.decomposition.space import Space, build_space
+from milp.requirements import MilpError, require_slot
+from milp.solve import default_slots
+from validation.check import check_plan
+from validation.evaluate import Evaluation, evaluate
+from validation.simulator import rollout
+
+# share of the time limit the integer master may take after the root
+INTEGER_SHARE = 0.2
+
+
+@dataclass(frozen=True)
+class _Start:
+    """The warm start, its evaluation, whether it fits the horizon, the index sets, the
+    space of choices and its columns (none if it does not fit)."""
+
+    plan: Plan
+    evaluation: Evaluation
+    fits: bool
+    d: MilpData
+    space: Space
+    columns: list[Column]
+
+
+def solve(
+    instance: Instance,
+    initial_plan: Plan | None = None,
+    *,
+    slots: int | None = None,
+    time_limit: float | None = 60.0,
+    tardiness: TardinessMode | None = None,
+    options: CgOptions | None = None,
+    branch: bool = True,
+) -> DecompositionResult:
+    """Column generation at the root, the integer master over its columns, then (with
+    ``branch``) branch-and-price until the plan is proved optimal or the time is up.
+
+    ``initial_plan`` (slot-aligned; default: the STS worst-case rollout) gives the first
+    columns, the MIP start and the cost that cuts each job's slots (docs/milp.md, "The
+    warm start's cost cuts the model"). ``time_limit`` (seconds) is the whole call's."""
+    t0 = time.perf_counter()
+    if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
+        raise MilpError(f"time_limit = {time_limit!r}: must be a positive number of seconds")
+    options = options or CgOptions()
+    start = _start(instance, initial_plan, slots, tardiness)
+    space = start.space
+    master = Master(
+        space, big=10.0 * max(1.0, start.evaluation.total_cost), artificial=not start.fits
+    )
+    master.add(start.columns)
+    oracle = Oracle(space, options.grid)
+    end = None if time_limit is None else t0 + time_limit
+    reserve = 0.0 if time_limit is None else INTEGER_SHARE * time_limit
+    root = generate(
+        master, oracle, options, start.d.separable_bound(), None if end is None else end - reserve
+    )
+    left = None if end is None else max(0.01, min(reserve, end - time.perf_counter()))
+    chosen, _, _ = integer_master(master, start.columns or None, left)
+    incumbent = _incumbent(start.columns, chosen)
+    outcome, pool = None, list(master.columns)
+    if root.bound < incumbent.cost * (1 - 1e-6):
+        # half the time left for plans by diving, the rest for the search
+        half = None if end is None else time.perf_counter() + (end - time.perf_counter()) / 2
+        dive(space, oracle, pool, incumbent, options, half)
+    if branch and root.termination is Termination.OPTIMAL and root.bound < incumbent.cost:
+        outcome = branch_and_price(space, oracle, pool, incumbent, root.bound, options, end)
+    found = _plan(start, incumbent.columns, tardiness)
+    return _result(instance, start, found, root, outcome, len(pool), t0)
+
+
+def _start(
+    instance: Instance, plan: Plan | None, slots: int | None, tardiness: TardinessMode | None
+) -> _Start:
+    """The warm start (the STS rollout by default) and what it sets up."""
+    require_slot(instance)
+    warm = plan if plan is not None else rollout(instance, StsPolicy())
+    warm_eval = evaluate(instance, warm, tardiness=tardiness)
+    slots = slots or default_slots(instance, warm)
+    # a warm start that does not end within the horizon cannot seed it, nor cut it
+    fits = warm.makespan <= slots * require_slot(instance) + 1e-9
+    d = milp_data(
+        instance, slots, tardiness, warm_eval.total_cost if fits else None, check_size=False
+    )
+    space = build_space(d)
+    return _Start(warm, warm_eval, fits, d, space, columns_of_plan(space, warm) if fits else [])
+
+
+def _incumbent(start: list[Column], chosen: list[Column] | None) -> Incumbent:
+    """The cheaper of the warm start's columns and the integer master's, by their costs."""
+    options = [cols for cols in (start, chosen) if cols]
+    if not options:
+        return Incumbent(None, math.inf)
+    best = min(options, key=lambda cols: math.fsum(c.cost for c in cols))
+    return Incumbent(best, math.fsum(c.cost for c in best))
+
+
+def _plan(
+    start: _Start, columns: list[Column] | None, tardiness: TardinessMode | None
+) -> tuple[Plan | None, Evaluation | None]:
+    """The cheaper of the warm start (if it fits the horizon) and the plan of the best
+    columns, by the evaluator (the assembled plan is checked first: a violation would
+    be a bug in the master, and is reported as one)."""
+    known = (start.plan, start.evaluation) if start.fits else None
+    if columns is None:
+        return known if known is not None else (None, None)
+    plan = assemble(start.space, columns)
+    violations = check_plan(start.space.instance, plan)
+    if violations:
+        raise AssertionError(f"a plan from the columns is infeasible: {violations[:3]}")
+    ev = evaluate(start.space.instance, plan, tardiness=tardiness, check=False)
+    if known is not None and known[1].total_cost <= ev.total_cost:
+        return known
+    return plan, ev
+
+
+def _result(
+    instance: Instance,
+    start: _Start,
+    found: tuple[Plan | None, Evaluation | None],
+    root: Generation,
+    outcome: Outcome | None,
+    columns: int,
+    t0: float,
+) -> DecompositionResult:
+    plan, evaluation = found
+    cost = math.inf if evaluation is None else evaluation.total_cost
+    bound = root.bound if outcome is None else max(root.bound, outcome.bound)
+    bound = min(bound, cost)  # above a plan's cost only by rounding
+    if cost - bound <= 1e-6 * abs(cost):
+        termination = Termination.OPTIMAL
+    elif outcome is not None:
+        termination = outcome.termination
+    elif root.termination is Termination.OPTIMAL:
+        termination = Termination.OTHER_LIMIT  # the root converged; no branching asked
+    else:
+        termination = root.termination
+    return DecompositionResult(
+        instance=instance.name,
+        plan=plan,
+        evaluation=evaluation,
+        bound=bound,
+        root_bound=root.bound,
+        root_lp=root.lp_value,
+        rounds=root.rounds,
+        nodes=1 if outcome is None else outcome.nodes,
+        columns=columns,
+        slots=start.d.slots,
+        termination=termination,
+        runtime=time.perf_counter() - t0,
+        warm_start_cost=start.evaluation.total_cost,
+        root_seconds=root.runtime,
+    )

@@ -1,0 +1,78 @@
+"""The pricing programs against enumeration: at random prices, the exact label-setting
+program finds the cheapest schedule (its dominance and pruning lose nothing), the
+completion bound is below it, and the heuristic (beam) pricer never below it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from milp.data import milp_data
+from milp.decomposition.columns import schedule_cost
+from milp.decomposition.completion import Steps, completion_bound
+from milp.decomposition.pricing import price_job
+from milp.decomposition.slots import SlotModel
+from milp.decomposition.space import build_space
+from tests.milp.decomposition.instances import two_nodes
+
+SLOTS = 5
+
+
+def _cheapest(space, j: int, price: np.ndarray) -> float:
+    """Every schedule of the job (a choice or idle per slot of its window, up to its
+    completion), costed by the evaluator's rules plus the prices it holds."""
+    js = space.jobs[j]
+    first, width = js.jd.first_slot, js.jd.last_slot - js.jd.first_slot + 1
+    best = [math.inf]
+
+    def extend(seq: tuple[int, ...]) -> None:
+        if len(seq) == width:
+            return
+        for c in range(-1, len(js.choices)):
+            longer = (*seq, c)
+            if c >= 0:
+                try:
+                    cost = schedule_cost(js, space.d.slot, space.d.tardiness, first, longer)
+                except ValueError:  # not complete yet
+                    pass
+                else:
+                    held = sum(price[x, i] for i, x in enumerate(longer) if x >= 0)
+                    best[0] = min(best[0], cost + held)
+                    continue  # complete: nothing runs after it
+            extend(longer)
+
+    extend(())
+    return best[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.sampled_from([0.0, 0.1, 0.7]),
+    st.sampled_from(["worst_case", "expected"]),
+    st.integers(0, 10_000),
+)
+def test_the_exact_pricer_finds_the_cheapest_schedule(seed, delta, mode, price_seed):
+    inst = two_nodes(seed, delta=delta, tardiness=mode, shared=seed % 2 == 0, multi=seed % 3 == 0)
+    space = build_space(milp_data(inst, SLOTS, check_size=False))
+    rng = np.random.default_rng(price_seed)
+    lam = rng.exponential(0.3, (len(space.resources), SLOTS)) * (
+        rng.random((len(space.resources), SLOTS)) < 0.5
+    )
+    for j, js in enumerate(space.jobs):
+        m = SlotModel.of(js, space.d.slot, space.d.tardiness)
+        steps = Steps.of(m, 64)
+        price = np.asarray(js.usage @ lam[:, m.first : m.last + 1])
+        bound = completion_bound(m, steps, price)
+        truth = _cheapest(space, j, price)
+        assert math.isfinite(truth)  # every job fits the window alone
+        exact = price_job(m, steps, price, bound, math.inf)
+        assert exact.value == pytest.approx(truth, rel=1e-9, abs=1e-12)
+        start = float(steps.remaining(m, bound[0], m.first, np.zeros(1))[0])
+        assert start <= truth + 1e-9
+        beam = price_job(m, steps, price, bound, math.inf, beam=1)
+        assert beam.value >= truth - 1e-9
