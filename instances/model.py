@@ -13,6 +13,7 @@ from functools import cached_property, total_ordering
 from typing import Any, Literal
 
 from instances.distribution import EpochDistribution
+from instances.energy import Carbon, Series
 from instances.errors import InstanceError
 from instances.fields import count as _count
 from instances.fields import ident as _ident
@@ -410,6 +411,10 @@ class Instance:
     cpu_power_w: float = 0.0
     # E4: racks, domains and link bandwidths; None: no network is modelled
     topology: Topology | None = None
+    # the bill (docs/model.md, 'Energy prices and carbon'): the price of a kWh over time
+    # (None: energy_price at every hour) and the grid's carbon intensity with its price
+    prices: Series | None = None
+    carbon: Carbon | None = None
     # Derived lookups, built once.
     _gpu: dict[str, GpuType] = field(init=False, repr=False, compare=False)
     _node: dict[str, Node] = field(init=False, repr=False, compare=False)
@@ -463,6 +468,10 @@ class Instance:
                 )
         if self.topology is not None:
             self._check_topology()
+        if self.prices is not None and not isinstance(self.prices, Series):
+            raise InstanceError("prices", self.prices, "must be a Series")
+        if self.carbon is not None and not isinstance(self.carbon, Carbon):
+            raise InstanceError("carbon", self.carbon, "must be a Carbon")
         for i, j in enumerate(self.jobs):
             self._check_job(i, j)
         # after every job is checked: a default weight reads the allowed configurations
@@ -695,6 +704,11 @@ class Instance:
     def epoch_energy(self, job: Job | str, cfg: Config) -> float:
         """``e_c = P_c · τ_j(c) / 1000``, kWh per epoch."""
         return self.power_w(cfg) * self.epoch_time(job, cfg) / 1000.0
+
+    @cached_property
+    def price_series(self) -> Series:
+        """The price of a kWh over time: the series, or ``energy_price`` for ever."""
+        return Series.flat(self.energy_price) if self.prices is None else self.prices
 
     def epoch_cost(self, job: Job | str, cfg: Config) -> float:
         """``π · e_c``: energy cost of one epoch (currency)."""
