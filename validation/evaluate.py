@@ -1,6 +1,8 @@
 """The one evaluator: the cost of a plan as docs/model.md ('Plans and their cost') defines it.
 
 Every figure gpusched prints comes from here. Expected energy is exact through ``Phi``;
+with prices or carbon that change with time, the bill is exact through the series'
+integrals over the hours each block of epochs runs (``validation/billing.py``);
 tardiness is ``worst_case`` (completion of all E epochs) or ``expected`` (over the
 completion of each stopping block); with a slot length, completions count at the end of
 their slot.
@@ -17,6 +19,7 @@ import pandas as pd
 from instances import Instance, Plan, PlanError
 from instances.distribution import reaches
 from instances.model import TardinessMode
+from validation.billing import Exposure, exposure, job_bill, realised_exposure
 from validation.check import check_plan
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
 
@@ -38,10 +41,13 @@ class JobCost:
     # the segments that relaunch the job (the first start included)
     overhead_kwh: float = 0.0
     relaunches: int = 0
+    # the carbon of its expected energy (kg CO2-eq) and its price; 0 without a series
+    carbon_kg: float = 0.0
+    carbon_cost: float = 0.0
 
     @property
     def total_cost(self) -> float:
-        return self.energy_cost + self.tardiness_cost
+        return self.energy_cost + self.carbon_cost + self.tardiness_cost
 
     @property
     def lateness(self) -> float:
@@ -69,8 +75,17 @@ class Evaluation:
         return math.fsum(j.tardiness_cost for j in self.jobs)
 
     @property
+    def carbon_cost(self) -> float:
+        return math.fsum(j.carbon_cost for j in self.jobs)
+
+    @property
+    def carbon_kg(self) -> float:
+        """Expected kg of CO2-eq of the energy (0 where the instance has no carbon)."""
+        return math.fsum(j.carbon_kg for j in self.jobs)
+
+    @property
     def total_cost(self) -> float:
-        return self.energy_cost + self.tardiness_cost
+        return self.energy_cost + self.carbon_cost + self.tardiness_cost
 
     @property
     def expected_energy_kwh(self) -> float:
@@ -98,6 +113,8 @@ class Evaluation:
                 "energy_kwh": j.expected_energy_kwh,
                 "worst_energy_kwh": j.worst_case_energy_kwh,
                 "energy_cost": j.energy_cost,
+                "carbon_cost": j.carbon_cost,
+                "carbon_kg": j.carbon_kg,
                 "tardiness_cost": j.tardiness_cost,
                 "total_cost": j.total_cost,
                 "completion_h": j.completion,
@@ -115,6 +132,8 @@ class Evaluation:
             "tardiness_cost": self.tardiness_cost,
             "total_cost": self.total_cost,
             "energy_kwh": self.expected_energy_kwh,
+            "carbon_cost": self.carbon_cost,
+            "carbon_kg": self.carbon_kg,
             "missed": float(self.missed),
         }
 
@@ -134,6 +153,12 @@ def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) 
             overhead_kwh += kwh * dist.beyond(p.w0)
             worst_kwh += kwh
     exp_kwh += overhead_kwh
+
+    def drawn() -> list[tuple[float, Exposure]]:
+        return [(instance.power_w(p.segment.config) / 1000.0, exposure(dist, p)) for p in tl.pieces]
+
+    money, grams = job_bill(instance, exp_kwh, drawn)
+    carbon_kg = grams / 1000.0
     omega = instance.tardiness_weight(job_id)
     slot = instance.slot
     completion = tl.completion(slot)
@@ -147,7 +172,7 @@ def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) 
         job=job_id,
         expected_energy_kwh=exp_kwh,
         worst_case_energy_kwh=worst_kwh,
-        energy_cost=instance.energy_price * exp_kwh,
+        energy_cost=money,
         tardiness_cost=worst_tard if mode == "worst_case" else exp_tard,
         worst_case_tardiness_cost=worst_tard,
         expected_tardiness_cost=exp_tard,
@@ -155,6 +180,8 @@ def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) 
         due=job.due,
         overhead_kwh=overhead_kwh,
         relaunches=sum(p.relaunch for p in tl.pieces),
+        carbon_kg=carbon_kg,
+        carbon_cost=0.0 if instance.carbon is None else instance.carbon.price * carbon_kg / 1000.0,
     )
 
 
@@ -178,14 +205,28 @@ def evaluate(
     return Evaluation(instance.name, mode, costs)
 
 
-def evaluate_scenario(
+@dataclass(frozen=True)
+class ScenarioCost:
+    """Realised costs of a plan when each job's stop is known (currency; carbon in kg)."""
+
+    energy_cost: float
+    carbon_cost: float
+    tardiness_cost: float
+    carbon_kg: float = 0.0
+
+    @property
+    def total_cost(self) -> float:
+        return self.energy_cost + self.carbon_cost + self.tardiness_cost
+
+
+def scenario_costs(
     instance: Instance,
     plan: Plan,
     epochs: Mapping[str, float],
     *,
     tardiness: TardinessMode | None = None,
-) -> tuple[float, float]:
-    """Realised (energy cost, tardiness cost) when each job stops at ``epochs[job]``.
+) -> ScenarioCost:
+    """Realised costs when each job stops at ``epochs[job]``.
 
     The plan is run up to each job's stop; ``worst_case`` tardiness still uses the
     completion of all E epochs (it is a property of the plan), ``expected`` tardiness the
@@ -193,17 +234,55 @@ def evaluate_scenario(
     :func:`evaluate` (the Monte Carlo check).
     """
     mode = tardiness or instance.tardiness
-    energy = tard = 0.0
+    energy = grams = tard = 0.0
+    # without a series (or with a flat one) exactly the running sum the evaluator always
+    # made, so that no figure moves in its last digit
+    flat = instance.price_series.constant if instance.carbon is None else None
     for job in instance.jobs:
         n = epochs[job.id]
         tl = Timeline.of(instance, job.id, plan.for_job(job.id))
-        for p in tl.pieces:
-            done = max(0.0, min(p.w1, n) - p.w0)
-            energy += instance.epoch_cost(job, p.segment.config) * done
-            if p.lost > 0 and not reaches(p.w0, n):  # still running when it relaunches
-                power = instance.power_w(p.segment.config)
-                energy += instance.energy_price * power * p.lost / 1000.0
+        if flat is not None:
+            energy = _add_flat(instance, tl, n, flat, energy)
+        else:
+            money, g = _realised_bill(instance, tl, n)
+            energy += money
+            grams += g
         w = job.max_epochs if mode == "worst_case" else n
         late = slot_ceil(tl.time_at(w), instance.slot) - job.due
         tard += instance.tardiness_weight(job.id) * max(0.0, late)
-    return energy, tard
+    price = 0.0 if instance.carbon is None else instance.carbon.price
+    return ScenarioCost(energy, price * grams / 1e6, tard, grams / 1000.0)
+
+
+def _add_flat(instance: Instance, tl: Timeline, n: float, price: float, total: float) -> float:
+    """``total`` plus the energy cost of a job's pieces run up to its stop ``n``, at
+    one ``price`` per kWh."""
+    job = instance.job(tl.job)
+    for p in tl.pieces:
+        done = max(0.0, min(p.w1, n) - p.w0)
+        total += price * instance.epoch_energy(job, p.segment.config) * done
+        if p.lost > 0 and not reaches(p.w0, n):  # still running when it relaunches
+            total += price * instance.power_w(p.segment.config) * p.lost / 1000.0
+    return total
+
+
+def _realised_bill(instance: Instance, tl: Timeline, n: float) -> tuple[float, float]:
+    """(energy cost, grams of CO2-eq) of a job's pieces run up to its stop ``n``."""
+    pieces = [
+        (instance.power_w(p.segment.config) / 1000.0, realised_exposure(p, n)) for p in tl.pieces
+    ]
+    kwh = math.fsum(kw * (b - a) for kw, hours in pieces for a, b, _ in hours)
+    return job_bill(instance, kwh, lambda: pieces)
+
+
+def evaluate_scenario(
+    instance: Instance,
+    plan: Plan,
+    epochs: Mapping[str, float],
+    *,
+    tardiness: TardinessMode | None = None,
+) -> tuple[float, float]:
+    """Realised (energy cost, tardiness cost) when each job stops at ``epochs[job]``
+    (:func:`scenario_costs`); the energy cost includes the price of its carbon."""
+    cost = scenario_costs(instance, plan, epochs, tardiness=tardiness)
+    return cost.energy_cost + cost.carbon_cost, cost.tardiness_cost

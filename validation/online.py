@@ -134,6 +134,8 @@ class OnlineRun:
             "tardiness_cost": ev.tardiness_cost,
             "total_cost": ev.total_cost,
             "energy_kwh": ev.expected_energy_kwh,
+            "carbon_cost": ev.carbon_cost,
+            "carbon_kg": ev.carbon_kg,
             "missed": float(ev.missed),
             "relaunches": float(ev.relaunches),
             "overhead_kwh": ev.overhead_kwh,
