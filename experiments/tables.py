@@ -45,7 +45,15 @@ def cost_table(ev: Evaluation) -> str:
         ],
         index=pd.Index(["TOTAL"], name="job"),
     )
-    out = pd.concat([df.astype({"missed": int}), total])
+    rows = [df.astype({"missed": int})]
+    if ev.idle.kwh != 0:  # the cluster's idle power, charged to no job
+        idle = {"energy_kwh": ev.idle.kwh, "energy_cost": ev.idle.energy_cost}
+        if carbon:
+            idle |= {"carbon_kg": ev.idle.carbon_kg, "carbon_cost": ev.idle.carbon_cost}
+        idle["total_cost"] = ev.idle.energy_cost + ev.idle.carbon_cost
+        idle["missed"] = 0
+        rows.append(pd.DataFrame([idle], index=pd.Index(["IDLE"], name="job")))
+    out = pd.concat([*rows, total])
     return out.to_string(float_format=lambda x: f"{x:.4f}", na_rep="")
 
 
@@ -58,6 +66,8 @@ def summary_line(ev: Evaluation) -> str:
     )
     if ev.carbon_kg > 0:  # only where the instance counts carbon
         line += f"; carbon {ev.carbon_kg:.3f} kg CO2-eq, cost {ev.carbon_cost:.4f}"
+    if ev.idle.kwh != 0:  # only where the instance charges idle power
+        line += f"; idle power {ev.idle.kwh:.3f} kWh (in the energy)"
     if ev.overhead_kwh > 0:  # only where the instance charges relaunches
         line += f"; relaunch overhead {ev.overhead_kwh:.3f} kWh over {ev.relaunches} relaunches"
     return line

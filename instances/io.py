@@ -350,6 +350,14 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         for k in ("cpu_cores", "dram_gb", "rack"):
             if getattr(n, k) is not None:
                 d[k] = getattr(n, k)
+        if n.base_w > 0:  # absent means 0: files without idle power stay as they were
+            d["base_w"] = n.base_w
+        return d
+
+    def gpu(g: GpuType) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": g.name, "memory_gb": g.memory_gb, "power_w": g.power_w}
+        if g.idle_w > 0:
+            d["idle_w"] = g.idle_w
         return d
 
     def job(j: Job) -> dict[str, Any]:
@@ -381,9 +389,7 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         "tardiness": inst.tardiness,
         "slot": inst.slot,
         "max_share": inst.max_share,
-        "gpu_types": [
-            {"name": g.name, "memory_gb": g.memory_gb, "power_w": g.power_w} for g in inst.gpu_types
-        ],
+        "gpu_types": [gpu(g) for g in inst.gpu_types],
         "nodes": [node(n) for n in inst.nodes],
         "jobs": [job(j) for j in inst.jobs],
     }

@@ -26,6 +26,7 @@ from instances.limits import (
     MAX_HOURS,
     MAX_JOBS,
     MAX_MEMORY_GB,
+    MAX_NODE_POWER_W,
     MAX_NODES,
     MAX_POWER_W,
     MAX_PRICE,
@@ -59,17 +60,27 @@ def _check_overheads(obj: object, *names: str) -> None:
 
 @dataclass(frozen=True)
 class GpuType:
-    """A GPU model: memory per GPU (GB) and busy power per GPU (W)."""
+    """A GPU model: memory per GPU (GB), busy power per GPU (W) and the power of a GPU
+    powered but idle (W; 0: idle power not charged)."""
 
     name: str
     memory_gb: float
     power_w: float
+    idle_w: float = 0.0
 
     def __post_init__(self) -> None:
         _ident("name", self.name)
         memory = _positive("memory_gb", self.memory_gb, upper=MAX_MEMORY_GB)
         object.__setattr__(self, "memory_gb", memory)
         object.__setattr__(self, "power_w", _positive("power_w", self.power_w, upper=MAX_POWER_W))
+        idle = _positive("idle_w", self.idle_w, allow_zero=True, upper=MAX_POWER_W)
+        if idle > self.power_w:
+            raise InstanceError(
+                "idle_w",
+                self.idle_w,
+                f"an idle GPU draws at most its busy power ({self.power_w:g} W)",
+            )
+        object.__setattr__(self, "idle_w", idle)
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,7 @@ class Node:
     cpu_cores: int | None = None
     dram_gb: float | None = None
     rack: str | None = None
+    base_w: float = 0.0  # drawn while the node is powered, whatever runs (docs/model.md)
 
     def __post_init__(self) -> None:
         _ident("id", self.id)
@@ -93,6 +105,8 @@ class Node:
             _positive("dram_gb", self.dram_gb, upper=MAX_MEMORY_GB)
         if self.rack is not None:
             _ident("rack", self.rack)
+        base = _positive("base_w", self.base_w, allow_zero=True, upper=MAX_NODE_POWER_W)
+        object.__setattr__(self, "base_w", base)
 
 
 ConfigKind = Literal["exclusive", "multi_node", "shared", "distributed"]
@@ -704,6 +718,16 @@ class Instance:
     def epoch_energy(self, job: Job | str, cfg: Config) -> float:
         """``e_c = P_c · τ_j(c) / 1000``, kWh per epoch."""
         return self.power_w(cfg) * self.epoch_time(job, cfg) / 1000.0
+
+    @cached_property
+    def idle_power(self) -> bool:
+        """Whether powered nodes draw power of their own: a base power, or idle GPUs."""
+        return any(n.base_w > 0 for n in self.nodes) or any(g.idle_w > 0 for g in self.gpu_types)
+
+    def busy_share(self, cfg: Config) -> float:
+        """GPUs a configuration keeps from idling: its GPUs, or ``1/K_max`` of one for a
+        shared slot (a shared GPU idles by the slots its tenants leave free)."""
+        return 1.0 / self.max_share if cfg.shared else float(cfg.gpus)
 
     @cached_property
     def price_series(self) -> Series:

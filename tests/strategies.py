@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
 from heuristic.core.occupancy import Occupancy
@@ -152,9 +154,21 @@ def series(draw: st.DrawFn, upper: float = 1.0) -> Series:
 
 
 @st.composite
-def priced_instances(draw: st.DrawFn, max_jobs: int = 4, relaunch: bool = False) -> Instance:
-    """A valid instance with a price series and, or not, a carbon series with a price."""
+def priced_instances(
+    draw: st.DrawFn, max_jobs: int = 4, relaunch: bool = False, idle: bool = False
+) -> Instance:
+    """A valid instance with a price series and, or not, a carbon series with a price;
+    with ``idle``, GPUs that draw power when idle and nodes a base power."""
     inst = draw(instances(max_jobs=max_jobs, relaunch=relaunch))
+    if idle:
+        types = tuple(
+            replace(g, idle_w=g.power_w * draw(st.sampled_from([0.0, 0.1, 0.3])))
+            for g in inst.gpu_types
+        )
+        nodes = tuple(
+            replace(n, base_w=draw(st.sampled_from([0.0, 80.0, 400.0]))) for n in inst.nodes
+        )
+        inst = inst.replace(gpu_types=types, nodes=nodes)
     carbon = None
     if draw(st.booleans()):
         intensity = draw(series(upper=800.0))

@@ -14,6 +14,7 @@ flat series gives every figure of an instance without one to the last digit.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections.abc import Callable
 from itertools import pairwise
@@ -95,3 +96,42 @@ def job_bill(instance: Instance, kwh: float, pieces: Callable[[], Pieces]) -> tu
     carbon = instance.carbon
     grams = 0.0 if carbon is None else charged(carbon.intensity, kwh, once)
     return money, grams
+
+
+def kwh_of(pieces: Pieces) -> float:
+    """The energy of ``pieces`` (kWh): ``Σ kW · p · hours``."""
+    return math.fsum(kw * p * (b - a) for kw, hours in pieces for a, b, p in hours)
+
+
+def last_completion(ends: list[list[tuple[float, float]]]) -> Exposure:
+    """``P(H > t)`` as steps, ``H`` the last job's completion, from each job's blocks
+    (completion time, probability): jobs stop independently, so ``P(H <= t)`` is the
+    product over jobs of ``P(C_j <= t)``, a step function jumping at the blocks' ends.
+    The steps run from time 0 to the last possible completion."""
+    events = sorted((t, j, p) for j, blocks in enumerate(ends) for t, p in blocks if p > 0)
+    done = [0.0] * len(ends)  # P(C_j <= t) so far
+    zeros = len(ends)  # jobs not yet possibly complete: the product is 0 while any
+    product = 1.0  # product of the non-zero P(C_j <= t)
+    out: Exposure = []
+    t0 = 0.0
+    for t, j, p in events:
+        if t > t0:
+            out.append((t0, t, 1.0 - (product if zeros == 0 else 0.0)))
+            t0 = t
+        before = done[j]
+        done[j] = min(1.0, before + p)
+        if before == 0.0:
+            zeros -= 1
+            product *= done[j]
+        else:
+            product *= done[j] / before
+    return out
+
+
+def idle_pieces(instance: Instance, powered: Exposure, busy: Pieces) -> Pieces:
+    """The power the cluster draws beyond its jobs' (kW, exposure): every node's base
+    power and every GPU's idle power while the cluster is powered (``powered``), less
+    the idle power of the GPUs the jobs keep busy (``busy``: each job piece's idle kW
+    and exposure), which draw their configuration's power instead."""
+    kw = sum(n.base_w + instance.gpu(n.gpu_type).idle_w * n.num_gpus for n in instance.nodes)
+    return [(kw / 1000.0, powered), *((-k, hours) for k, hours in busy)]

@@ -19,7 +19,15 @@ import pandas as pd
 from instances import Instance, Plan, PlanError
 from instances.distribution import reaches
 from instances.model import TardinessMode
-from validation.billing import Exposure, exposure, job_bill, realised_exposure
+from validation.billing import (
+    Exposure,
+    exposure,
+    idle_pieces,
+    job_bill,
+    kwh_of,
+    last_completion,
+    realised_exposure,
+)
 from validation.check import check_plan
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
 
@@ -59,16 +67,29 @@ class JobCost:
 
 
 @dataclass(frozen=True)
+class IdleCost:
+    """What the powered cluster draws beyond its jobs' configurations (docs/model.md,
+    idle power): nodes' base power and idle GPUs', expected over the stops."""
+
+    kwh: float = 0.0
+    energy_cost: float = 0.0
+    carbon_kg: float = 0.0
+    carbon_cost: float = 0.0
+
+
+@dataclass(frozen=True)
 class Evaluation:
-    """The cost of a whole plan: per job and in total."""
+    """The cost of a whole plan: per job and in total (the cluster's idle power, where
+    charged, in the totals and in ``idle``)."""
 
     instance: str
     tardiness_mode: TardinessMode
     jobs: tuple[JobCost, ...]
+    idle: IdleCost = IdleCost()
 
     @property
     def energy_cost(self) -> float:
-        return math.fsum(j.energy_cost for j in self.jobs)
+        return math.fsum(j.energy_cost for j in self.jobs) + self.idle.energy_cost
 
     @property
     def tardiness_cost(self) -> float:
@@ -76,12 +97,12 @@ class Evaluation:
 
     @property
     def carbon_cost(self) -> float:
-        return math.fsum(j.carbon_cost for j in self.jobs)
+        return math.fsum(j.carbon_cost for j in self.jobs) + self.idle.carbon_cost
 
     @property
     def carbon_kg(self) -> float:
         """Expected kg of CO2-eq of the energy (0 where the instance has no carbon)."""
-        return math.fsum(j.carbon_kg for j in self.jobs)
+        return math.fsum(j.carbon_kg for j in self.jobs) + self.idle.carbon_kg
 
     @property
     def total_cost(self) -> float:
@@ -89,7 +110,7 @@ class Evaluation:
 
     @property
     def expected_energy_kwh(self) -> float:
-        return math.fsum(j.expected_energy_kwh for j in self.jobs)
+        return math.fsum(j.expected_energy_kwh for j in self.jobs) + self.idle.kwh
 
     @property
     def missed(self) -> int:
@@ -134,6 +155,7 @@ class Evaluation:
             "energy_kwh": self.expected_energy_kwh,
             "carbon_cost": self.carbon_cost,
             "carbon_kg": self.carbon_kg,
+            "idle_kwh": self.idle.kwh,
             "missed": float(self.missed),
         }
 
@@ -202,7 +224,39 @@ def evaluate(
             )
     mode = tardiness or instance.tardiness
     costs = tuple(_job_cost(instance, plan, j.id, mode) for j in instance.jobs)
-    return Evaluation(instance.name, mode, costs)
+    if not instance.idle_power:
+        return Evaluation(instance.name, mode, costs)
+    return Evaluation(instance.name, mode, costs, _idle_cost(instance, plan))
+
+
+def _idle_cost(
+    instance: Instance, plan: Plan, epochs: Mapping[str, float] | None = None
+) -> IdleCost:
+    """The cluster's idle power from time 0 to the last completion (docs/model.md):
+    expected over the stops, or realised when each job's stop is given (``epochs``)."""
+    ends: list[list[tuple[float, float]]] = []
+    busy: list[tuple[float, Exposure]] = []
+    for job in instance.jobs:
+        tl = Timeline.of(instance, job.id, plan.for_job(job.id))
+        dist = job.distribution
+        if epochs is None:
+            stops = zip(dist.stops, dist.probabilities, strict=True)
+            ends.append([(tl.time_at(e), p) for e, p in stops])
+        else:
+            ends.append([(tl.time_at(epochs[job.id]), 1.0)])
+        for p in tl.pieces:
+            cfg = p.segment.config
+            kw = instance.gpu(cfg.gpu_type).idle_w * instance.busy_share(cfg) / 1000.0
+            if kw > 0:
+                hours = (
+                    exposure(dist, p) if epochs is None else realised_exposure(p, epochs[job.id])
+                )
+                busy.append((kw, hours))
+    pieces = idle_pieces(instance, last_completion(ends), busy)
+    kwh = kwh_of(pieces)
+    money, grams = job_bill(instance, kwh, lambda: pieces)
+    price = 0.0 if instance.carbon is None else instance.carbon.price
+    return IdleCost(kwh, money, grams / 1000.0, price * grams / 1e6)
 
 
 @dataclass(frozen=True)
@@ -251,7 +305,16 @@ def scenario_costs(
         late = slot_ceil(tl.time_at(w), instance.slot) - job.due
         tard += instance.tardiness_weight(job.id) * max(0.0, late)
     price = 0.0 if instance.carbon is None else instance.carbon.price
-    return ScenarioCost(energy, price * grams / 1e6, tard, grams / 1000.0)
+    cost = ScenarioCost(energy, price * grams / 1e6, tard, grams / 1000.0)
+    if not instance.idle_power:
+        return cost
+    idle = _idle_cost(instance, plan, epochs)
+    return ScenarioCost(
+        cost.energy_cost + idle.energy_cost,
+        cost.carbon_cost + idle.carbon_cost,
+        tard,
+        cost.carbon_kg + idle.carbon_kg,
+    )
 
 
 def _add_flat(instance: Instance, tl: Timeline, n: float, price: float, total: float) -> float:

@@ -136,6 +136,7 @@ class OnlineRun:
             "energy_kwh": ev.expected_energy_kwh,
             "carbon_cost": ev.carbon_cost,
             "carbon_kg": ev.carbon_kg,
+            "idle_kwh": ev.idle.kwh,
             "missed": float(ev.missed),
             "relaunches": float(ev.relaunches),
             "overhead_kwh": ev.overhead_kwh,
