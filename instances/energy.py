@@ -122,6 +122,59 @@ class Series:
         return cls(tuple(i * hours for i in range(n + 1)), values, after, upper=upper)
 
     @classmethod
+    def _trusted(cls, times: tuple[float, ...], values: tuple[float, ...], after: After) -> Series:
+        """A series derived from a valid one (values checked, times increasing from 0),
+        built without the checks: a shift may leave a first interval shorter than the
+        bound on a file's intervals, which is no error."""
+        out = object.__new__(cls)
+        for name, value in (("times", times), ("values", values), ("after", after)):
+            object.__setattr__(out, name, value)
+        object.__setattr__(out, "upper", MAX_PRICE)
+        t, v = np.asarray(times, dtype=float), np.asarray(values, dtype=float)
+        object.__setattr__(out, "_t", t)
+        object.__setattr__(out, "_v", v)
+        object.__setattr__(out, "_cum", np.concatenate(([0.0], np.cumsum(np.diff(t) * v))))
+        return out
+
+    def shifted(self, hours: float) -> Series:
+        """The series from ``hours`` on: its value at ``t`` is this one's at ``hours + t``
+        (the rolling MILP plans from its own time 0)."""
+        if hours <= 0:
+            return self
+        if self.after == "hold":
+            if hours >= self.end:
+                return Series._trusted((0.0, 1.0), (self.values[-1],), "hold")
+            k = int(np.searchsorted(self._t, hours, side="right")) - 1
+            times = (0.0, *(t - hours for t in self.times[k + 1 :]))
+            return Series._trusted(times, self.values[k:], "hold")
+        h = hours - math.floor(hours / self.end) * self.end
+        if h <= 0 or h >= self.end:
+            return self
+        k = int(np.searchsorted(self._t, h, side="right")) - 1
+        end = self.end
+        wrapped: list[float] = [0.0, *(t - h for t in self.times[k + 1 :])]
+        wrapped += [end - h + t for t in self.times[1 : k + 1]]
+        values = [*self.values[k:], *self.values[:k]]
+        if h > self.times[k]:  # the wrapped part of interval k closes the period
+            wrapped.append(end)
+            values.append(self.values[k])
+        return Series._trusted(tuple(wrapped), tuple(values), "repeat")
+
+    def on_grid(self, slot: float, horizon: float) -> list[float]:
+        """The times in ``(0, horizon)`` where the value may change off the grid of
+        ``slot`` hours (empty: the series is constant within every slot)."""
+        return [
+            t
+            for t in self.breakpoints(0.0, horizon)
+            if abs(t / slot - round(t / slot)) > 1e-9 * max(1.0, t / slot)
+        ]
+
+    def slot_means(self, slot: float, slots: int) -> tuple[float, ...]:
+        """The mean value over each of ``slots`` slots of ``slot`` hours from time 0."""
+        edges = np.arange(slots + 1, dtype=float) * slot
+        return tuple(float(x) / slot for x in self.integrals(edges))
+
+    @classmethod
     def flat(cls, value: float, *, upper: float = MAX_PRICE) -> Series:
         """One value for ever (one hour, repeated)."""
         return cls((0.0, 1.0), (value,), "repeat", upper=upper)
@@ -196,17 +249,16 @@ class Series:
         """The times in ``(a, b)`` where the value may change (for a grid of slots)."""
         if b <= a:
             return []
-        out: list[float] = []
-        end = self.end
+        inner = self._t[:-1] if self.after == "repeat" else self._t
         if self.after == "hold":
-            return [float(t) for t in self._t if a < t < b]
-        first = math.floor(a / end)
-        for period in range(first, math.floor(b / end) + 1):
-            base = period * end
-            out.extend(base + float(t) for t in self._t[:-1] if a < base + t < b)
-            if len(out) > MAX_SERIES:
-                break
-        return out
+            return [float(t) for t in inner if a < t < b]
+        end = self.end
+        first, last = math.floor(a / end), math.floor(b / end)
+        if (last - first + 1) * len(inner) > MAX_SERIES:
+            raise ValueError(f"{(last - first + 1) * len(inner)} breakpoints in ({a:g}, {b:g})")
+        bases = np.arange(first, last + 1, dtype=float)[:, None] * end
+        points = (bases + inner[None, :]).ravel()
+        return [float(t) for t in points if a < t < b]
 
     # -- JSON ----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

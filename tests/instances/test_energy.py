@@ -110,3 +110,23 @@ def test_non_finite_values_are_refused_by_path(tiny):
     with pytest.raises(InstanceError) as err:
         instance_from_dict(json.loads(text))
     assert err.value.path == "prices.values[1]"
+
+
+@given(series(), st.floats(0.0, 40.0), st.floats(0.0, 20.0), st.floats(0.0, 10.0))
+def test_a_shifted_series_is_the_series_from_then_on(s, shift, a, length):
+    """What the rolling MILP plans with: the value and integrals from ``shift`` on."""
+    moved = s.shifted(shift)
+    assert moved.integral(a, a + length) == pytest.approx(
+        s.integral(shift + a, shift + a + length), rel=1e-9, abs=1e-9
+    )
+    for t in (a, a + 0.5 * length):
+        # away from a breakpoint (rounding may put t + shift on either side of one)
+        if not s.breakpoints(shift + t - 1e-7, shift + t + 1e-7):
+            assert moved.at(t) == s.at(shift + t)
+
+
+def test_on_grid_and_slot_means():
+    s = Series.regular(1.0, [0.1, 0.3, 0.2])
+    assert s.on_grid(0.25, 10.0) == [] and s.on_grid(0.4, 3.0) == [1.0]  # 2.0 is 5 slots
+    assert s.slot_means(0.5, 7) == pytest.approx((0.1, 0.1, 0.3, 0.3, 0.2, 0.2, 0.1))
+    assert Series.regular(0.5, [1.0, 3.0]).slot_means(1.0, 2) == pytest.approx((2.0, 2.0))
