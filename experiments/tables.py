@@ -15,11 +15,14 @@ from validation.simulator import SimulationResult, simulate
 
 
 def cost_table(ev: Evaluation) -> str:
-    """Per-job costs with a total line; money in the instance's currency."""
+    """Per-job costs with a total line; money in the instance's currency. The carbon
+    columns only where the instance counts carbon."""
+    carbon = ["carbon_kg", "carbon_cost"] if ev.carbon_kg > 0 else []
     df = ev.by_job()[
         [
             "energy_kwh",
             "energy_cost",
+            *carbon,
             "tardiness_cost",
             "total_cost",
             "completion_h",
@@ -32,6 +35,7 @@ def cost_table(ev: Evaluation) -> str:
             {
                 "energy_kwh": ev.expected_energy_kwh,
                 "energy_cost": ev.energy_cost,
+                **({"carbon_kg": ev.carbon_kg, "carbon_cost": ev.carbon_cost} if carbon else {}),
                 "tardiness_cost": ev.tardiness_cost,
                 "total_cost": ev.total_cost,
                 "completion_h": df["completion_h"].max(),
@@ -41,7 +45,15 @@ def cost_table(ev: Evaluation) -> str:
         ],
         index=pd.Index(["TOTAL"], name="job"),
     )
-    out = pd.concat([df.astype({"missed": int}), total])
+    rows = [df.astype({"missed": int})]
+    if ev.idle.kwh != 0:  # the cluster's idle power, charged to no job
+        idle = {"energy_kwh": ev.idle.kwh, "energy_cost": ev.idle.energy_cost}
+        if carbon:
+            idle |= {"carbon_kg": ev.idle.carbon_kg, "carbon_cost": ev.idle.carbon_cost}
+        idle["total_cost"] = ev.idle.energy_cost + ev.idle.carbon_cost
+        idle["missed"] = 0
+        rows.append(pd.DataFrame([idle], index=pd.Index(["IDLE"], name="job")))
+    out = pd.concat([*rows, total])
     return out.to_string(float_format=lambda x: f"{x:.4f}", na_rep="")
 
 
@@ -52,6 +64,10 @@ def summary_line(ev: Evaluation) -> str:
         f"{ev.tardiness_cost:.4f}, total {ev.total_cost:.4f}, "
         f"missed due dates {ev.missed}/{len(ev.jobs)}"
     )
+    if ev.carbon_kg > 0:  # only where the instance counts carbon
+        line += f"; carbon {ev.carbon_kg:.3f} kg CO2-eq, cost {ev.carbon_cost:.4f}"
+    if ev.idle.kwh != 0:  # only where the instance charges idle power
+        line += f"; idle power {ev.idle.kwh:.3f} kWh (in the energy)"
     if ev.overhead_kwh > 0:  # only where the instance charges relaunches
         line += f"; relaunch overhead {ev.overhead_kwh:.3f} kWh over {ev.relaunches} relaunches"
     return line
@@ -78,11 +94,15 @@ def compare_table(instance: Instance, policies: Iterable[str], *, seed: int = 0)
                 "policy": name,
                 "total_cost": ev.total_cost,
                 "energy_cost": ev.energy_cost,
+                "carbon_cost": ev.carbon_cost,
                 "tardiness_cost": ev.tardiness_cost,
                 "energy_kwh": ev.expected_energy_kwh,
+                "carbon_kg": ev.carbon_kg,
                 "missed": ev.missed,
                 "decisions": run.decisions,
                 "runtime_s": seconds,
             }
         )
-    return pd.DataFrame(rows).set_index("policy")
+    table = pd.DataFrame(rows).set_index("policy")
+    # the carbon columns only where the instance counts carbon
+    return table if table["carbon_kg"].any() else table.drop(columns=["carbon_cost", "carbon_kg"])

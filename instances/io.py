@@ -23,8 +23,15 @@ import jsonschema
 
 from instances.conforms import Check, compile_schema
 from instances.distribution import EpochDistribution
+from instances.energy import Carbon, Series, carbon_from_dict, series_from_dict
 from instances.errors import InstanceError, PlanError
-from instances.limits import MAX_FILE_BYTES, MAX_NESTING, MAX_PLAN_HOURS, MIN_BLOCK_EPOCHS
+from instances.limits import (
+    MAX_FILE_BYTES,
+    MAX_NESTING,
+    MAX_PLAN_HOURS,
+    MAX_PRICE,
+    MIN_BLOCK_EPOCHS,
+)
 from instances.model import (
     Config,
     GpuType,
@@ -194,9 +201,9 @@ def check_numbers(doc: Any) -> None:
 
 
 # -- instances ---------------------------------------------------------------------------
-def _build(path: str, factory: Any, **kwargs: Any) -> Any:
+def _build(path: str, factory: Any, *args: Any, **kwargs: Any) -> Any:
     try:
-        return factory(**kwargs)
+        return factory(*args, **kwargs)
     except InstanceError as exc:
         raise exc.within(path) from None
 
@@ -345,8 +352,24 @@ def instance_from_dict(doc: Any) -> Instance:
         suspend_hours=doc.get("suspend_hours"),
         cpu_power_w=doc.get("cpu_power_w", 0.0),
         topology=_topology(doc.get("topology")),
+        prices=_prices(doc.get("prices")),
+        carbon=_carbon(doc.get("carbon")),
     )
     return inst
+
+
+def _prices(d: dict[str, Any] | None) -> Series | None:
+    if d is None:
+        return None
+    series: Series = _build("prices", series_from_dict, d, upper=MAX_PRICE)
+    return series
+
+
+def _carbon(d: dict[str, Any] | None) -> Carbon | None:
+    if d is None:
+        return None
+    carbon: Carbon = _build("carbon", carbon_from_dict, d)
+    return carbon
 
 
 def _topology(d: dict[str, Any] | None) -> Topology | None:
@@ -383,6 +406,14 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         for k in ("cpu_cores", "dram_gb", "rack"):
             if getattr(n, k) is not None:
                 d[k] = getattr(n, k)
+        if n.base_w > 0:  # absent means 0: files without idle power stay as they were
+            d["base_w"] = n.base_w
+        return d
+
+    def gpu(g: GpuType) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": g.name, "memory_gb": g.memory_gb, "power_w": g.power_w}
+        if g.idle_w > 0:
+            d["idle_w"] = g.idle_w
         return d
 
     def job(j: Job) -> dict[str, Any]:
@@ -414,9 +445,7 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         "tardiness": inst.tardiness,
         "slot": inst.slot,
         "max_share": inst.max_share,
-        "gpu_types": [
-            {"name": g.name, "memory_gb": g.memory_gb, "power_w": g.power_w} for g in inst.gpu_types
-        ],
+        "gpu_types": [gpu(g) for g in inst.gpu_types],
         "nodes": [node(n) for n in inst.nodes],
         "jobs": [job(j) for j in inst.jobs],
     }
@@ -428,6 +457,10 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         doc["cpu_power_w"] = inst.cpu_power_w
     if inst.topology is not None:
         doc["topology"] = topology_to_dict(inst.topology)
+    if inst.prices is not None:  # absent: energy_price at every hour, as files without it
+        doc["prices"] = inst.prices.to_dict()
+    if inst.carbon is not None:
+        doc["carbon"] = inst.carbon.to_dict()
     return doc
 
 

@@ -13,6 +13,7 @@ from functools import cached_property, total_ordering
 from typing import Any, Literal
 
 from instances.distribution import EpochDistribution
+from instances.energy import Carbon, Series
 from instances.errors import InstanceError
 from instances.fields import count as _count
 from instances.fields import ident as _ident
@@ -25,6 +26,7 @@ from instances.limits import (
     MAX_HOURS,
     MAX_JOBS,
     MAX_MEMORY_GB,
+    MAX_NODE_POWER_W,
     MAX_NODES,
     MAX_POWER_W,
     MAX_PRICE,
@@ -58,17 +60,27 @@ def _check_overheads(obj: object, *names: str) -> None:
 
 @dataclass(frozen=True)
 class GpuType:
-    """A GPU model: memory per GPU (GB) and busy power per GPU (W)."""
+    """A GPU model: memory per GPU (GB), busy power per GPU (W) and the power of a GPU
+    powered but idle (W; 0: idle power not charged)."""
 
     name: str
     memory_gb: float
     power_w: float
+    idle_w: float = 0.0
 
     def __post_init__(self) -> None:
         _ident("name", self.name)
         memory = _positive("memory_gb", self.memory_gb, upper=MAX_MEMORY_GB)
         object.__setattr__(self, "memory_gb", memory)
         object.__setattr__(self, "power_w", _positive("power_w", self.power_w, upper=MAX_POWER_W))
+        idle = _positive("idle_w", self.idle_w, allow_zero=True, upper=MAX_POWER_W)
+        if idle > self.power_w:
+            raise InstanceError(
+                "idle_w",
+                self.idle_w,
+                f"an idle GPU draws at most its busy power ({self.power_w:g} W)",
+            )
+        object.__setattr__(self, "idle_w", idle)
 
 
 @dataclass(frozen=True)
@@ -81,6 +93,7 @@ class Node:
     cpu_cores: int | None = None
     dram_gb: float | None = None
     rack: str | None = None
+    base_w: float = 0.0  # drawn while the node is powered, whatever runs (docs/model.md)
 
     def __post_init__(self) -> None:
         _ident("id", self.id)
@@ -92,6 +105,8 @@ class Node:
             _positive("dram_gb", self.dram_gb, upper=MAX_MEMORY_GB)
         if self.rack is not None:
             _ident("rack", self.rack)
+        base = _positive("base_w", self.base_w, allow_zero=True, upper=MAX_NODE_POWER_W)
+        object.__setattr__(self, "base_w", base)
 
 
 ConfigKind = Literal["exclusive", "multi_node", "shared", "distributed"]
@@ -441,6 +456,10 @@ class Instance:
     cpu_power_w: float = 0.0
     # E4: racks, domains and link bandwidths; None: no network is modelled
     topology: Topology | None = None
+    # the bill (docs/model.md, 'Energy prices and carbon'): the price of a kWh over time
+    # (None: energy_price at every hour) and the grid's carbon intensity with its price
+    prices: Series | None = None
+    carbon: Carbon | None = None
     # Derived lookups, built once.
     _gpu: dict[str, GpuType] = field(init=False, repr=False, compare=False)
     _node: dict[str, Node] = field(init=False, repr=False, compare=False)
@@ -494,6 +513,10 @@ class Instance:
                 )
         if self.topology is not None:
             self._check_topology()
+        if self.prices is not None and not isinstance(self.prices, Series):
+            raise InstanceError("prices", self.prices, "must be a Series")
+        if self.carbon is not None and not isinstance(self.carbon, Carbon):
+            raise InstanceError("carbon", self.carbon, "must be a Carbon")
         for i, j in enumerate(self.jobs):
             self._check_job(i, j)
         # after every job is checked: a default weight reads the allowed configurations
@@ -726,6 +749,21 @@ class Instance:
     def epoch_energy(self, job: Job | str, cfg: Config) -> float:
         """``e_c = P_c · τ_j(c) / 1000``, kWh per epoch."""
         return self.power_w(cfg) * self.epoch_time(job, cfg) / 1000.0
+
+    @cached_property
+    def idle_power(self) -> bool:
+        """Whether powered nodes draw power of their own: a base power, or idle GPUs."""
+        return any(n.base_w > 0 for n in self.nodes) or any(g.idle_w > 0 for g in self.gpu_types)
+
+    def busy_share(self, cfg: Config) -> float:
+        """GPUs a configuration keeps from idling: its GPUs, or ``1/K_max`` of one for a
+        shared slot (a shared GPU idles by the slots its tenants leave free)."""
+        return 1.0 / self.max_share if cfg.shared else float(cfg.gpus)
+
+    @cached_property
+    def price_series(self) -> Series:
+        """The price of a kWh over time: the series, or ``energy_price`` for ever."""
+        return Series.flat(self.energy_price) if self.prices is None else self.prices
 
     def epoch_cost(self, job: Job | str, cfg: Config) -> float:
         """``π · e_c``: energy cost of one epoch (currency)."""

@@ -14,10 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+import numpy as np
+
 from instances import Config, Instance, Job, Node, TardinessMode, fits_node
 from milp.requirements import (
     MilpError,
     ModelTooLarge,
+    require_billable,
     require_no_distributed,
     require_no_suspend,
     require_one_shared_shape,
@@ -47,6 +50,28 @@ class JobData:
     # whole slot at each configuration's power (what a slot of overhead costs)
     relaunch: float = 0.0
     slot_power_cost: tuple[float, ...] = ()
+    # with prices that change by the slot (docs/model.md, 'Energy prices and carbon over
+    # time'): each configuration's kWh per epoch and per slot, and the price of a kWh
+    # (carbon included) in each slot; None: every slot at the instance's energy price,
+    # and the costs above are the model's
+    energy: tuple[float, ...] = ()
+    slot_kwh: tuple[float, ...] = ()
+    slot_price: tuple[float, ...] | None = None
+
+    def epoch_cost(self, k: int, t: int) -> float:
+        """The cost of one epoch on configuration ``k`` in slot ``t``."""
+        return self.cost[k] if self.slot_price is None else self.energy[k] * self.slot_price[t]
+
+    def power_cost(self, k: int, t: int) -> float:
+        """The cost of slot ``t`` at configuration ``k``'s power (a slot of overhead)."""
+        if self.slot_price is None:
+            return self.slot_power_cost[k]
+        return self.slot_kwh[k] * self.slot_price[t]
+
+    @cached_property
+    def cheapest_price(self) -> float:
+        """The least price of a kWh in any slot (1 where the costs are the model's)."""
+        return 1.0 if self.slot_price is None else min(self.slot_price)
 
     @property
     def blocks(self) -> range:
@@ -74,12 +99,16 @@ class JobData:
         """A lower bound on the job's expected energy cost: every block's epochs, each
         run with its survival probability, at the cheapest cost per epoch; and the
         overhead of its first start at the cheapest power (every plan starts it once)."""
-        cheapest = min(self.cost)
+        if self.slot_price is None:
+            cheapest, power = min(self.cost), min(self.slot_power_cost, default=0.0)
+        else:  # at the cheapest slot's price: no slot is cheaper
+            cheapest = min(self.energy) * self.cheapest_price
+            power = min(self.slot_kwh) * self.cheapest_price
         energy = cheapest * math.fsum(
             q * n for q, n in zip(self.survival, self.lengths, strict=True)
         )
         if self.relaunch > 0:
-            energy += self.relaunch * min(self.slot_power_cost)
+            energy += self.relaunch * power
         return energy
 
     def earliest_work_slot(self, b: int) -> int:
@@ -254,13 +283,15 @@ def milp_data(
 
     ``outside``: what jobs outside the model hold (:class:`Outside`)."""
     slot = require_slot(instance)
+    require_billable(instance, slots, slot)
     require_no_suspend(instance)
     require_one_shared_shape(instance)
     require_no_distributed(instance)
     mode = tardiness or instance.tardiness
+    prices = slot_prices(instance, slots, slot)
     jobs = {}
     for job in instance.jobs:
-        jobs[job.id] = _job_data(instance, job, slots, slot)
+        jobs[job.id] = _job_data(instance, job, slots, slot, prices)
     if cutoff is not None:
         jobs = _cut_windows(jobs, slots, slot, cutoff, mode)
     if check_size:
@@ -268,7 +299,28 @@ def milp_data(
     return MilpData(instance, slots, slot, jobs, mode, outside or Outside())
 
 
-def _job_data(instance: Instance, job: Job, slots: int, slot: float) -> JobData:
+def slot_prices(instance: Instance, slots: int, slot: float) -> tuple[float, ...] | None:
+    """The price of a kWh in each slot, its carbon's price included; ``None`` where every
+    slot pays the instance's ``energy_price`` (the model as without a series). The
+    series are constant within each slot (:func:`require_billable`)."""
+    price = instance.price_series
+    carbon = instance.carbon
+    priced_carbon = carbon is not None and carbon.price > 0
+    if price.constant == instance.energy_price and not priced_carbon:
+        return None
+    out = np.asarray(price.slot_means(slot, slots))
+    if carbon is not None and priced_carbon:
+        out = out + carbon.price_per_gram * np.asarray(carbon.intensity.slot_means(slot, slots))
+    return tuple(float(x) for x in out)
+
+
+def _job_data(
+    instance: Instance,
+    job: Job,
+    slots: int,
+    slot: float,
+    prices: tuple[float, ...] | None = None,
+) -> JobData:
     """The job's index data over ``slots`` slots of ``slot`` hours; :class:`MilpError`
     if it cannot finish within them even alone on its fastest configuration."""
     configs = instance.allowed_configs(job)
@@ -289,6 +341,9 @@ def _job_data(instance: Instance, job: Job, slots: int, slot: float) -> JobData:
         slot_power_cost=tuple(
             instance.energy_price * instance.power_w(c) * slot / 1000.0 for c in configs
         ),
+        energy=tuple(instance.epoch_energy(job, c) for c in configs),
+        slot_kwh=tuple(instance.power_w(c) * slot / 1000.0 for c in configs),
+        slot_price=prices,
     )
     done = data.earliest_finish_slot(data.last)
     if done >= slots:

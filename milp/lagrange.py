@@ -106,6 +106,9 @@ class _Arrays:
     due: np.ndarray  # (J,)
     omega: np.ndarray  # (J,)
     capacity: np.ndarray  # (types,)
+    # the price of a kWh in each slot where prices change by the slot (costs above are
+    # then kWh, priced per slot); None: the costs are money at the one energy price
+    slot_price: np.ndarray | None = None
 
 
 def _use(d: MilpData, cfg: Config) -> float:
@@ -138,6 +141,7 @@ def _stack(d: MilpData, states: int) -> _Arrays:
         due=np.array([jd.job.due for jd in jobs]),
         omega=np.array([jd.omega for jd in jobs]),
         capacity=np.array([inst.gpus_by_type[t] for t in types], float),
+        slot_price=None if jobs[0].slot_price is None else np.asarray(jobs[0].slot_price),
     )
     tindex = {t: i for i, t in enumerate(types)}
     for j, jd in enumerate(jobs):
@@ -166,7 +170,8 @@ def _stack_job(a: _Arrays, d: MilpData, j: int, jd: JobData, tindex: dict[str, i
     i = np.arange(n_i)  # from state i
     for k, c in enumerate(jd.configs):
         adv = max(1, math.ceil(jd.speed[k] / step - 1e-9))
-        density = jd.cost[k] * jd.speed[k] / (adv * step)  # per epoch of the grid
+        unit = jd.cost[k] if jd.slot_price is None else jd.energy[k]  # money or kWh
+        density = unit * jd.speed[k] / (adv * step)  # per epoch of the grid
         a.gpu_type[j, k] = tindex[c.gpu_type]
         a.use[j, k] = _use(d, c)
         to = np.minimum(i + adv, n_i)
@@ -201,14 +206,15 @@ def _solve_jobs(a: _Arrays, lam: np.ndarray, slot: float) -> tuple[np.ndarray, n
         price = np.where(valid, lam[a.gpu_type, t] * a.use, INF)
         price[~live] = INF
         late = a.omega * np.maximum(0.0, (t + 1) * slot - a.due)
+        cost, final_cost = _priced(a, t)
         step = (
-            value[rows, a.src] + a.cost + price[:, :, None] + late[:, None, None] * a.late_weight
+            value[rows, a.src] + cost + price[:, :, None] + late[:, None, None] * a.late_weight
         )  # (J, K, I+1)
         best_k = np.argmin(step, axis=1)  # (J, I+1)
         best = np.take_along_axis(step, best_k[:, None, :], axis=1)[:, 0, :]
         to_end = (
             value[:, None, :n_i]
-            + a.final_cost
+            + final_cost
             + price[:, :, None]
             + late[:, None, None] * a.final_weight
         )
@@ -237,6 +243,18 @@ def _solve_jobs(a: _Arrays, lam: np.ndarray, slot: float) -> tuple[np.ndarray, n
             new[at_end] = fsrc[t, j[at_end]]
             state[j] = new
     return value[:, n_i], path
+
+
+def _priced(a: _Arrays, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """The steps' energy costs in slot ``t``: as stacked, or their kWh at the slot's
+    price (an impossible step stays infinite, even at a price of 0)."""
+    if a.slot_price is None:
+        return a.cost, a.final_cost
+    p = a.slot_price[t]
+    return (
+        np.where(np.isinf(a.cost), INF, a.cost * p),
+        np.where(np.isinf(a.final_cost), INF, a.final_cost * p),
+    )
 
 
 def _held(a: _Arrays, path: np.ndarray, types: int) -> np.ndarray:

@@ -12,10 +12,11 @@ from milp.overhead import overhead_cost
 
 
 def expected_energy_cost(m: pyo.ConcreteModel, d: MilpData) -> Any:
-    """``sum q_b * pi * e_c * work``: an epoch of block b runs only if the job survives to
-    it, with probability q_b; plus the relaunch overhead's (:mod:`milp.overhead`)."""
+    """``sum q_b * pi_t * e_c * work``: an epoch of block b runs only if the job survives
+    to it, with probability q_b, and pays the price of its slot (``pi`` in every slot
+    without a series); plus the relaunch overhead's (:mod:`milp.overhead`)."""
     epochs = sum(
-        d.jobs[j].survival[b] * d.jobs[j].cost[k] * m.work[j, b, k, t]
+        d.jobs[j].survival[b] * d.jobs[j].epoch_cost(k, t) * m.work[j, b, k, t]
         for j, b, k, t in m.work_index
     )
     return epochs + overhead_cost(m) if hasattr(m, "overhead_cost") else epochs

@@ -227,7 +227,7 @@ def _lost_rows(
     ]
     rows.append(((j, t, "running"), m.lost[j, t] <= running))
     rows.append(((j, t, "now"), m.lost[j, t] >= lam[0] * m.relaunched[j, t]))
-    first = sum(jd.slot_power_cost[k] * m.first_run[j, k, t] for k in range(len(jd.configs)))
+    first = sum(jd.power_cost(k, t) * m.first_run[j, k, t] for k in range(len(jd.configs)))
     rows.append(((j, t, "first_energy"), m.overhead_cost[j, t] >= lam[0] * first))
     rows.append(((j, t, "relaunched"), m.lost[j, t] <= sum(lam[i] * r for i, r in within)))
     return rows
@@ -275,7 +275,7 @@ def _start_block_rows(
         split = [m.start_block[j, k, t, b] for b in jd.blocks]
         for n, new in enumerate(news[k]):
             rows.append(((j, t, "start_k", k, n), sum(split) >= new))
-        charges += [start_charge(jd, k, b) * split[b] for b in jd.blocks]
+        charges += [start_charge(jd, k, b, t) * split[b] for b in jd.blocks]
     for b in jd.blocks:
         pending = in_progress(m, jd, j, t, b)
         rows += [
@@ -296,7 +296,7 @@ def _energy_rows(
     rows: Rows = []
     for k in range(len(jd.configs)):
         for i, r in within:
-            charge = jd.slot_power_cost[k] * lam[i]
+            charge = jd.power_cost(k, t) * lam[i]
             rows.append(
                 (
                     (j, t, "energy", k, i),
@@ -325,10 +325,10 @@ def _first_start_rows(m: pyo.ConcreteModel, jd: JobData, j: str, t: int) -> list
     return rows
 
 
-def start_charge(jd: JobData, k: int, b: int) -> float:
-    """The expected energy of the overhead a relaunch on ``k`` loses in its own slot
-    while block ``b`` is in progress: ``b_k λ_0 q_b``."""
-    return jd.slot_power_cost[k] * lost_fractions(jd)[0] * jd.survival[b]
+def start_charge(jd: JobData, k: int, b: int, t: int) -> float:
+    """The expected energy cost of the overhead a relaunch on ``k`` in slot ``t`` loses
+    in that slot while block ``b`` is in progress: ``b_k λ_0 q_b`` at its price."""
+    return jd.power_cost(k, t) * lost_fractions(jd)[0] * jd.survival[b]
 
 
 def in_progress(m: pyo.ConcreteModel, jd: JobData, j: str, t: int, b: int) -> Any:

@@ -175,13 +175,13 @@ def _overhead_values(m: pyo.ConcreteModel, d: MilpData, j: str) -> None:
             for b in jd.blocks:
                 on = start and pyo.value(in_progress(m, jd, j, t, b)) > ON
                 m.start_block[j, k, t, b].set_value(1.0 if on else 0.0)
-                best += start_charge(jd, k, b) * on
+                best += start_charge(jd, k, b, t) * on
         for k in range(len(jd.configs)):
             run = m.run[j, k, t].value or 0
             for i in range(len(lam)):
                 if t - i >= jd.first_slot:
                     r = m.relaunched[j, t - i].value or 0
-                    best = max(best, jd.slot_power_cost[k] * lam[i] * (r + run + s - 2))
+                    best = max(best, jd.power_cost(k, t) * lam[i] * (r + run + s - 2))
         m.overhead_cost[j, t].set_value(best)
 
 

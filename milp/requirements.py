@@ -72,3 +72,29 @@ def require_no_distributed(instance: Instance) -> None:
                 "MILP places whole GPUs of one node or whole nodes only and models no links "
                 "(docs/model.md, E4); run it with a policy (gpusched online / compare)"
             )
+
+
+def require_billable(instance: Instance, slots: int, slot: float) -> None:
+    """The MILP prices each slot at one price: a price or carbon series must be constant
+    within every slot of the horizon (breakpoints on the slot grid, as hourly prices are
+    for slots dividing an hour); and it has no node-on variables, so it cannot charge
+    idle power. Refused with :class:`MilpError` rather than mispriced."""
+    if instance.idle_power:
+        raise MilpError(
+            f"instance {instance.name!r} charges idle power (idle_w, base_w): the MILP has no "
+            "variables for powered nodes yet (docs/model.md, idle power); run it with a "
+            "policy, or without idle power"
+        )
+    series = [("prices", instance.prices)]
+    if instance.carbon is not None:
+        series.append(("carbon", instance.carbon.intensity))
+    for name, s in series:
+        if s is None:
+            continue
+        off = s.on_grid(slot, slots * slot)
+        if off:
+            raise MilpError(
+                f"the {name} series of {instance.name!r} changes at {off[0]:g} h, inside a "
+                f"slot of {slot:g} h: the MILP prices each slot at one value; give a slot "
+                "that divides the series' intervals"
+            )

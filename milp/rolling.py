@@ -16,7 +16,7 @@ for small instances, not exact online (docs/milp.md).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from heuristic.core.occupancy import Allocation
 from heuristic.core.options import require
@@ -44,7 +44,14 @@ def remaining_instance(state: SchedulerState) -> Instance:
             distribution=js.job.distribution.conditional(js.progress),
         )
 
-    return inst.replace(jobs=tuple(rest(js) for js in state.jobs), name=f"{inst.name}@{now:g}h")
+    # the bill seen from now: the series shifted so that their time 0 is now
+    carbon = inst.carbon
+    return inst.replace(
+        jobs=tuple(rest(js) for js in state.jobs),
+        name=f"{inst.name}@{now:g}h",
+        prices=None if inst.prices is None else inst.prices.shifted(now),
+        carbon=None if carbon is None else replace(carbon, intensity=carbon.intensity.shifted(now)),
+    )
 
 
 def keep_gpus(state: SchedulerState, first: dict[str, Allocation]) -> dict[str, Allocation]:

@@ -261,6 +261,7 @@ OPTIONAL: dict[str, Any] = {
     "jobs": 6,  # a trace window's first jobs
     "nodes": 2,
     "cluster": [["k80", 4, 1], ["v100", 8, 1]],
+    "prices": "au-nsw-2023:100",
 }
 # fields that give one thing two ways and exclude each other: the first of each pair is
 # in a generator's fuzzed scenario, the second in its alternative scenario

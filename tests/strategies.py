@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
 from heuristic.core.occupancy import Occupancy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
+from instances.energy import Carbon, Series
 from validation.timeline import continues, start_overhead
 
 GPU_NAMES = ("k80", "p100", "v100")
@@ -131,3 +134,43 @@ def serial_plans(draw: st.DrawFn, instance: Instance) -> Plan:
             if left <= 1e-9 * job.max_epochs:
                 break
     return Plan(tuple(segs))
+
+
+@st.composite
+def series(draw: st.DrawFn, upper: float = 1.0) -> Series:
+    """A piecewise-constant series: a regular grid or uneven breakpoints, repeated or
+    held past its end, values from 0 (a free hour) to ``upper``."""
+    n = draw(st.integers(1, 8))
+    values = draw(st.lists(st.floats(0.0, upper), min_size=n, max_size=n))
+    after = draw(st.sampled_from(["repeat", "hold"]))
+    if draw(st.booleans()):
+        step = draw(st.sampled_from([0.25, 0.5, 1.0, 3.0]))
+        return Series.regular(step, values, after, upper=upper)
+    widths = draw(st.lists(st.floats(0.01, 4.0), min_size=n, max_size=n))
+    times = [0.0]
+    for w in widths:
+        times.append(times[-1] + w)
+    return Series(tuple(times), values, after, upper=upper)
+
+
+@st.composite
+def priced_instances(
+    draw: st.DrawFn, max_jobs: int = 4, relaunch: bool = False, idle: bool = False
+) -> Instance:
+    """A valid instance with a price series and, or not, a carbon series with a price;
+    with ``idle``, GPUs that draw power when idle and nodes a base power."""
+    inst = draw(instances(max_jobs=max_jobs, relaunch=relaunch))
+    if idle:
+        types = tuple(
+            replace(g, idle_w=g.power_w * draw(st.sampled_from([0.0, 0.1, 0.3])))
+            for g in inst.gpu_types
+        )
+        nodes = tuple(
+            replace(n, base_w=draw(st.sampled_from([0.0, 80.0, 400.0]))) for n in inst.nodes
+        )
+        inst = inst.replace(gpu_types=types, nodes=nodes)
+    carbon = None
+    if draw(st.booleans()):
+        intensity = draw(series(upper=800.0))
+        carbon = Carbon(intensity, draw(st.sampled_from([0.0, 50.0, 400.0])))
+    return inst.replace(prices=draw(series(upper=0.6)), carbon=carbon)

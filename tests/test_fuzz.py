@@ -107,6 +107,27 @@ def _described(doc: dict) -> dict:
 
 
 BASES["tiny-described"] = _described(BASES["tiny"])
+
+
+def _priced(doc: dict, regular: bool) -> dict:
+    """The document with a price series and a carbon series with its price, one on a
+    regular grid (``step``) and the other by breakpoints (``times``), or the other way
+    round, and idle power, so that mutants reach every field of them."""
+    doc = json.loads(json.dumps(doc))
+    grid = {"step": 1.0, "values": [0.1, 0.3, 0.2], "after": "repeat"}
+    points = {"times": [0.0, 7.0, 22.0, 24.0], "values": [0.3, 0.1, 0.2], "after": "hold"}
+    doc["prices"] = grid if regular else points
+    carbon = points if regular else grid
+    doc["carbon"] = {**carbon, "values": [300.0, 120.0, 250.0], "price": 80.0}
+    for gpu in doc["gpu_types"]:  # idle power: idle GPUs and nodes' base power
+        gpu["idle_w"] = 0.2 * gpu["power_w"]
+    for node in doc["nodes"]:
+        node["base_w"] = 150.0
+    return doc
+
+
+BASES["tiny-prices"] = _priced(BASES["tiny"], regular=True)
+BASES["tiny-prices-times"] = _priced(BASES["tiny"], regular=False)
 # a generated instance of Liquid's setting: racks, domains, distributed configurations
 LIQUID = liquid(LiquidSpec(jobs=4, racks=2, nodes_per_rack=2, domains=1, relaunch="none"), 2)
 BASES["liquid"] = instance_to_dict(LIQUID)

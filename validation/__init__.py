@@ -3,7 +3,14 @@ replay, the discrete-event engine (worst-case rollouts and sampled runs) and onl
 runs with the metrics a cluster operator reads."""
 
 from validation.check import Violation, check_plan, relaunch_notes
-from validation.evaluate import Evaluation, JobCost, evaluate, evaluate_scenario
+from validation.evaluate import (
+    Evaluation,
+    JobCost,
+    ScenarioCost,
+    evaluate,
+    evaluate_scenario,
+    scenario_costs,
+)
 from validation.montecarlo import MonteCarloResult, replay, sample_epochs
 from validation.online import OnlineRun, busy_gpus, run_online
 from validation.scenario import scenario_instance
@@ -14,6 +21,7 @@ __all__ = [
     "JobCost",
     "MonteCarloResult",
     "OnlineRun",
+    "ScenarioCost",
     "SimulationError",
     "SimulationResult",
     "Violation",
@@ -26,6 +34,7 @@ __all__ = [
     "rollout",
     "run_online",
     "sample_epochs",
+    "scenario_costs",
     "scenario_instance",
     "simulate",
 ]

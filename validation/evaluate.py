@@ -1,6 +1,8 @@
 """The one evaluator: the cost of a plan as docs/model.md ('Plans and their cost') defines it.
 
 Every figure gpusched prints comes from here. Expected energy is exact through ``Phi``;
+with prices or carbon that change with time, the bill is exact through the series'
+integrals over the hours each block of epochs runs (``validation/billing.py``);
 tardiness is ``worst_case`` (completion of all E epochs) or ``expected`` (over the
 completion of each stopping block); with a slot length, completions count at the end of
 their slot.
@@ -17,6 +19,15 @@ import pandas as pd
 from instances import Instance, Plan, PlanError
 from instances.distribution import reaches
 from instances.model import TardinessMode
+from validation.billing import (
+    Exposure,
+    exposure,
+    idle_pieces,
+    job_bill,
+    kwh_of,
+    last_completion,
+    realised_exposure,
+)
 from validation.check import check_plan
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
 
@@ -38,10 +49,13 @@ class JobCost:
     # the segments that relaunch the job (the first start included)
     overhead_kwh: float = 0.0
     relaunches: int = 0
+    # the carbon of its expected energy (kg CO2-eq) and its price; 0 without a series
+    carbon_kg: float = 0.0
+    carbon_cost: float = 0.0
 
     @property
     def total_cost(self) -> float:
-        return self.energy_cost + self.tardiness_cost
+        return self.energy_cost + self.carbon_cost + self.tardiness_cost
 
     @property
     def lateness(self) -> float:
@@ -53,28 +67,50 @@ class JobCost:
 
 
 @dataclass(frozen=True)
+class IdleCost:
+    """What the powered cluster draws beyond its jobs' configurations (docs/model.md,
+    idle power): nodes' base power and idle GPUs', expected over the stops."""
+
+    kwh: float = 0.0
+    energy_cost: float = 0.0
+    carbon_kg: float = 0.0
+    carbon_cost: float = 0.0
+
+
+@dataclass(frozen=True)
 class Evaluation:
-    """The cost of a whole plan: per job and in total."""
+    """The cost of a whole plan: per job and in total (the cluster's idle power, where
+    charged, in the totals and in ``idle``)."""
 
     instance: str
     tardiness_mode: TardinessMode
     jobs: tuple[JobCost, ...]
+    idle: IdleCost = IdleCost()
 
     @property
     def energy_cost(self) -> float:
-        return math.fsum(j.energy_cost for j in self.jobs)
+        return math.fsum(j.energy_cost for j in self.jobs) + self.idle.energy_cost
 
     @property
     def tardiness_cost(self) -> float:
         return math.fsum(j.tardiness_cost for j in self.jobs)
 
     @property
+    def carbon_cost(self) -> float:
+        return math.fsum(j.carbon_cost for j in self.jobs) + self.idle.carbon_cost
+
+    @property
+    def carbon_kg(self) -> float:
+        """Expected kg of CO2-eq of the energy (0 where the instance has no carbon)."""
+        return math.fsum(j.carbon_kg for j in self.jobs) + self.idle.carbon_kg
+
+    @property
     def total_cost(self) -> float:
-        return self.energy_cost + self.tardiness_cost
+        return self.energy_cost + self.carbon_cost + self.tardiness_cost
 
     @property
     def expected_energy_kwh(self) -> float:
-        return math.fsum(j.expected_energy_kwh for j in self.jobs)
+        return math.fsum(j.expected_energy_kwh for j in self.jobs) + self.idle.kwh
 
     @property
     def missed(self) -> int:
@@ -98,6 +134,8 @@ class Evaluation:
                 "energy_kwh": j.expected_energy_kwh,
                 "worst_energy_kwh": j.worst_case_energy_kwh,
                 "energy_cost": j.energy_cost,
+                "carbon_cost": j.carbon_cost,
+                "carbon_kg": j.carbon_kg,
                 "tardiness_cost": j.tardiness_cost,
                 "total_cost": j.total_cost,
                 "completion_h": j.completion,
@@ -115,6 +153,9 @@ class Evaluation:
             "tardiness_cost": self.tardiness_cost,
             "total_cost": self.total_cost,
             "energy_kwh": self.expected_energy_kwh,
+            "carbon_cost": self.carbon_cost,
+            "carbon_kg": self.carbon_kg,
+            "idle_kwh": self.idle.kwh,
             "missed": float(self.missed),
         }
 
@@ -134,6 +175,12 @@ def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) 
             overhead_kwh += kwh * dist.beyond(p.w0)
             worst_kwh += kwh
     exp_kwh += overhead_kwh
+
+    def drawn() -> list[tuple[float, Exposure]]:
+        return [(instance.power_w(p.segment.config) / 1000.0, exposure(dist, p)) for p in tl.pieces]
+
+    money, grams = job_bill(instance, exp_kwh, drawn)
+    carbon_kg = grams / 1000.0
     omega = instance.tardiness_weight(job_id)
     slot = instance.slot
     completion = tl.completion(slot)
@@ -147,7 +194,7 @@ def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) 
         job=job_id,
         expected_energy_kwh=exp_kwh,
         worst_case_energy_kwh=worst_kwh,
-        energy_cost=instance.energy_price * exp_kwh,
+        energy_cost=money,
         tardiness_cost=worst_tard if mode == "worst_case" else exp_tard,
         worst_case_tardiness_cost=worst_tard,
         expected_tardiness_cost=exp_tard,
@@ -155,6 +202,8 @@ def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) 
         due=job.due,
         overhead_kwh=overhead_kwh,
         relaunches=sum(p.relaunch for p in tl.pieces),
+        carbon_kg=carbon_kg,
+        carbon_cost=0.0 if instance.carbon is None else instance.carbon.price * carbon_kg / 1000.0,
     )
 
 
@@ -175,7 +224,118 @@ def evaluate(
             )
     mode = tardiness or instance.tardiness
     costs = tuple(_job_cost(instance, plan, j.id, mode) for j in instance.jobs)
-    return Evaluation(instance.name, mode, costs)
+    if not instance.idle_power:
+        return Evaluation(instance.name, mode, costs)
+    return Evaluation(instance.name, mode, costs, _idle_cost(instance, plan))
+
+
+def _idle_cost(
+    instance: Instance, plan: Plan, epochs: Mapping[str, float] | None = None
+) -> IdleCost:
+    """The cluster's idle power from time 0 to the last completion (docs/model.md):
+    expected over the stops, or realised when each job's stop is given (``epochs``)."""
+    ends: list[list[tuple[float, float]]] = []
+    busy: list[tuple[float, Exposure]] = []
+    for job in instance.jobs:
+        tl = Timeline.of(instance, job.id, plan.for_job(job.id))
+        dist = job.distribution
+        if epochs is None:
+            stops = zip(dist.stops, dist.probabilities, strict=True)
+            ends.append([(tl.time_at(e), p) for e, p in stops])
+        else:
+            ends.append([(tl.time_at(epochs[job.id]), 1.0)])
+        for p in tl.pieces:
+            cfg = p.segment.config
+            kw = instance.gpu(cfg.gpu_type).idle_w * instance.busy_share(cfg) / 1000.0
+            if kw > 0:
+                hours = (
+                    exposure(dist, p) if epochs is None else realised_exposure(p, epochs[job.id])
+                )
+                busy.append((kw, hours))
+    pieces = idle_pieces(instance, last_completion(ends), busy)
+    kwh = kwh_of(pieces)
+    money, grams = job_bill(instance, kwh, lambda: pieces)
+    price = 0.0 if instance.carbon is None else instance.carbon.price
+    return IdleCost(kwh, money, grams / 1000.0, price * grams / 1e6)
+
+
+@dataclass(frozen=True)
+class ScenarioCost:
+    """Realised costs of a plan when each job's stop is known (currency; carbon in kg)."""
+
+    energy_cost: float
+    carbon_cost: float
+    tardiness_cost: float
+    carbon_kg: float = 0.0
+
+    @property
+    def total_cost(self) -> float:
+        return self.energy_cost + self.carbon_cost + self.tardiness_cost
+
+
+def scenario_costs(
+    instance: Instance,
+    plan: Plan,
+    epochs: Mapping[str, float],
+    *,
+    tardiness: TardinessMode | None = None,
+) -> ScenarioCost:
+    """Realised costs when each job stops at ``epochs[job]``.
+
+    The plan is run up to each job's stop; ``worst_case`` tardiness still uses the
+    completion of all E epochs (it is a property of the plan), ``expected`` tardiness the
+    realised completion. Averaged over sampled scenarios it converges to
+    :func:`evaluate` (the Monte Carlo check).
+    """
+    mode = tardiness or instance.tardiness
+    energy = grams = tard = 0.0
+    # without a series (or with a flat one) exactly the running sum the evaluator always
+    # made, so that no figure moves in its last digit
+    flat = instance.price_series.constant if instance.carbon is None else None
+    for job in instance.jobs:
+        n = epochs[job.id]
+        tl = Timeline.of(instance, job.id, plan.for_job(job.id))
+        if flat is not None:
+            energy = _add_flat(instance, tl, n, flat, energy)
+        else:
+            money, g = _realised_bill(instance, tl, n)
+            energy += money
+            grams += g
+        w = job.max_epochs if mode == "worst_case" else n
+        late = slot_ceil(tl.time_at(w), instance.slot) - job.due
+        tard += instance.tardiness_weight(job.id) * max(0.0, late)
+    price = 0.0 if instance.carbon is None else instance.carbon.price
+    cost = ScenarioCost(energy, price * grams / 1e6, tard, grams / 1000.0)
+    if not instance.idle_power:
+        return cost
+    idle = _idle_cost(instance, plan, epochs)
+    return ScenarioCost(
+        cost.energy_cost + idle.energy_cost,
+        cost.carbon_cost + idle.carbon_cost,
+        tard,
+        cost.carbon_kg + idle.carbon_kg,
+    )
+
+
+def _add_flat(instance: Instance, tl: Timeline, n: float, price: float, total: float) -> float:
+    """``total`` plus the energy cost of a job's pieces run up to its stop ``n``, at
+    one ``price`` per kWh."""
+    job = instance.job(tl.job)
+    for p in tl.pieces:
+        done = max(0.0, min(p.w1, n) - p.w0)
+        total += price * instance.epoch_energy(job, p.segment.config) * done
+        if p.lost > 0 and not reaches(p.w0, n):  # still running when it relaunches
+            total += price * instance.power_w(p.segment.config) * p.lost / 1000.0
+    return total
+
+
+def _realised_bill(instance: Instance, tl: Timeline, n: float) -> tuple[float, float]:
+    """(energy cost, grams of CO2-eq) of a job's pieces run up to its stop ``n``."""
+    pieces = [
+        (instance.power_w(p.segment.config) / 1000.0, realised_exposure(p, n)) for p in tl.pieces
+    ]
+    kwh = math.fsum(kw * (b - a) for kw, hours in pieces for a, b, _ in hours)
+    return job_bill(instance, kwh, lambda: pieces)
 
 
 def evaluate_scenario(
@@ -185,25 +345,7 @@ def evaluate_scenario(
     *,
     tardiness: TardinessMode | None = None,
 ) -> tuple[float, float]:
-    """Realised (energy cost, tardiness cost) when each job stops at ``epochs[job]``.
-
-    The plan is run up to each job's stop; ``worst_case`` tardiness still uses the
-    completion of all E epochs (it is a property of the plan), ``expected`` tardiness the
-    realised completion. Averaged over sampled scenarios it converges to
-    :func:`evaluate` (the Monte Carlo check).
-    """
-    mode = tardiness or instance.tardiness
-    energy = tard = 0.0
-    for job in instance.jobs:
-        n = epochs[job.id]
-        tl = Timeline.of(instance, job.id, plan.for_job(job.id))
-        for p in tl.pieces:
-            done = max(0.0, min(p.w1, n) - p.w0)
-            energy += instance.epoch_cost(job, p.segment.config) * done
-            if p.lost > 0 and not reaches(p.w0, n):  # still running when it relaunches
-                power = instance.power_w(p.segment.config)
-                energy += instance.energy_price * power * p.lost / 1000.0
-        w = job.max_epochs if mode == "worst_case" else n
-        late = slot_ceil(tl.time_at(w), instance.slot) - job.due
-        tard += instance.tardiness_weight(job.id) * max(0.0, late)
-    return energy, tard
+    """Realised (energy cost, tardiness cost) when each job stops at ``epochs[job]``
+    (:func:`scenario_costs`); the energy cost includes the price of its carbon."""
+    cost = scenario_costs(instance, plan, epochs, tardiness=tardiness)
+    return cost.energy_cost + cost.carbon_cost, cost.tardiness_cost

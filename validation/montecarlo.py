@@ -13,7 +13,7 @@ import numpy as np
 
 from instances import Instance, Plan
 from instances.model import TardinessMode
-from validation.evaluate import evaluate_scenario
+from validation.evaluate import scenario_costs
 
 # two-sided standard normal quantiles for the confidence levels we offer
 _Z = {0.9: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004}
@@ -28,10 +28,11 @@ class MonteCarloResult:
     mean_tardiness_cost: float
     std_total: float
     confidence: float
+    mean_carbon_cost: float = 0.0  # the price of the carbon of the energy run
 
     @property
     def mean_total(self) -> float:
-        return self.mean_energy_cost + self.mean_tardiness_cost
+        return self.mean_energy_cost + self.mean_carbon_cost + self.mean_tardiness_cost
 
     @property
     def half_width(self) -> float:
@@ -66,16 +67,17 @@ def replay(
         raise ValueError(f"confidence must be one of {sorted(_Z)}, got {confidence}")
     rng = np.random.default_rng(seed)
     energy = np.empty(samples)
+    carbon = np.empty(samples)
     tard = np.empty(samples)
     for k in range(samples):
-        energy[k], tard[k] = evaluate_scenario(
-            instance, plan, sample_epochs(instance, rng), tardiness=tardiness
-        )
-    total = energy + tard
+        cost = scenario_costs(instance, plan, sample_epochs(instance, rng), tardiness=tardiness)
+        energy[k], carbon[k], tard[k] = cost.energy_cost, cost.carbon_cost, cost.tardiness_cost
+    total = energy + tard + carbon  # carbon is 0 without a series: the same sums
     return MonteCarloResult(
         samples,
         float(energy.mean()),
         float(tard.mean()),
         float(total.std(ddof=1)) if samples > 1 else 0.0,
         confidence,
+        float(carbon.mean()),
     )

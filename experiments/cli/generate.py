@@ -14,6 +14,7 @@ from instances.generators import FAMILIES, GENERATORS
 from instances.generators.clusters import parse_cluster
 from instances.generators.histories import RUNNING_READINGS
 from instances.generators.measured_overheads import RELAUNCH_MODES
+from instances.generators.prices import SERIES, lay_prices
 from instances.generators.realdata import PHILLY_FILES
 from instances.generators.suite import milp_suite
 from instances.generators.synergy import SHAPES
@@ -22,7 +23,13 @@ from instances.generators.traces import FITTED, TRACES
 from instances.model import TARDINESS_MODES
 
 SUITE = "suite"
-_COSTS = {"tardiness": "tardiness", "slot": "slot", "relaunch": "relaunch"}
+_COSTS = {
+    "tardiness": "tardiness",
+    "slot": "slot",
+    "relaunch": "relaunch",
+    "prices": "prices",
+    "carbon_price": "carbon_price",
+}
 _JOBS = {**_COSTS, "early_stopping": "early_stopping", "seed": "", "name": ""}
 _TRACE = {
     "start": "start",
@@ -53,7 +60,7 @@ def _sharing(kind: str) -> dict[str, str]:
 # only default to None here, and the spec's own default applies where none is given).
 READS: dict[str, dict[str, str]] = {
     **{kind: {**own, **_JOBS, **_sharing(kind)} for kind, own in _OWN.items()},
-    SUITE: {"slot": "slot", "relaunch": "relaunch"},
+    SUITE: {"slot": "slot", "relaunch": "relaunch", "prices": "", "carbon_price": ""},
 }
 # this command's defaults, where they are not the spec's
 DEFAULTS: dict[str, Any] = {"nodes": 4, "jobs": 10, "seed": 0}
@@ -186,6 +193,27 @@ def _job_options(g: argparse.ArgumentParser) -> None:
         help="per-job relaunch overheads from published measurements (docs/model.md), or "
         "none; default: measured (suite: each instance's own, measured in half of them)",
     )
+    g.add_argument(
+        "--prices",
+        metavar="NAME[:OFFSET]",
+        default=None,
+        help=f"bill energy at a bundled real series ({', '.join(SERIES)}), from OFFSET hours "
+        "into it, its prices scaled to a mean of the instance's energy price, with its "
+        "carbon intensity (docs/model.md; default: one price at every hour)",
+    )
+    g.add_argument(
+        "--carbon-price",
+        type=_non_negative,
+        default=None,
+        help="with --prices: the price of a tonne of CO2-eq (default 0: counted, not charged)",
+    )
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -195,6 +223,11 @@ def run(args: argparse.Namespace) -> int:
         suite = milp_suite(given.get("relaunch"))
         if "slot" in given:
             suite = [inst.replace(slot=given["slot"]) for inst in suite]
+        if "prices" in given:
+            price = given.get("carbon_price", 0.0)
+            suite = [lay_prices(inst, given["prices"], price) for inst in suite]
+        elif "carbon_price" in given:
+            raise CliError("--carbon-price prices a carbon series: give --prices too")
         out.mkdir(parents=True, exist_ok=True)
         for inst in suite:
             write_instance(inst, out / f"{inst.name}.json")

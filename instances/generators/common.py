@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from instances.generators.prices import lay_prices
 from instances.generators.spec import GeneratorSpec
 from instances.model import GpuType, Instance, Job, Node
 from instances.topology import Topology
@@ -59,7 +60,7 @@ def assemble(
     name: str,
     topology: Topology | None = None,
 ) -> Instance:
-    return Instance(
+    inst = Instance(
         tuple(types),
         tuple(nodes),
         tuple(jobs),
@@ -70,3 +71,6 @@ def assemble(
         name=name,
         topology=topology,
     )
+    if spec.prices is None:
+        return inst
+    return lay_prices(inst, spec.prices, spec.carbon_price)

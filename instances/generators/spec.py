@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
 from instances.errors import InstanceError
 from instances.generators.early_stopping import FAMILIES
 from instances.generators.measured_overheads import RELAUNCH_MODES
+from instances.generators.prices import parse_prices
 from instances.limits import (
     MAX_EPOCHS,
     MAX_PRICE,
@@ -72,7 +73,9 @@ class GeneratorSpec:
     ``early_stopping``: the family of the jobs' stopping distributions;
     ``tightness``: range of the factor a job's due date gives its fastest time;
     ``energy_price`` (per kWh), ``tardiness``, ``slot`` and ``max_share``: the
-    instance's cost options; ``relaunch``: measured relaunch overheads, or none.
+    instance's cost options; ``relaunch``: measured relaunch overheads, or none;
+    ``prices``: a bundled real series laid over the instance (``NAME[:OFFSET]``, hours
+    into it; generators/prices.py), ``carbon_price`` the price of a tonne of its carbon.
     """
 
     epochs: tuple[int, int] = (10, 50)
@@ -84,6 +87,10 @@ class GeneratorSpec:
     slot: float | None = None
     max_share: int = 2
     relaunch: str = "measured"  # per-job relaunch overheads (generators/measured_overheads.py)
+    # a bundled real series laid over the instance, NAME[:OFFSET hours] (generators/prices.py),
+    # and the price of a tonne of its carbon; None: energy_price at every hour
+    prices: str | None = None
+    carbon_price: float = 0.0
 
     BOUNDS: ClassVar[Mapping[str, Bound]] = {
         "epochs": Bound(1, MAX_EPOCHS),
@@ -92,6 +99,7 @@ class GeneratorSpec:
         "energy_price": Bound(0, MAX_PRICE),
         "slot": Bound(MIN_SLOT_HOURS, MAX_SLOT_HOURS),
         "max_share": Bound(1, MAX_SHARE),
+        "carbon_price": Bound(0, MAX_PRICE),
     }
     ORDERED: ClassVar[tuple[tuple[str, str], ...]] = ()
     EARLY_STOPPING: ClassVar[tuple[str, ...]] = FAMILIES
@@ -106,6 +114,12 @@ class GeneratorSpec:
         ):
             if getattr(self, mode) not in known:
                 raise InstanceError(mode, getattr(self, mode), f"must be one of {known}")
+        if self.prices is not None:
+            parse_prices(self.prices)
+        elif self.carbon_price > 0:
+            raise InstanceError(
+                "carbon_price", self.carbon_price, "prices a carbon series: give prices too"
+            )
 
 
 def check_relaunch(mode: Any) -> None:

@@ -1,0 +1,134 @@
+"""The MILP with prices that change by the slot (docs/milp.md, 'Prices per slot'): exact
+against brute force, its objective the evaluator's cost of its plan, the Lagrangian bound
+below the optimum, the rolling MILP shifting the series; what it cannot price refused."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from heuristic.sts.policy import StsPolicy
+from instances.energy import Carbon, Series
+from instances.generators.prices import lay_prices
+from instances.generators.suite import milp_suite
+from milp import MilpError, SolutionStatus, solve
+from milp.data import milp_data
+from milp.lagrange import lagrangian_bound
+from milp.rolling import remaining_instance
+from tests.milp.brute_force import brute_force
+from tests.milp.test_milp import SLOT, _start_violations, _tiny
+from validation.evaluate import evaluate
+from validation.online import run_online
+from validation.simulator import rollout
+
+
+def _priced(seed: int, *, mode: str = "worst_case", carbon: bool = False, relaunch: float = 0.0):
+    """``_tiny`` with a price for every slot (or every hour), strongly varying, and a
+    priced carbon series."""
+    rng = np.random.default_rng(100 + seed)
+    step = SLOT if seed % 2 == 0 else 2 * SLOT
+    prices = Series.regular(step, tuple(float(x) for x in rng.uniform(0.0, 0.8, 6)))
+    inst = _tiny(seed, shared=seed % 2 == 0, tardiness=mode).replace(
+        prices=prices, relaunch_hours=relaunch
+    )
+    if carbon:
+        intensity = Series.regular(
+            1.0, tuple(float(x) for x in rng.uniform(100, 700, 3)), upper=1e5
+        )
+        inst = inst.replace(carbon=Carbon(intensity, 400.0))
+    return inst
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("mode", ["worst_case", "expected"])
+def test_milp_with_prices_equals_brute_force(seed, mode):
+    inst = _priced(seed, mode=mode, carbon=seed % 3 == 0)
+    slots = 7
+    best, plan = brute_force(inst, slots)
+    assert evaluate(inst, plan).total_cost == pytest.approx(best, rel=1e-9)
+    res = solve(inst, slots=slots, time_limit=60)
+    assert res.status is SolutionStatus.OPTIMAL
+    assert res.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
+    assert res.objective == pytest.approx(res.solver_objective, rel=1e-6, abs=1e-9)
+    assert milp_data(inst, slots).separable_bound() <= best + 1e-12
+    lb = lagrangian_bound(inst, slots, upper=best, states=32)
+    assert lb.capacity_relaxation - 1e-12 <= lb.bound <= best + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("delta", [0.2, 0.7])
+def test_milp_with_prices_and_relaunch_overhead_equals_brute_force(seed, delta):
+    """The overhead's slots pay their own prices (an overhead longer than a slot spans
+    two prices)."""
+    inst = _priced(seed, mode="expected", carbon=True, relaunch=delta)
+    slots = 8
+    best, _ = brute_force(inst, slots)
+    res = solve(inst, slots=slots, time_limit=60)
+    assert res.status is SolutionStatus.OPTIMAL
+    assert res.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
+    assert res.objective == pytest.approx(res.solver_objective, rel=1e-6, abs=1e-9)
+    warm = solve(inst, initial_plan=rollout(inst, StsPolicy()), time_limit=60)
+    assert warm.warm_start_cost is not None
+    assert warm.objective <= warm.warm_start_cost * (1 + 1e-9) + 1e-12
+
+
+def test_prices_move_the_optimum():
+    """Dear first hour, cheap after: the optimum holds fewer GPU-hours in the dear hour
+    than the plan optimal at one price, and pays less."""
+    inst = _tiny(4, tardiness="worst_case")
+    dear_first = inst.replace(prices=Series.regular(SLOT, (2.0, 2.0, 0.05, 0.05, 0.05, 0.05, 0.05)))
+    flat, priced = solve(inst, slots=7, time_limit=60), solve(dear_first, slots=7, time_limit=60)
+    assert flat.plan is not None and priced.plan is not None
+
+    def dear_gpu_hours(plan):
+        return sum(max(0.0, min(s.end, 1.0) - s.start) * len(s.gpus) for s in plan)
+
+    assert dear_gpu_hours(priced.plan) == 0.5 < dear_gpu_hours(flat.plan) == 1.0
+    cost = evaluate(dear_first, priced.plan).total_cost
+    assert cost < 0.8 * evaluate(dear_first, flat.plan).total_cost
+
+
+@pytest.mark.parametrize("name", ["suite-share-4n8j-s2", "suite-excl-4n10j-s2"])
+def test_an_sts_plan_costs_what_the_evaluator_says_under_a_real_series(name):
+    """The model's objective at an STS plan (a MIP start) is the evaluator's cost, every
+    row satisfied, with the bundled series and a priced carbon."""
+    inst = lay_prices(next(i for i in milp_suite() if i.name == name), "au-nsw-2023:17", 90.0)
+    plan = rollout(inst, StsPolicy())
+    worst, objective = _start_violations(inst, plan)
+    assert worst <= 1e-9
+    assert objective == pytest.approx(evaluate(inst, plan).total_cost, rel=1e-9)
+
+
+def test_a_flat_series_builds_the_model_without_prices():
+    inst = _tiny(0)
+    flat = inst.replace(prices=Series.regular(1.0, (inst.energy_price,) * 4))
+    assert milp_data(flat, 7).jobs["j0"].slot_price is None
+    a, b = solve(inst, slots=7, time_limit=60), solve(flat, slots=7, time_limit=60)
+    assert (a.objective, a.solver_objective, a.plan) == (b.objective, b.solver_objective, b.plan)
+
+
+def test_what_the_milp_cannot_price_is_refused():
+    inst = _tiny(0)
+    off_grid = inst.replace(prices=Series((0.0, 0.3, 2.0), (0.1, 0.5)))
+    with pytest.raises(MilpError, match=r"prices series .* changes at 0.3 h, inside a slot"):
+        solve(off_grid, slots=7)
+    idle = inst.replace(gpu_types=tuple(replace(g, idle_w=30.0) for g in inst.gpu_types))
+    with pytest.raises(MilpError, match="idle power"):
+        solve(idle, slots=7)
+
+
+def test_the_rolling_milp_sees_the_series_from_now():
+    inst = _priced(1, carbon=True)
+    from heuristic.core.occupancy import Occupancy
+    from heuristic.core.policy import JobStatus, SchedulerState
+
+    state = SchedulerState(1.5, inst, (JobStatus(inst.jobs[0], 0.0, None),), Occupancy(inst))
+    sub = remaining_instance(state)
+    assert sub.prices is not None and sub.carbon is not None
+    for t in (0.25, 0.75, 3.1, 11.6):
+        assert sub.prices.at(t) == inst.prices.at(t + 1.5)
+        assert sub.carbon.intensity.at(t) == inst.carbon.intensity.at(t + 1.5)
+    run = run_online(inst, "milp", seed=0, options={"time_limit_seconds": 20})
+    assert run.evaluation.total_cost > 0
