@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from heuristic.core.policy import JobStatus
 from heuristic.core.urgency import fastest_epoch_time
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
-from heuristic.sts.switching import ChainStats, Relaunch, chain_stats, chains, relaunch_profile
+from heuristic.sts.switching import (
+    ChainSet,
+    ChainStats,
+    Relaunch,
+    chain_set,
+    chain_stats,
+    chains,
+    relaunch_profile,
+)
 from instances import Config, Instance, Job
 
 
@@ -63,6 +71,7 @@ class HullTable:
         self._chains: dict[
             tuple[str, str], tuple[list[Option], list[list[Option]], list[ChainStats]]
         ] = {}
+        self._sets: dict[tuple[str, str, Config | None], ChainSet] = {}
         self._fastest: dict[str, float] = {}
         self._cheapest: dict[str, float] = {}
 
@@ -91,6 +100,15 @@ class HullTable:
             hourly = self.hourly(job)
             self._chains[key] = (opts, found, [chain_stats(c, hourly) for c in found])
         return self._chains[key]
+
+    def chain_set(self, job: Job, gpu_type: str, relaunch: Relaunch) -> ChainSet:
+        """The :class:`ChainSet` of the job's profiles on ``gpu_type`` while it runs
+        ``relaunch.current``, built once."""
+        key = (job.id, gpu_type, relaunch.current)
+        if key not in self._sets:
+            opts, found, stats = self.chains(job, gpu_type)
+            self._sets[key] = chain_set(opts, relaunch, found, stats)
+        return self._sets[key]
 
     def hourly(self, job: Job) -> dict[Config, float]:
         """:func:`hourly_costs` of the job, computed once."""
@@ -153,12 +171,11 @@ class JobProfiles:
     def solve(self, gpu_type: str) -> TypeProfile:
         hull = self.table.hull(self.job, gpu_type)
         if self.relaunch is not None:
-            opts, chained, stats = self.table.chains(self.job, gpu_type)
+            rl = self.relaunch
+            chained = self.table.chain_set(self.job, gpu_type, rl)
             return TypeProfile(
                 gpu_type,
-                relaunch_profile(
-                    opts, self.dist, self.budget, self.omega, self.relaunch, chained, stats
-                ),
+                relaunch_profile((), self.dist, self.budget, self.omega, rl, chained=chained),
             )
         return TypeProfile(
             gpu_type, exact_profile(hull, self.dist, self.budget, self.omega, on_hull=True)

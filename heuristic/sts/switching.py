@@ -18,8 +18,11 @@ the gap against a reference that enumerates those positions block by block.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from heuristic.sts.profile import Option, Profile, Step, greedy_parts, lower_hull, pareto_front
 from instances import Config, EpochDistribution
@@ -129,36 +132,74 @@ def _priced(
     return losts, worst, overhead
 
 
-def _chains_and_stats(
+@dataclass(frozen=True)
+class ChainSet:
+    """The chains a job's profiles on one GPU type search while it runs ``current`` (or
+    waits), with what their floors and the search read, as arrays: STS solves a job's
+    profile at every decision, and its chains change only when ``current`` does.
+
+    ``held``: the chain holds the current configuration; ``starts``: its slowest option
+    is the current configuration; ``alone``: the index of the chain of its slowest
+    option alone where that comes earlier (else -1), whose profile it is whenever its
+    own needs no faster option (:func:`relaunch_profile`)."""
+
+    chains: tuple[Sequence[Option], ...]
+    stats: tuple[ChainStats, ...]
+    held: np.ndarray
+    cost: np.ndarray
+    time: np.ndarray
+    hourly: np.ndarray
+    starts: tuple[bool, ...]
+    size: tuple[int, ...]
+    slowest: tuple[float, ...]
+    alone: tuple[int, ...]
+
+
+def chain_set(
     options: Sequence[Option],
     relaunch: Relaunch,
-    candidates: Sequence[Sequence[Option]] | None,
-    stats: Sequence[ChainStats] | None,
-) -> tuple[list[Sequence[Option]], list[ChainStats], list[bool]]:
-    """The chains to try, what their floors need, and whether each holds the job's
-    current configuration (if none does, the chains that continue on it are added)."""
+    candidates: Sequence[Sequence[Option]] | None = None,
+    stats: Sequence[ChainStats] | None = None,
+) -> ChainSet:
+    """The chains to try (``candidates``, with their ``stats`` if the caller keeps
+    them, else :func:`chains`; if none holds the job's current configuration, the chains
+    that continue on it are added) and what the search reads of them."""
     tried: list[Sequence[Option]] = list(candidates if candidates is not None else chains(options))
     known = list(stats) if stats is not None and candidates is not None else []
     known += [chain_stats(c, relaunch.hourly_cost) for c in tried[len(known) :]]
     current = relaunch.current
-    holds = [current is not None and current in st.configs for st in known]
-    if not any(holds):
+    held = [current is not None and current in st.configs for st in known]
+    if not any(held):
         extra = continuing(options, current)
         tried += extra
         known += [chain_stats(c, relaunch.hourly_cost) for c in extra]
-        holds += [True] * len(extra)
-    return tried, known, holds
+        held += [True] * len(extra)
+    single = {c[0].config: i for i, c in reversed(list(enumerate(tried))) if len(c) == 1}
+    return ChainSet(
+        tuple(tried),
+        tuple(known),
+        np.array(held, dtype=bool),
+        np.array([st.cost for st in known], dtype=float),
+        np.array([st.time for st in known], dtype=float),
+        np.array([st.hourly for st in known], dtype=float),
+        tuple(c[0].config == current for c in tried),
+        tuple(len(c) for c in tried),
+        tuple(c[0].time for c in tried),
+        tuple(j if (j := single.get(c[0].config, i)) < i else -1 for i, c in enumerate(tried)),
+    )
 
 
-def _floor(
-    st: ChainStats, held: bool, mean: float, worst: float, budget: float, omega: float, r: Relaunch
-) -> float:
-    """No profile on the chain costs less: every expected epoch at the chain's cheapest
-    cost, the first step's overhead (surely paid) at its cheapest hour, and the lateness
-    of every epoch at its fastest time after that overhead."""
-    lost = min(r.hours, r.left) if held else r.hours
-    late = max(0.0, worst * st.time + lost - budget)
-    return mean * st.cost + lost * st.hourly + omega * late
+def _floors(
+    cs: ChainSet, mean: float, worst: float, budget: float, omega: float, r: Relaunch
+) -> list[float]:
+    """No profile on a chain costs less than its floor: every expected epoch at the
+    chain's cheapest cost, the first step's overhead (surely paid) at its cheapest hour,
+    and the lateness of every epoch at its fastest time after that overhead. (Elementwise
+    in the order of the scalar formula: the same floats.)"""
+    lost = np.where(cs.held, min(r.hours, r.left), r.hours)
+    late = np.maximum(0.0, worst * cs.time + lost - budget)
+    floors: list[float] = (mean * cs.cost + lost * cs.hourly + omega * late).tolist()
+    return floors
 
 
 def relaunch_profile(
@@ -171,41 +212,46 @@ def relaunch_profile(
     stats: Sequence[ChainStats] | None = None,
     *,
     prune: bool = True,
+    chained: ChainSet | None = None,
 ) -> Profile:
     """The cheapest profile found over :func:`chains` (or ``candidates``, when the
-    caller has them, with their ``stats`` if it keeps those too) with the overhead paid;
-    see the module docstring. ``prune=False`` solves every chain (the same profile, more
-    slowly: a test compares them)."""
-    tried, known, holds = _chains_and_stats(options, relaunch, candidates, stats)
+    caller has them, with their ``stats`` if it keeps those too, or their whole
+    :class:`ChainSet` as ``chained``) with the overhead paid; see the module docstring.
+    ``prune=False`` solves every chain (the same profile, more slowly: a test compares
+    them)."""
+    cs = chained if chained is not None else chain_set(options, relaunch, candidates, stats)
     # Chains in order of their floor, until a floor exceeds the best found: the ones
-    # left out cannot win. Ties go to the earlier chain in ``tried``, as if every chain
-    # were solved in that order (same profiles as without the floors). Only the best
-    # profile's steps are built.
-    mean, worst = dist.mean(), dist.max_epochs
-    floors = [
-        _floor(st, held, mean, worst, budget, omega, relaunch)
-        for st, held in zip(known, holds, strict=True)
-    ]
+    # left out cannot win. Ties go to the earlier chain, as if every chain were solved
+    # in that order (same profiles as without the floors). A chain whose slowest option
+    # alone meets its budget runs that option throughout: the very profile of that
+    # option's own chain, which comes earlier and so wins the tie; it is not solved.
+    # Only the best profile's steps are built.
+    floors = _floors(cs, dist.mean(), dist.max_epochs, budget, omega, relaunch)
+    work = sum(dist.block_lengths)  # as greedy_parts sums it
     best: tuple[int, list[tuple[int, float, float]], list[float], float, float, float] | None
     best = None
     best_key: tuple[float, int, int] | None = None
-    for i in sorted(range(len(tried)), key=lambda i: (floors[i], i)):
-        if prune and best_key is not None and floors[i] > best_key[0] * (1 + 1e-9) + 1e-15:
+    limit = math.inf
+    for i in sorted(range(len(floors)), key=floors.__getitem__):  # stable: ties by index
+        if prune and floors[i] > limit:
             break
-        chain = tried[i]
-        first = relaunch.left if chain[0].config == relaunch.current else relaunch.hours
-        ahead = first + relaunch.hours * (len(chain) - 1)
-        parts, _, energy = greedy_parts(chain, dist, budget - ahead, omega)
-        losts, time, overhead = _priced(chain, known[i].each, parts, dist, relaunch)
+        first = relaunch.left if cs.starts[i] else relaunch.hours
+        reduced = budget - (first + relaunch.hours * (cs.size[i] - 1))
+        if prune and cs.alone[i] >= 0 and not work * cs.slowest[i] > reduced + 1e-12:
+            continue
+        chain = cs.chains[i]
+        parts, _, energy = greedy_parts(chain, dist, reduced, omega)
+        losts, time, overhead = _priced(chain, cs.stats[i].each, parts, dist, relaunch)
         energy += overhead
         late = omega * max(0.0, time - budget)
         key = (energy + late, len(parts), i)
         if best_key is None or key < best_key:
             best, best_key = (i, parts, losts, time, energy, late), key
+            limit = key[0] * (1 + 1e-9) + 1e-15
     assert best is not None, "a job has at least one option"
     i, parts, losts, time, energy, late = best
     steps = tuple(
-        Step(tried[i][k].config, start, end, lost)
+        Step(cs.chains[i][k].config, start, end, lost)
         for (k, start, end), lost in zip(parts, losts, strict=True)
     )
     return Profile(steps, time, energy, late, budget)
