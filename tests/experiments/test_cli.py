@@ -283,7 +283,8 @@ def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
     assert "total" in capsys.readouterr().out
     assert main(["solve", "tiny", "--policy", "sts", "--option", "reserv=0.3"]) == 2
     err = capsys.readouterr().err
-    assert "policy 'sts': unknown option 'reserv' (options: lookahead, reserve, lead_hours)" in err
+    options = "lookahead, reserve, lead_hours, urgency, work_share, backfill, pull"
+    assert f"policy 'sts': unknown option 'reserv' (options: {options})" in err
     assert "Traceback" not in err
     code = main(
         ["solve", "tiny", "--policy", "sts", "--option", "reserve=1", "--option", "reserve=0"]
@@ -319,7 +320,7 @@ def test_generate_suite_reads_relaunch_and_slot(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["suite", "--nodes", "3"], "--nodes: only synthetic, realdata and synergy read it"),
+        (["suite", "--nodes", "3"], "--nodes: only synthetic, realdata, synergy, philly-week and "),
         (["suite", "--seed", "3"], "--seed: only synthetic, "),
         (["liquid", "--shape", "alibaba"], "--shape: only synergy read it, not liquid"),
         (["synergy", "--no-sharing"], "--no-sharing: only synthetic, realdata, liquid, "),
