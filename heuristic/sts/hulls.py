@@ -10,17 +10,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from heuristic.core.policy import JobStatus
-from heuristic.core.urgency import fastest_epoch_time
+from heuristic.sts.chainset import ChainSet, chain_indices, chain_set
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
-from heuristic.sts.switching import (
-    ChainSet,
-    ChainStats,
-    Relaunch,
-    chain_set,
-    chain_stats,
-    chains,
-    relaunch_profile,
-)
+from heuristic.sts.switching import Relaunch, relaunch_profile
 from instances import Config, Instance, Job
 
 
@@ -62,43 +54,52 @@ class HullTable:
     """Each job's options per GPU type, reduced to their lower convex hull, computed
     once per instance (and each job's fastest epoch time): they never change, and STS
     asks for them at every decision. Where the job pays a relaunch overhead, also the
-    configuration chains its profiles may use (:func:`heuristic.sts.switching.chains`)."""
+    configuration chains its profiles may use (:mod:`heuristic.sts.chainset`)."""
 
     def __init__(self, instance: Instance) -> None:
         self.instance = instance
+        # per job: its options by GPU type (in the order of its allowed configurations),
+        # its fastest hours per epoch and its least cost per epoch, from one pass
+        self._jobs: dict[str, tuple[dict[str, list[Option]], float, float]] = {}
         self._hulls: dict[tuple[str, str], list[Option]] = {}
         self._hourly: dict[str, dict[Config, float]] = {}
-        self._chains: dict[
-            tuple[str, str], tuple[list[Option], list[list[Option]], list[ChainStats]]
-        ] = {}
+        self._chains: dict[tuple[str, str], list[tuple[int, ...]]] = {}
         self._sets: dict[tuple[str, str, Config | None], ChainSet] = {}
-        self._fastest: dict[str, float] = {}
-        self._cheapest: dict[str, float] = {}
+
+    def _job(self, job: Job) -> tuple[dict[str, list[Option]], float, float]:
+        found = self._jobs.get(job.id)
+        if found is None:
+            inst = self.instance
+            by_type: dict[str, list[Option]] = {}
+            for c in inst.allowed_configs(job):
+                o = Option(c, inst.epoch_time(job, c), inst.epoch_cost(job, c))
+                by_type.setdefault(c.gpu_type, []).append(o)
+            every = [o for opts in by_type.values() for o in opts]
+            fastest = min(o.time for o in every)  # fastest_epoch_time's figure
+            cheapest = min(o.cost for o in every)
+            found = self._jobs[job.id] = (by_type, fastest, cheapest)
+        return found
+
+    def options(self, job: Job, gpu_type: str) -> list[Option]:
+        """:func:`options` of the job on ``gpu_type``, computed once."""
+        return self._job(job)[0].get(gpu_type, [])
 
     def hull(self, job: Job, gpu_type: str) -> list[Option]:
         key = (job.id, gpu_type)
         if key not in self._hulls:
-            self._hulls[key] = lower_hull(options(self.instance, job, gpu_type))
+            self._hulls[key] = lower_hull(self.options(job, gpu_type))
         return self._hulls[key]
 
     def cheapest_cost(self, job: Job) -> float:
         """The job's least cost per epoch, over every GPU type it can use."""
-        if job.id not in self._cheapest:
-            inst = self.instance
-            self._cheapest[job.id] = min(inst.epoch_cost(job, c) for c in inst.allowed_configs(job))
-        return self._cheapest[job.id]
+        return self._job(job)[2]
 
-    def chains(
-        self, job: Job, gpu_type: str
-    ) -> tuple[list[Option], list[list[Option]], list[ChainStats]]:
-        """The job's options on ``gpu_type``, the chains its profiles may use, and what
-        their floors need."""
+    def chains(self, job: Job, gpu_type: str) -> list[tuple[int, ...]]:
+        """The chains the job's profiles on ``gpu_type`` may use, as indices into its
+        :meth:`options` (:func:`heuristic.sts.chainset.chain_indices`)."""
         key = (job.id, gpu_type)
         if key not in self._chains:
-            opts = options(self.instance, job, gpu_type)
-            found = chains(opts)
-            hourly = self.hourly(job)
-            self._chains[key] = (opts, found, [chain_stats(c, hourly) for c in found])
+            self._chains[key] = chain_indices(self.options(job, gpu_type))
         return self._chains[key]
 
     def chain_set(self, job: Job, gpu_type: str, relaunch: Relaunch) -> ChainSet:
@@ -106,8 +107,8 @@ class HullTable:
         ``relaunch.current``, built once."""
         key = (job.id, gpu_type, relaunch.current)
         if key not in self._sets:
-            opts, found, stats = self.chains(job, gpu_type)
-            self._sets[key] = chain_set(opts, relaunch, found, stats)
+            opts, found = self.options(job, gpu_type), self.chains(job, gpu_type)
+            self._sets[key] = chain_set(opts, relaunch.current, relaunch.hourly_cost, found)
         return self._sets[key]
 
     def hourly(self, job: Job) -> dict[Config, float]:
@@ -118,9 +119,7 @@ class HullTable:
 
     def fastest(self, job: Job) -> float:
         """Hours per epoch on the job's fastest allowed configuration."""
-        if job.id not in self._fastest:
-            self._fastest[job.id] = fastest_epoch_time(self.instance, job)
-        return self._fastest[job.id]
+        return self._job(job)[1]
 
 
 def hourly_costs(instance: Instance, job: Job) -> dict[Config, float]:

@@ -86,8 +86,14 @@ def lower_hull(options: Sequence[Option]) -> list[Option]:
     Dominated options (slower and not cheaper) and options above the segment joining
     their neighbours (a mix of the neighbours is at least as good) are dropped.
     """
+    return front_hull(pareto_front(options))
+
+
+def front_hull(front: Sequence[Option]) -> list[Option]:
+    """:func:`lower_hull` of options that are already their own Pareto front (as
+    :func:`pareto_front` returns it, slowest first)."""
     hull: list[Option] = []
-    for o in pareto_front(options)[::-1]:
+    for o in front[::-1]:
         while len(hull) >= 2:
             a, b = hull[-2], hull[-1]
             # b is kept only if it lies strictly below the chord a-o

@@ -1,0 +1,193 @@
+"""The configuration chains a job's profiles may use on one GPU type when switches pay a
+relaunch overhead (:func:`heuristic.sts.switching.relaunch_profile`), and what that
+search reads of them.
+
+A chain is a set of the job's options on the type, slowest first, that is its own lower
+convex hull: every subset of the options' lower hull, and every one or two options of
+their Pareto front (off the hull, a single configuration can beat a mix that needs a
+switch). Chains depend on the job's options alone, so
+:class:`heuristic.sts.hulls.HullTable` keeps them per job and type, and their
+:class:`ChainSet` per configuration the job runs now: STS solves every present job's
+profile at every decision (16,000 nodes x 4,000 jobs in the benchmark).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from heuristic.sts.profile import Option, front_hull, lower_hull, pareto_front
+from instances import Config
+
+# beyond this many hull configurations, the hull's subsets are not all tried: only the
+# hull itself less one configuration at a time (real hulls have 1-5)
+MAX_HULL_SUBSETS = 6
+TOL = 1e-15  # pareto_front's relative tolerance on ties
+
+
+def _regular(c: Sequence[Option]) -> bool:
+    """Whether each option of ``c`` (slowest first) is strictly slower and cheaper than
+    the next, by pareto_front's own tests: then ``c``, and any subset of it, is its own
+    Pareto front (rounding is monotone, so options further apart pass the tests a
+    fortiori)."""
+    return all(
+        fast.time < slow.time
+        and slow.cost < fast.cost - TOL * max(1.0, abs(slow.cost))
+        and abs(slow.time - fast.time) > TOL * max(1.0, slow.time)
+        for slow, fast in itertools.pairwise(c)
+    )
+
+
+def _turns(c: Sequence[Option]) -> dict[tuple[int, int, int], bool]:
+    """For every three options ``i < j < k`` of ``c`` (slowest first), whether
+    front_hull keeps ``j`` between them: its turn, fastest first, is counter-clockwise."""
+    return {
+        (i, j, k): (b.time - a.time) * (o.cost - a.cost) - (b.cost - a.cost) * (o.time - a.time) > 0
+        for (i, o), (j, b), (k, a) in itertools.combinations(enumerate(c), 3)
+    }
+
+
+def _own_hull(c: Sequence[Option]) -> bool:
+    """``lower_hull(c) == list(c)`` for ``c`` slowest first, without sorting where ``c``
+    is :func:`_regular` (else lower_hull decides)."""
+    if not _regular(c):
+        return lower_hull(c) == list(c)
+    turns = _turns(c)
+    return all(turns[k, k + 1, k + 2] for k in range(len(c) - 2))
+
+
+@functools.cache
+def _subsets(n: int) -> tuple[tuple[int, ...], ...]:
+    """The subsets of ``n`` hull options tried, as sorted indices: all of them, or
+    beyond MAX_HULL_SUBSETS the whole hull and the hull less one option at a time."""
+    if n <= MAX_HULL_SUBSETS:
+        return tuple(s for r in range(1, n + 1) for s in itertools.combinations(range(n), r))
+    return (tuple(range(n)), *(tuple(k for k in range(n) if k != i) for i in range(n)))
+
+
+def chain_indices(options: Sequence[Option]) -> list[tuple[int, ...]]:
+    """The chains, as indices into ``options`` (whose configurations are distinct), in
+    the order they are tried: each set is kept if it is its own lower hull."""
+    at = {id(o): k for k, o in enumerate(options)}
+    front = pareto_front(options)
+    hull = front_hull(front)
+    on_hull = [at[id(o)] for o in hull]
+    found: dict[tuple[int, ...], None] = {}
+    turns = _turns(hull) if _regular(hull) else None
+    every = turns is not None and all(turns.values())  # then every subset is kept
+    for sub in _subsets(len(hull)):
+        if every:
+            keep = True
+        elif turns is None:
+            keep = _own_hull([hull[k] for k in sub])
+        else:  # a subset of a regular hull is its own hull where each turn is kept
+            keep = all(turns[t] for t in zip(sub, sub[1:], sub[2:], strict=False))
+        if keep:
+            found.setdefault(tuple(on_hull[k] for k in sub), None)
+    regular = _regular(front)  # one option, or two of a regular front, are their own hull
+    for r in (1, 2):
+        for pair in itertools.combinations(front, r):
+            if r == 1 or regular or _own_hull(pair):
+                found.setdefault(tuple(at[id(o)] for o in pair), None)
+    return list(found)
+
+
+def chains(options: Sequence[Option]) -> list[list[Option]]:
+    """The configuration sets a profile may use, each slowest first and convex (a set
+    whose lower hull is smaller is covered by that hull)."""
+    return [[options[k] for k in c] for c in chain_indices(options)]
+
+
+def continuing(options: Sequence[Option], current: Config | None) -> list[list[Option]]:
+    """Chains that start on the configuration the job runs now (for a job none of
+    whose chains has it): continuing it is free, so even an option off the Pareto front
+    may pay (alone, or before a faster and dearer one)."""
+    if current is None:
+        return []
+    now = next((o for o in options if o.config == current), None)
+    if now is None:
+        return []
+    out = [[now]]
+    for o in options:
+        if o.time < now.time and o.cost > now.cost:
+            out.append([now, o])
+    return out
+
+
+@dataclass(frozen=True)
+class ChainSet:
+    """The chains a job's profiles on one GPU type search while it runs one
+    configuration (or waits), as indices into its ``options`` (``index``), with what the
+    search reads of each as arrays: its cheapest cost per epoch (``cost``), fastest
+    hours per epoch (``time``), cheapest hour of overhead (``hourly``); whether it holds
+    the current configuration (``held``) or starts on it (``starts``); its switches
+    (``gaps``, options less one); its slowest option's hours per epoch (``slowest``);
+    and the index of the chain of that option alone where that comes earlier
+    (``alone``, else -1)."""
+
+    options: tuple[Option, ...]
+    overhead: tuple[float, ...]  # the cost of an hour of overhead on each option
+    index: tuple[tuple[int, ...], ...]
+    cost: np.ndarray
+    time: np.ndarray
+    hourly: np.ndarray
+    held: np.ndarray
+    starts: np.ndarray
+    gaps: np.ndarray
+    slowest: np.ndarray
+    alone: np.ndarray
+
+    def chain(self, i: int) -> tuple[Option, ...]:
+        """Chain ``i``'s options, slowest first."""
+        return tuple(self.options[k] for k in self.index[i])
+
+    def each(self, i: int) -> tuple[float, ...]:
+        """The cost of an hour of overhead on each option of chain ``i``."""
+        return tuple(self.overhead[k] for k in self.index[i])
+
+
+def chain_set(
+    options: Sequence[Option],
+    current: Config | None,
+    hourly_cost: Mapping[Config, float],
+    found: Sequence[tuple[int, ...]] | None = None,
+) -> ChainSet:
+    """The chains to try: ``found`` (:func:`chain_indices`, computed if not given) and,
+    if none holds the job's current configuration, the chains that continue on it."""
+    idx = list(found if found is not None else chain_indices(options))
+    cur = next((k for k, o in enumerate(options) if o.config == current), None)
+    if cur is not None and not any(cur in c for c in idx):
+        now = options[cur]
+        idx.append((cur,))
+        idx += [(cur, k) for k, o in enumerate(options) if o.time < now.time and o.cost > now.cost]
+    hourly = [hourly_cost[o.config] for o in options]
+    sizes = np.array([len(c) for c in idx])
+    member = np.zeros((len(idx), len(options)), dtype=bool)
+    member[np.repeat(np.arange(len(idx)), sizes), [k for c in idx for k in c]] = True
+    first = np.array([c[0] for c in idx])
+    single: dict[int, int] = {}
+    for i, c in enumerate(idx):
+        if len(c) == 1:
+            single.setdefault(c[0], i)
+    times = np.array([o.time for o in options], dtype=float)
+
+    def least(values: np.ndarray) -> np.ndarray:
+        return np.where(member, values, np.inf).min(axis=1)
+
+    return ChainSet(
+        tuple(options),
+        tuple(hourly),
+        tuple(idx),
+        least(np.array([o.cost for o in options], dtype=float)),
+        least(times),
+        least(np.array(hourly, dtype=float)),
+        member[:, cur] if cur is not None else np.zeros(len(idx), dtype=bool),
+        first == (-1 if cur is None else cur),
+        (sizes - 1).astype(float),
+        times[first],
+        np.array([j if (j := single.get(c[0], i)) < i else -1 for i, c in enumerate(idx)]),
+    )
