@@ -56,9 +56,10 @@ class Holds:
     def take(self, job: Job, alloc: Allocation) -> None:
         """Record a placement; running jobs whose GPUs (nodes) it takes lose their hold,
         in the order of ``pending``, until it fits."""
-        for other in self.near(alloc):
-            if self.soft.why_not(job, alloc) is None:
-                break
-            self.drop(other)
+        if self.soft.why_not(job, alloc) is not None:  # else it takes no one's GPUs
+            for other in self.near(alloc):
+                self.drop(other)
+                if self.soft.why_not(job, alloc) is None:
+                    break
         if self.soft.why_not(job, alloc) is None:
             self.soft.place(job, alloc)

@@ -143,6 +143,7 @@ def greedy_parts(
     frac = [0.0] * B
     work = sum(L)
     time = work * hull[0].time
+    moved = False
     if time > budget + 1e-12 and N > 1:  # else no upgrade is needed: skip building them
         dts = [hull[i].time - hull[i + 1].time for i in range(N - 1)]
         dcs = [hull[i + 1].cost - hull[i].cost for i in range(N - 1)]
@@ -151,7 +152,7 @@ def greedy_parts(
         for rate, nb, i, dt in ups:
             if time <= budget + 1e-12 or rate >= omega:
                 break
-            b = -nb
+            b, moved = -nb, True
             need = (time - budget) / dt  # epochs to move to reach the budget
             if need >= L[b]:
                 level[b], frac[b] = i + 1, 0.0
@@ -159,6 +160,14 @@ def greedy_parts(
             else:
                 level[b], frac[b] = i, need / L[b]
                 time = budget
+    if not moved:  # one step on the slowest option: the floats of the loop below
+        # (block lengths are positive; L * (1 - 0.0) is L; the steps' end sums L as
+        # ``work`` does)
+        cost = hull[0].cost
+        energy = 0.0
+        for b in range(B):
+            energy += q[b] * cost * L[b]
+        return [(0, 0.0, work)], work * hull[0].time, energy
     # steps as (hull index, start, end), merged while the configuration stays the same
     # (hull configurations are distinct, so equal indices mean equal configurations)
     idx: list[int] = []

@@ -103,11 +103,11 @@ def relaunch_profile(
     floors = _floors(cs, dist.mean(), dist.max_epochs, budget, omega, relaunch)
     first = np.where(cs.starts, relaunch.left, relaunch.hours)
     reduced = budget - (first + relaunch.hours * cs.gaps)
-    solve = np.ones(len(cs.index), dtype=bool)
     if prune:
         work = sum(dist.block_lengths)  # as greedy_parts sums it
-        solve = (cs.alone < 0) | (work * cs.slowest > reduced + 1e-12)
-    todo = np.flatnonzero(solve)
+        todo = np.flatnonzero((cs.alone < 0) | (work * cs.slowest > reduced + 1e-12))
+    else:
+        todo = np.arange(len(cs.index))
     todo = todo[np.argsort(floors[todo], kind="stable")]  # ties by index
     low, budgets = floors.tolist(), reduced.tolist()
     best: tuple[int, list[tuple[int, float, float]], list[float], float, float, float] | None
