@@ -69,26 +69,39 @@ def _subsets(n: int) -> tuple[tuple[int, ...], ...]:
     return (tuple(range(n)), *(tuple(k for k in range(n) if k != i) for i in range(n)))
 
 
+@functools.lru_cache(maxsize=4096)
+def _every_chain(
+    on_hull: tuple[int, ...], on_front: tuple[int, ...]
+) -> tuple[tuple[int, ...], ...]:
+    """The chains where every subset of the hull and every pair of the front are their
+    own hull (a regular hull whose turns are all kept, a regular front): they depend on
+    which options the hull and the front hold, not on their figures, and jobs share
+    them (4,000 jobs in the benchmark, a few shapes)."""
+    found = dict.fromkeys(tuple(on_hull[k] for k in sub) for sub in _subsets(len(on_hull)))
+    found.update(dict.fromkeys(itertools.combinations(on_front, 1)))
+    found.update(dict.fromkeys(itertools.combinations(on_front, 2)))
+    return tuple(found)
+
+
 def chain_indices(options: Sequence[Option]) -> list[tuple[int, ...]]:
     """The chains, as indices into ``options`` (whose configurations are distinct), in
     the order they are tried: each set is kept if it is its own lower hull."""
     at = {id(o): k for k, o in enumerate(options)}
     front = pareto_front(options)
     hull = front_hull(front)
-    on_hull = [at[id(o)] for o in hull]
-    found: dict[tuple[int, ...], None] = {}
+    on_hull = tuple(at[id(o)] for o in hull)
     turns = _turns(hull) if _regular(hull) else None
-    every = turns is not None and all(turns.values())  # then every subset is kept
+    regular = _regular(front)  # one option, or two of a regular front, are their own hull
+    if regular and turns is not None and all(turns.values()):
+        return list(_every_chain(on_hull, tuple(at[id(o)] for o in front)))
+    found: dict[tuple[int, ...], None] = {}
     for sub in _subsets(len(hull)):
-        if every:
-            keep = True
-        elif turns is None:
+        if turns is None:
             keep = _own_hull([hull[k] for k in sub])
         else:  # a subset of a regular hull is its own hull where each turn is kept
             keep = all(turns[t] for t in zip(sub, sub[1:], sub[2:], strict=False))
         if keep:
             found.setdefault(tuple(on_hull[k] for k in sub), None)
-    regular = _regular(front)  # one option, or two of a regular front, are their own hull
     for r in (1, 2):
         for pair in itertools.combinations(front, r):
             if r == 1 or regular or _own_hull(pair):
@@ -150,6 +163,30 @@ class ChainSet:
         return tuple(self.overhead[k] for k in self.index[i])
 
 
+@functools.lru_cache(maxsize=4096)
+def _layout(
+    index: tuple[tuple[int, ...], ...], n: int, cur: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What a :class:`ChainSet` reads of its chains' layout alone (``n`` options, the
+    current one ``cur``, -1 for none): which options each holds, its slowest option,
+    its switches, whether it holds or starts on the current option, and ``alone``.
+    Jobs share layouts; the arrays are read-only."""
+    sizes = np.array([len(c) for c in index])
+    member = np.zeros((len(index), n), dtype=bool)
+    member[np.repeat(np.arange(len(index)), sizes), [k for c in index for k in c]] = True
+    first = np.array([c[0] for c in index])
+    single: dict[int, int] = {}
+    for i, c in enumerate(index):
+        if len(c) == 1:
+            single.setdefault(c[0], i)
+    alone = np.array([j if (j := single.get(c[0], i)) < i else -1 for i, c in enumerate(index)])
+    held = member[:, cur] if cur >= 0 else np.zeros(len(index), dtype=bool)
+    out = (member, first, (sizes - 1).astype(float), held, first == cur, alone)
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
 def chain_set(
     options: Sequence[Option],
     current: Config | None,
@@ -164,15 +201,11 @@ def chain_set(
         now = options[cur]
         idx.append((cur,))
         idx += [(cur, k) for k, o in enumerate(options) if o.time < now.time and o.cost > now.cost]
+    index = tuple(idx)
+    member, first, gaps, held, starts, alone = _layout(
+        index, len(options), -1 if cur is None else cur
+    )
     hourly = [hourly_cost[o.config] for o in options]
-    sizes = np.array([len(c) for c in idx])
-    member = np.zeros((len(idx), len(options)), dtype=bool)
-    member[np.repeat(np.arange(len(idx)), sizes), [k for c in idx for k in c]] = True
-    first = np.array([c[0] for c in idx])
-    single: dict[int, int] = {}
-    for i, c in enumerate(idx):
-        if len(c) == 1:
-            single.setdefault(c[0], i)
     times = np.array([o.time for o in options], dtype=float)
 
     def least(values: np.ndarray) -> np.ndarray:
@@ -181,13 +214,13 @@ def chain_set(
     return ChainSet(
         tuple(options),
         tuple(hourly),
-        tuple(idx),
+        index,
         least(np.array([o.cost for o in options], dtype=float)),
         least(times),
         least(np.array(hourly, dtype=float)),
-        member[:, cur] if cur is not None else np.zeros(len(idx), dtype=bool),
-        first == (-1 if cur is None else cur),
-        (sizes - 1).astype(float),
+        held,
+        starts,
+        gaps,
         times[first],
-        np.array([j if (j := single.get(c[0], i)) < i else -1 for i, c in enumerate(idx)]),
+        alone,
     )
