@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -140,7 +140,8 @@ class ChainSet:
     the current configuration (``held``) or starts on it (``starts``); its switches
     (``gaps``, options less one); its slowest option's hours per epoch (``slowest``);
     and the index of the chain of that option alone where that comes earlier
-    (``alone``, else -1)."""
+    (``alone``, else -1; ``single``: none does); where the current configuration sits
+    in each chain (``at``, -1 if not)."""
 
     options: tuple[Option, ...]
     overhead: tuple[float, ...]  # the cost of an hour of overhead on each option
@@ -153,6 +154,25 @@ class ChainSet:
     gaps: np.ndarray
     slowest: np.ndarray
     alone: np.ndarray
+    single: np.ndarray
+    at: tuple[int, ...]
+    # per (hours, left) of overhead: each chain's first overhead, its cost at the
+    # chain's cheapest hour, and all its overheads (a job's overhead left is 0 but
+    # while it relaunches: the arrays are reused from one decision to the next)
+    _paid: dict[tuple[float, float], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def paid(self, hours: float, left: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each chain's first step's least overhead (hours), its cost at the chain's
+        cheapest hour, and the overheads of all its steps (the first's, ``left`` if it
+        continues the current configuration)."""
+        found = self._paid.get((hours, left))
+        if found is None:
+            lost = np.where(self.held, min(hours, left), hours)
+            ahead = np.where(self.starts, left, hours) + hours * self.gaps
+            found = self._paid[hours, left] = (lost, lost * self.hourly, ahead)
+        return found
 
     def chain(self, i: int) -> tuple[Option, ...]:
         """Chain ``i``'s options, slowest first."""
@@ -223,4 +243,6 @@ def chain_set(
         gaps,
         times[first],
         alone,
+        alone < 0,
+        tuple(c.index(cur) if cur in c else -1 for c in index),
     )

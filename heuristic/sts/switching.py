@@ -47,14 +47,16 @@ def _priced(
     parts: Sequence[tuple[int, float, float]],
     dist: EpochDistribution,
     relaunch: Relaunch,
+    at: int,
 ) -> tuple[list[float], float, float]:
     """The overhead each step of a profile on ``chain`` pays (steps as chain index,
-    start, end; ``each``: an hour of overhead's cost on each option), its worst-case
-    hours with the overheads, and the overheads' expected energy cost."""
+    start, end; ``each``: an hour of overhead's cost on each option; ``at``: where the
+    current configuration sits in the chain, -1 if not), its worst-case hours with the
+    overheads, and the overheads' expected energy cost."""
     losts = []
     overhead = 0.0
     for n, (k, start, _) in enumerate(parts):
-        lost = relaunch.left if n == 0 and chain[k].config == relaunch.current else relaunch.hours
+        lost = relaunch.left if n == 0 and k == at else relaunch.hours
         losts.append(lost)
         overhead += each[k] * lost * dist.beyond(start)
     worst = sum(
@@ -71,9 +73,9 @@ def _floors(
     chain's cheapest cost, the first step's overhead (surely paid) at its cheapest hour,
     and the lateness of every epoch at its fastest time after that overhead. (Elementwise
     in the order of the scalar formula: the same floats.)"""
-    lost = np.where(cs.held, min(r.hours, r.left), r.hours)
+    lost, lost_cost, _ = cs.paid(r.hours, r.left)
     late = np.maximum(0.0, worst * cs.time + lost - budget)
-    floors: np.ndarray = mean * cs.cost + lost * cs.hourly + omega * late
+    floors: np.ndarray = mean * cs.cost + lost_cost + omega * late
     return floors
 
 
@@ -101,11 +103,10 @@ def relaunch_profile(
     # the very profile of that option's own chain, which comes earlier and so wins the
     # tie; it is not solved. Only the best profile's steps are built.
     floors = _floors(cs, dist.mean(), dist.max_epochs, budget, omega, relaunch)
-    first = np.where(cs.starts, relaunch.left, relaunch.hours)
-    reduced = budget - (first + relaunch.hours * cs.gaps)
+    reduced = budget - cs.paid(relaunch.hours, relaunch.left)[2]
     if prune:
         work = sum(dist.block_lengths)  # as greedy_parts sums it
-        todo = np.flatnonzero((cs.alone < 0) | (work * cs.slowest > reduced + 1e-12))
+        todo = np.flatnonzero(cs.single | (work * cs.slowest > reduced + 1e-12))
     else:
         todo = np.arange(len(cs.index))
     todo = todo[np.argsort(floors[todo], kind="stable")]  # ties by index
@@ -119,7 +120,7 @@ def relaunch_profile(
             break
         chain = cs.chain(i)
         parts, _, energy = greedy_parts(chain, dist, budgets[i], omega)
-        losts, time, overhead = _priced(chain, cs.each(i), parts, dist, relaunch)
+        losts, time, overhead = _priced(chain, cs.each(i), parts, dist, relaunch, cs.at[i])
         energy += overhead
         late = omega * max(0.0, time - budget)
         key = (energy + late, len(parts), i)
