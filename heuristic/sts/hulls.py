@@ -61,6 +61,7 @@ class HullTable:
         # per job: its options by GPU type (in the order of its allowed configurations),
         # its fastest hours per epoch and its least cost per epoch, from one pass
         self._jobs: dict[str, tuple[dict[str, list[Option]], float, float]] = {}
+        self._least: dict[str, dict[str, float]] = {}
         self._hulls: dict[tuple[str, str], list[Option]] = {}
         self._hourly: dict[str, dict[Config, float]] = {}
         self._chains: dict[tuple[str, str], list[tuple[int, ...]]] = {}
@@ -78,6 +79,16 @@ class HullTable:
             fastest = min(o.time for o in every)  # fastest_epoch_time's figure
             cheapest = min(o.cost for o in every)
             found = self._jobs[job.id] = (by_type, fastest, cheapest)
+        return found
+
+    def least_costs(self, job: Job) -> dict[str, float]:
+        """The job's least cost per epoch on each GPU type it can use."""
+        found = self._least.get(job.id)
+        if found is None:
+            by_type = self._job(job)[0]
+            found = self._least[job.id] = {
+                t: min(o.cost for o in opts) for t, opts in by_type.items()
+            }
         return found
 
     def options(self, job: Job, gpu_type: str) -> list[Option]:
@@ -136,7 +147,8 @@ class JobProfiles:
 
     A type's profile costs at least its *bound*: the expected remaining epochs at the
     type's cheapest cost per epoch. A type is solved only when its bound could beat a
-    profile already known; the order and the profiles are those of solving every type.
+    profile already known; the order and the profiles are those of solving every type
+    (with any bound below the profiles' costs).
     """
 
     def __init__(
@@ -163,12 +175,10 @@ class JobProfiles:
                 status.overhead_left,
             )
         mean = self.dist.mean()
-        self.bounds = sorted(
-            (hull[0].cost * mean, t) for t in types if (hull := self.table.hull(job, t))
-        )
+        least = table.least_costs(job)
+        self.bounds = sorted((least[t] * mean, t) for t in types if t in least)
 
     def solve(self, gpu_type: str) -> TypeProfile:
-        hull = self.table.hull(self.job, gpu_type)
         if self.relaunch is not None:
             rl = self.relaunch
             chained = self.table.chain_set(self.job, gpu_type, rl)
@@ -176,6 +186,7 @@ class JobProfiles:
                 gpu_type,
                 relaunch_profile((), self.dist, self.budget, self.omega, rl, chained=chained),
             )
+        hull = self.table.hull(self.job, gpu_type)
         return TypeProfile(
             gpu_type, exact_profile(hull, self.dist, self.budget, self.omega, on_hull=True)
         )
