@@ -40,9 +40,11 @@ from heuristic.sts.ledger import Ledger
 from heuristic.sts.profile import Profile
 from instances import EpochDistribution, Instance
 
-# hours of remaining worst-case work counted per hour of slack in the order; measured
-# 0.25, 0.5 and 1 on 100 real-data windows (docs/contended.md): within noise of each other
-WORK_SHARE = 0.5
+# hours of remaining worst-case work counted per hour of slack in the order: measured
+# 0.1, 0.25, 0.5 and 1 on real-data windows, the contended 32-GPU runs and the light
+# families (docs/model.md, 'STS under contention'); 0.25 is the best on the windows and
+# within 2.2% of 0.1 on the contended runs, where 0.1 costs up to 1.22 x on a window
+WORK_SHARE = 0.25
 
 
 def urgency_key(

@@ -13,8 +13,10 @@ taking more than half of a type's largest node, the nodes large enough to host t
 
 Jobs not yet arrived will want the large nodes too, for their own last, fastest steps.
 Beyond ``lead`` hours from now, the ledger lets the booked steps use only ``1 - reserve``
-of each type's large nodes (whole nodes, at least one): a safety margin, measured in
-docs/model.md. A job alone on the cluster is never held back by it.
+of each type's large nodes, rounded to the nearest whole node (ties keep the node in
+use) and at least one: a safety margin, measured in docs/model.md. Rounding down kept
+one of two nodes back, half a class, where the margin was measured as a quarter. A
+job alone on the cluster is never held back by it.
 
 A later step is booked with the probability that the job is still running when it
 starts (its survival at the step's first epoch): STS's own bet that most jobs stop
@@ -106,12 +108,12 @@ class Ledger:
 
     def _hosts(self, key: tuple[str, int], lo: int, hi: int) -> np.ndarray:
         """Large nodes the booked steps may use in bins ``lo..hi``: all of them up to the
-        lead time, less the reserve after it (whole nodes, at least one)."""
+        lead time, less the reserve after it (to the nearest whole node, at least one)."""
         hosts = float(self.hosts[key])
         room = np.full(hi - lo, hosts)
         later = max(0, self.lead - lo)
         if later < hi - lo and self.reserve > 0:
-            room[later:] = max(1.0, math.floor(hosts * (1 - self.reserve) + 1e-9))
+            room[later:] = max(1.0, math.floor(hosts * (1 - self.reserve) + 0.5 + 1e-9))
         return room
 
     def _thresholds(self, gpu_type: str, gpus: float) -> list[tuple[str, int]]:

@@ -29,7 +29,7 @@ def _fingerprint(run: OnlineRun) -> str:
         # 1,000 jobs on 100 nodes, no overheads: the benchmark's run (re-pinned when STS
         # took its order for contended clusters: same costs and decisions, jobs on other
         # GPUs of the same nodes, segments 02810befe4b61541 before)
-        (1000, 100, "none", "83be0fa23d4c4a6f", "91.52649233283769", "8.526512829121202e-15", 2047),
+        (1000, 100, "none", "17be2917f5d22a20", "91.52649233283769", "8.526512829121202e-15", 2047),
         # 300 jobs on 30 nodes with measured overheads: every profile searches chains
         (
             300,
@@ -64,4 +64,4 @@ def test_incremental_sts_figures_are_pinned():
     assert repr(s["energy_cost"]) == "91.52706792050444"
     assert abs(s["energy_cost"] / 91.52649233283769 - 1) < 1e-5  # STS's, pinned above
     assert int(s["decisions"]) == 2043
-    assert _fingerprint(run) == "dea2017748bf96f7"
+    assert _fingerprint(run) == "cdc47b3f23df0cdb"
