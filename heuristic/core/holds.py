@@ -22,11 +22,31 @@ class Holds:
     def __init__(self, occ: Occupancy, jobs: Iterable[JobStatus]) -> None:
         self.soft = occ.copy()  # everything placed now, and every running job's GPUs
         self.pending = {s.job.id: s.allocation for s in jobs if s.allocation is not None}
+        # the pending jobs by node, and each one's rank in ``pending``: a placement
+        # concerns the jobs on its nodes only (in the order of ``pending``), not every
+        # running job (16,000 nodes, 2,000 running jobs in the benchmark)
+        self._rank = {j: k for k, j in enumerate(self.pending)}
+        self._on: dict[str, dict[str, None]] = {}
+        for j, alloc in self.pending.items():
+            assert alloc is not None
+            for n, _ in alloc.gpus:
+                self._on.setdefault(n, {})[j] = None
 
     def drop(self, job_id: str) -> None:
         """The job is being re-placed: its old GPUs hold no more."""
-        if self.pending.pop(job_id, None) is not None:
+        old = self.pending.pop(job_id, None)
+        if old is not None:
             self.soft.release(job_id)
+            for n, _ in old.gpus:
+                self._on[n].pop(job_id, None)
+
+    def near(self, alloc: Allocation) -> list[str]:
+        """The pending jobs with GPUs on the nodes of ``alloc``, in the order of
+        ``pending``."""
+        found: dict[str, None] = {}
+        for n in dict.fromkeys(n for n, _ in alloc.gpus):
+            found.update(self._on.get(n, {}))
+        return sorted(found, key=self._rank.__getitem__)
 
     def find(self, occ: Occupancy, job: Job, cfg: Config) -> Allocation | None:
         """Where ``cfg`` fits on GPUs that no running job holds, or ``None``."""
@@ -34,13 +54,12 @@ class Holds:
         return alloc if alloc is not None and occ.why_not(job, alloc) is None else None
 
     def take(self, job: Job, alloc: Allocation) -> None:
-        """Record a placement; running jobs whose GPUs it takes lose their hold."""
-        nodes = {n for n, _ in alloc.gpus}
-        for other, old in list(self.pending.items()):
-            if self.soft.why_not(job, alloc) is None:
-                break
-            assert old is not None
-            if nodes & {n for n, _ in old.gpus}:
+        """Record a placement; running jobs whose GPUs (nodes) it takes lose their hold,
+        in the order of ``pending``, until it fits."""
+        if self.soft.why_not(job, alloc) is not None:  # else it takes no one's GPUs
+            for other in self.near(alloc):
                 self.drop(other)
+                if self.soft.why_not(job, alloc) is None:
+                    break
         if self.soft.why_not(job, alloc) is None:
             self.soft.place(job, alloc)

@@ -206,7 +206,9 @@ class Occupancy:
     def keep(self, job: Job, current: Allocation | None, cfg: Config) -> bool:
         """Places ``job`` back on ``current`` if that runs ``cfg`` and its GPUs are
         free: a job whose configuration does not change stays on its very GPUs."""
-        if current is None or current.config != cfg or self.why_not(job, current) is not None:
+        if current is None or (current.config is not cfg and current.config != cfg):
+            return False  # (identity first: comparing configurations field by field is not)
+        if self.why_not(job, current) is not None:
             return False
         self.place(job, current)
         return True

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from heuristic.core.policy import JobStatus
-from heuristic.core.urgency import fastest_epoch_time
+from heuristic.sts.chainset import ChainSet, chain_indices, chain_set
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
-from heuristic.sts.switching import ChainStats, Relaunch, chain_stats, chains, relaunch_profile
+from heuristic.sts.switching import Relaunch, relaunch_profile
 from instances import Config, Instance, Job
 
 
@@ -54,43 +54,73 @@ class HullTable:
     """Each job's options per GPU type, reduced to their lower convex hull, computed
     once per instance (and each job's fastest epoch time): they never change, and STS
     asks for them at every decision. Where the job pays a relaunch overhead, also the
-    configuration chains its profiles may use (:func:`heuristic.sts.switching.chains`)."""
+    configuration chains its profiles may use (:mod:`heuristic.sts.chainset`)."""
 
     def __init__(self, instance: Instance) -> None:
         self.instance = instance
+        # per job: its options by GPU type (in the order of its allowed configurations),
+        # its fastest hours per epoch and its least cost per epoch, from one pass
+        self._jobs: dict[str, tuple[dict[str, list[Option]], float, float]] = {}
+        self._least: dict[str, dict[str, float]] = {}
         self._hulls: dict[tuple[str, str], list[Option]] = {}
         self._hourly: dict[str, dict[Config, float]] = {}
-        self._chains: dict[
-            tuple[str, str], tuple[list[Option], list[list[Option]], list[ChainStats]]
-        ] = {}
-        self._fastest: dict[str, float] = {}
-        self._cheapest: dict[str, float] = {}
+        self._chains: dict[tuple[str, str], list[tuple[int, ...]]] = {}
+        self._sets: dict[tuple[str, str, Config | None], ChainSet] = {}
+
+    def _job(self, job: Job) -> tuple[dict[str, list[Option]], float, float]:
+        found = self._jobs.get(job.id)
+        if found is None:
+            inst = self.instance
+            by_type: dict[str, list[Option]] = {}
+            for c in inst.allowed_configs(job):
+                o = Option(c, inst.epoch_time(job, c), inst.epoch_cost(job, c))
+                by_type.setdefault(c.gpu_type, []).append(o)
+            every = [o for opts in by_type.values() for o in opts]
+            fastest = min(o.time for o in every)  # fastest_epoch_time's figure
+            cheapest = min(o.cost for o in every)
+            found = self._jobs[job.id] = (by_type, fastest, cheapest)
+        return found
+
+    def least_costs(self, job: Job) -> dict[str, float]:
+        """The job's least cost per epoch on each GPU type it can use."""
+        found = self._least.get(job.id)
+        if found is None:
+            by_type = self._job(job)[0]
+            found = self._least[job.id] = {
+                t: min(o.cost for o in opts) for t, opts in by_type.items()
+            }
+        return found
+
+    def options(self, job: Job, gpu_type: str) -> list[Option]:
+        """:func:`options` of the job on ``gpu_type``, computed once."""
+        return self._job(job)[0].get(gpu_type, [])
 
     def hull(self, job: Job, gpu_type: str) -> list[Option]:
         key = (job.id, gpu_type)
         if key not in self._hulls:
-            self._hulls[key] = lower_hull(options(self.instance, job, gpu_type))
+            self._hulls[key] = lower_hull(self.options(job, gpu_type))
         return self._hulls[key]
 
     def cheapest_cost(self, job: Job) -> float:
         """The job's least cost per epoch, over every GPU type it can use."""
-        if job.id not in self._cheapest:
-            inst = self.instance
-            self._cheapest[job.id] = min(inst.epoch_cost(job, c) for c in inst.allowed_configs(job))
-        return self._cheapest[job.id]
+        return self._job(job)[2]
 
-    def chains(
-        self, job: Job, gpu_type: str
-    ) -> tuple[list[Option], list[list[Option]], list[ChainStats]]:
-        """The job's options on ``gpu_type``, the chains its profiles may use, and what
-        their floors need."""
+    def chains(self, job: Job, gpu_type: str) -> list[tuple[int, ...]]:
+        """The chains the job's profiles on ``gpu_type`` may use, as indices into its
+        :meth:`options` (:func:`heuristic.sts.chainset.chain_indices`)."""
         key = (job.id, gpu_type)
         if key not in self._chains:
-            opts = options(self.instance, job, gpu_type)
-            found = chains(opts)
-            hourly = self.hourly(job)
-            self._chains[key] = (opts, found, [chain_stats(c, hourly) for c in found])
+            self._chains[key] = chain_indices(self.options(job, gpu_type))
         return self._chains[key]
+
+    def chain_set(self, job: Job, gpu_type: str, relaunch: Relaunch) -> ChainSet:
+        """The :class:`ChainSet` of the job's profiles on ``gpu_type`` while it runs
+        ``relaunch.current``, built once."""
+        key = (job.id, gpu_type, relaunch.current)
+        if key not in self._sets:
+            opts, found = self.options(job, gpu_type), self.chains(job, gpu_type)
+            self._sets[key] = chain_set(opts, relaunch.current, relaunch.hourly_cost, found)
+        return self._sets[key]
 
     def hourly(self, job: Job) -> dict[Config, float]:
         """:func:`hourly_costs` of the job, computed once."""
@@ -100,9 +130,7 @@ class HullTable:
 
     def fastest(self, job: Job) -> float:
         """Hours per epoch on the job's fastest allowed configuration."""
-        if job.id not in self._fastest:
-            self._fastest[job.id] = fastest_epoch_time(self.instance, job)
-        return self._fastest[job.id]
+        return self._job(job)[1]
 
 
 def hourly_costs(instance: Instance, job: Job) -> dict[Config, float]:
@@ -119,7 +147,8 @@ class JobProfiles:
 
     A type's profile costs at least its *bound*: the expected remaining epochs at the
     type's cheapest cost per epoch. A type is solved only when its bound could beat a
-    profile already known; the order and the profiles are those of solving every type.
+    profile already known; the order and the profiles are those of solving every type
+    (with any bound below the profiles' costs).
     """
 
     def __init__(
@@ -146,20 +175,18 @@ class JobProfiles:
                 status.overhead_left,
             )
         mean = self.dist.mean()
-        self.bounds = sorted(
-            (hull[0].cost * mean, t) for t in types if (hull := self.table.hull(job, t))
-        )
+        least = table.least_costs(job)
+        self.bounds = sorted((least[t] * mean, t) for t in types if t in least)
 
     def solve(self, gpu_type: str) -> TypeProfile:
-        hull = self.table.hull(self.job, gpu_type)
         if self.relaunch is not None:
-            opts, chained, stats = self.table.chains(self.job, gpu_type)
+            rl = self.relaunch
+            chained = self.table.chain_set(self.job, gpu_type, rl)
             return TypeProfile(
                 gpu_type,
-                relaunch_profile(
-                    opts, self.dist, self.budget, self.omega, self.relaunch, chained, stats
-                ),
+                relaunch_profile((), self.dist, self.budget, self.omega, rl, chained=chained),
             )
+        hull = self.table.hull(self.job, gpu_type)
         return TypeProfile(
             gpu_type, exact_profile(hull, self.dist, self.budget, self.omega, on_hull=True)
         )

@@ -34,6 +34,9 @@ import numpy as np
 from heuristic.sts.profile import Profile
 from instances import Config, EpochDistribution, Instance, Job
 
+# a booked step: GPU type, first bin, end bin, GPUs, probability the job still runs
+_Span = tuple[str, int, int, float, float]
+
 
 class Ledger:
     """GPUs booked per GPU type on a grid of ``step`` hours from ``now``."""
@@ -55,6 +58,7 @@ class Ledger:
         self.load = {t: np.zeros(self.bins) for t in self.capacity}
         # a configuration taking more than half of the largest node of its type runs one
         # per node: such steps are also counted against the nodes large enough for them
+        self._last: tuple[Profile, EpochDistribution, Job, list[_Span]] | None = None
         self.large: dict[tuple[str, int], np.ndarray] = {}
         self.hosts: dict[tuple[str, int], int] = {}
         for t, nodes in instance.nodes_by_type.items():
@@ -71,11 +75,13 @@ class Ledger:
             return float(cfg.nodes * cfg.gpus_per_node)
         return float(cfg.gpus)
 
-    def _spans(
-        self, job: Job, profile: Profile, dist: EpochDistribution
-    ) -> list[tuple[str, int, int, float, float]]:
+    def _spans(self, job: Job, profile: Profile, dist: EpochDistribution) -> list[_Span]:
         """Each step as (type, first bin, end bin, GPUs, probability that the job is
-        still running when it starts), run back to back from now."""
+        still running when it starts), run back to back from now. The last profile's
+        are kept: STS books the profile it has just checked."""
+        last = self._last
+        if last is not None and last[0] is profile and last[1] is dist and last[2] is job:
+            return last[3]
         out = []
         t = 0.0
         for s in profile.steps:
@@ -86,6 +92,7 @@ class Ledger:
                 p = dist.beyond(s.start)
                 out.append((s.config.gpu_type, lo, hi, self._gpus(s.config), p))
             t = end
+        self._last = (profile, dist, job, out)
         return out
 
     def fits(self, job: Job, profile: Profile, dist: EpochDistribution) -> bool:

@@ -86,8 +86,14 @@ def lower_hull(options: Sequence[Option]) -> list[Option]:
     Dominated options (slower and not cheaper) and options above the segment joining
     their neighbours (a mix of the neighbours is at least as good) are dropped.
     """
+    return front_hull(pareto_front(options))
+
+
+def front_hull(front: Sequence[Option]) -> list[Option]:
+    """:func:`lower_hull` of options that are already their own Pareto front (as
+    :func:`pareto_front` returns it, slowest first)."""
     hull: list[Option] = []
-    for o in pareto_front(options)[::-1]:
+    for o in front[::-1]:
         while len(hull) >= 2:
             a, b = hull[-2], hull[-1]
             # b is kept only if it lies strictly below the chord a-o
@@ -132,27 +138,18 @@ def greedy_parts(
     :class:`Step` objects only for the one they keep."""
     L = dist.block_lengths
     q = dist.block_survival
-    B, N = len(L), len(hull)
-    level = [0] * B  # index of the config of block b (below: fraction of the next one)
-    frac = [0.0] * B
+    B = len(L)
     work = sum(L)
-    time = work * hull[0].time
-    if time > budget + 1e-12 and N > 1:  # else no upgrade is needed: skip building them
-        dts = [hull[i].time - hull[i + 1].time for i in range(N - 1)]
-        dcs = [hull[i + 1].cost - hull[i].cost for i in range(N - 1)]
-        ups = [(q[b] * dcs[i] / dts[i], -b, i, dts[i]) for b in range(B) for i in range(N - 1)]
-        ups.sort()  # equal rates: later blocks first, which keeps the speed monotone
-        for rate, nb, i, dt in ups:
-            if time <= budget + 1e-12 or rate >= omega:
-                break
-            b = -nb
-            need = (time - budget) / dt  # epochs to move to reach the budget
-            if need >= L[b]:
-                level[b], frac[b] = i + 1, 0.0
-                time -= L[b] * dt
-            else:
-                level[b], frac[b] = i, need / L[b]
-                time = budget
+    upgraded = _upgrades(hull, L, q, work * hull[0].time, budget, omega)
+    if upgraded is None:  # one step on the slowest option: the floats of the loop below
+        # (block lengths are positive; L * (1 - 0.0) is L; the steps' end sums L as
+        # ``work`` does)
+        cost = hull[0].cost
+        energy = 0.0
+        for b in range(B):
+            energy += q[b] * cost * L[b]
+        return [(0, 0.0, work)], work * hull[0].time, energy
+    level, frac = upgraded
     # steps as (hull index, start, end), merged while the configuration stays the same
     # (hull configurations are distinct, so equal indices mean equal configurations)
     idx: list[int] = []
@@ -176,6 +173,41 @@ def greedy_parts(
     parts = _without_slivers(list(zip(idx, lo, hi, strict=True)), work)
     worst = sum((end - start) * hull[k].time for k, start, end in parts)
     return parts, worst, energy
+
+
+def _upgrades(
+    hull: Sequence[Option],
+    L: Sequence[float],
+    q: Sequence[float],
+    time: float,
+    budget: float,
+    omega: float,
+) -> tuple[list[int], list[float]] | None:
+    """The greedy's upgrades from ``time`` (every block on the slowest option): each
+    block's hull index and the fraction of it on the next one; ``None`` if none is
+    made (no upgrade is needed, or none is worth its rate)."""
+    N, B = len(hull), len(L)
+    if not (time > budget + 1e-12 and N > 1):  # no upgrade is needed: skip building them
+        return None
+    level = [0] * B  # index of the config of block b (below: fraction of the next one)
+    frac = [0.0] * B
+    moved = False
+    dts = [hull[i].time - hull[i + 1].time for i in range(N - 1)]
+    dcs = [hull[i + 1].cost - hull[i].cost for i in range(N - 1)]
+    ups = [(q[b] * dcs[i] / dts[i], -b, i, dts[i]) for b in range(B) for i in range(N - 1)]
+    ups.sort()  # equal rates: later blocks first, which keeps the speed monotone
+    for rate, nb, i, dt in ups:
+        if time <= budget + 1e-12 or rate >= omega:
+            break
+        b, moved = -nb, True
+        need = (time - budget) / dt  # epochs to move to reach the budget
+        if need >= L[b]:
+            level[b], frac[b] = i + 1, 0.0
+            time -= L[b] * dt
+        else:
+            level[b], frac[b] = i, need / L[b]
+            time = budget
+    return (level, frac) if moved else None
 
 
 def _without_slivers(

@@ -43,7 +43,8 @@ def waste(inst: Instance, alloc: Allocation, holds: Holds, job_id: str) -> float
     taken = set(alloc.gpus)
     nodes = {n for n, _ in alloc.gpus}
     total = 0.0
-    for other, old in holds.pending.items():
+    for other in holds.near(alloc):  # a job it hits has GPUs on its nodes
+        old = holds.pending[other]
         if other == job_id or old is None:
             continue
         hit = bool(taken & set(old.gpus))

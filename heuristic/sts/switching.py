@@ -5,8 +5,9 @@ what the job runs now costs ``δ`` hours without progress, at its configuration'
 paid only if the job is still running when the step begins (``P(N > a)`` at its start
 ``a``). The LP of :mod:`heuristic.sts.profile` then gains fixed charges and is no longer a
 knapsack. :func:`relaunch_profile` searches the *chains* of configurations a profile
-may use: every subset of the lower hull, and every one or two configurations of the
-Pareto front (off the hull, a single configuration can beat a mix that needs a switch).
+may use (:mod:`heuristic.sts.chainset`): every subset of the lower hull, and every one
+or two configurations of the Pareto front (off the hull, a single configuration can
+beat a mix that needs a switch).
 For each chain it solves the exact profile with the budget shortened by the chain's
 overheads, then prices the result with the overheads it really pays (fewer, if the
 profile leaves a configuration out) and keeps the cheapest. A step that saves less
@@ -17,16 +18,15 @@ the gap against a reference that enumerates those positions block by block.
 
 from __future__ import annotations
 
-import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from heuristic.sts.profile import Option, Profile, Step, greedy_parts, lower_hull, pareto_front
-from instances import Config, EpochDistribution
+import numpy as np
 
-# beyond this many hull configurations, the hull's subsets are not all tried: only the
-# hull itself less one configuration at a time (real hulls have 1-5)
-MAX_HULL_SUBSETS = 6
+from heuristic.sts.chainset import ChainSet, chain_set
+from heuristic.sts.profile import Option, Profile, Step, greedy_parts
+from instances import Config, EpochDistribution
 
 
 @dataclass(frozen=True)
@@ -41,85 +41,22 @@ class Relaunch:
     left: float = 0.0
 
 
-@dataclass(frozen=True)
-class ChainStats:
-    """What a chain's floor needs (:func:`relaunch_profile`): its cheapest cost per
-    epoch, fastest hours per epoch, cheapest hour of overhead, and configurations; and
-    what pricing its profile needs: the cost of an hour of overhead on each of its
-    options, in order."""
-
-    cost: float
-    time: float
-    hourly: float
-    configs: frozenset[Config]
-    each: tuple[float, ...]
-
-
-def chain_stats(chain: Sequence[Option], hourly_cost: Mapping[Config, float]) -> ChainStats:
-    return ChainStats(
-        min(o.cost for o in chain),
-        min(o.time for o in chain),
-        min(hourly_cost[o.config] for o in chain),
-        frozenset(o.config for o in chain),
-        tuple(hourly_cost[o.config] for o in chain),
-    )
-
-
-def chains(options: Sequence[Option]) -> list[list[Option]]:
-    """The configuration sets a profile may use, each slowest first and convex (a set
-    whose lower hull is smaller is covered by that hull)."""
-    hull = lower_hull(options)
-    front = pareto_front(options)
-    found: dict[tuple[Config, ...], list[Option]] = {}
-
-    def add(c: Sequence[Option]) -> None:
-        if c and lower_hull(c) == list(c):
-            found.setdefault(tuple(o.config for o in c), list(c))
-
-    if len(hull) <= MAX_HULL_SUBSETS:
-        for r in range(1, len(hull) + 1):
-            for sub in itertools.combinations(hull, r):
-                add(sub)
-    else:
-        add(hull)
-        for i in range(len(hull)):
-            add(hull[:i] + hull[i + 1 :])
-    for r in (1, 2):
-        for sub in itertools.combinations(front, r):
-            add(sub)
-    return list(found.values())
-
-
-def continuing(options: Sequence[Option], current: Config | None) -> list[list[Option]]:
-    """Chains that start on the configuration the job runs now (for a job none of
-    whose chains has it): continuing it is free, so even an option off the Pareto front
-    may pay (alone, or before a faster and dearer one)."""
-    if current is None:
-        return []
-    now = next((o for o in options if o.config == current), None)
-    if now is None:
-        return []
-    out = [[now]]
-    for o in options:
-        if o.time < now.time and o.cost > now.cost:
-            out.append([now, o])
-    return out
-
-
 def _priced(
     chain: Sequence[Option],
     each: Sequence[float],
     parts: Sequence[tuple[int, float, float]],
     dist: EpochDistribution,
     relaunch: Relaunch,
+    at: int,
 ) -> tuple[list[float], float, float]:
     """The overhead each step of a profile on ``chain`` pays (steps as chain index,
-    start, end; ``each``: an hour of overhead's cost on each option), its worst-case
-    hours with the overheads, and the overheads' expected energy cost."""
+    start, end; ``each``: an hour of overhead's cost on each option; ``at``: where the
+    current configuration sits in the chain, -1 if not), its worst-case hours with the
+    overheads, and the overheads' expected energy cost."""
     losts = []
     overhead = 0.0
     for n, (k, start, _) in enumerate(parts):
-        lost = relaunch.left if n == 0 and chain[k].config == relaunch.current else relaunch.hours
+        lost = relaunch.left if n == 0 and k == at else relaunch.hours
         losts.append(lost)
         overhead += each[k] * lost * dist.beyond(start)
     worst = sum(
@@ -129,36 +66,17 @@ def _priced(
     return losts, worst, overhead
 
 
-def _chains_and_stats(
-    options: Sequence[Option],
-    relaunch: Relaunch,
-    candidates: Sequence[Sequence[Option]] | None,
-    stats: Sequence[ChainStats] | None,
-) -> tuple[list[Sequence[Option]], list[ChainStats], list[bool]]:
-    """The chains to try, what their floors need, and whether each holds the job's
-    current configuration (if none does, the chains that continue on it are added)."""
-    tried: list[Sequence[Option]] = list(candidates if candidates is not None else chains(options))
-    known = list(stats) if stats is not None and candidates is not None else []
-    known += [chain_stats(c, relaunch.hourly_cost) for c in tried[len(known) :]]
-    current = relaunch.current
-    holds = [current is not None and current in st.configs for st in known]
-    if not any(holds):
-        extra = continuing(options, current)
-        tried += extra
-        known += [chain_stats(c, relaunch.hourly_cost) for c in extra]
-        holds += [True] * len(extra)
-    return tried, known, holds
-
-
-def _floor(
-    st: ChainStats, held: bool, mean: float, worst: float, budget: float, omega: float, r: Relaunch
-) -> float:
-    """No profile on the chain costs less: every expected epoch at the chain's cheapest
-    cost, the first step's overhead (surely paid) at its cheapest hour, and the lateness
-    of every epoch at its fastest time after that overhead."""
-    lost = min(r.hours, r.left) if held else r.hours
-    late = max(0.0, worst * st.time + lost - budget)
-    return mean * st.cost + lost * st.hourly + omega * late
+def _floors(
+    cs: ChainSet, mean: float, worst: float, budget: float, omega: float, r: Relaunch
+) -> np.ndarray:
+    """No profile on a chain costs less than its floor: every expected epoch at the
+    chain's cheapest cost, the first step's overhead (surely paid) at its cheapest hour,
+    and the lateness of every epoch at its fastest time after that overhead. (Elementwise
+    in the order of the scalar formula: the same floats.)"""
+    lost, lost_cost, _ = cs.paid(r.hours, r.left)
+    late = np.maximum(0.0, worst * cs.time + lost - budget)
+    floors: np.ndarray = mean * cs.cost + lost_cost + omega * late
+    return floors
 
 
 def relaunch_profile(
@@ -167,45 +85,52 @@ def relaunch_profile(
     budget: float,
     omega: float,
     relaunch: Relaunch,
-    candidates: Sequence[Sequence[Option]] | None = None,
-    stats: Sequence[ChainStats] | None = None,
     *,
     prune: bool = True,
+    chained: ChainSet | None = None,
 ) -> Profile:
-    """The cheapest profile found over :func:`chains` (or ``candidates``, when the
-    caller has them, with their ``stats`` if it keeps those too) with the overhead paid;
-    see the module docstring. ``prune=False`` solves every chain (the same profile, more
-    slowly: a test compares them)."""
-    tried, known, holds = _chains_and_stats(options, relaunch, candidates, stats)
+    """The cheapest profile found over the chains of ``options`` (or ``chained``, their
+    :class:`ChainSet` where the caller keeps it) with the overhead paid; see the module
+    docstring. ``prune=False`` solves every chain (the same profile, more slowly: a test
+    compares them)."""
+    cs = chained
+    if cs is None:
+        cs = chain_set(options, relaunch.current, relaunch.hourly_cost)
     # Chains in order of their floor, until a floor exceeds the best found: the ones
-    # left out cannot win. Ties go to the earlier chain in ``tried``, as if every chain
-    # were solved in that order (same profiles as without the floors). Only the best
-    # profile's steps are built.
-    mean, worst = dist.mean(), dist.max_epochs
-    floors = [
-        _floor(st, held, mean, worst, budget, omega, relaunch)
-        for st, held in zip(known, holds, strict=True)
-    ]
+    # left out cannot win. Ties go to the earlier chain, as if every chain were solved
+    # in that order (same profiles as without the floors). A chain whose slowest option
+    # alone meets its budget (shortened by its overheads) runs that option throughout:
+    # the very profile of that option's own chain, which comes earlier and so wins the
+    # tie; it is not solved. Only the best profile's steps are built.
+    floors = _floors(cs, dist.mean(), dist.max_epochs, budget, omega, relaunch)
+    reduced = budget - cs.paid(relaunch.hours, relaunch.left)[2]
+    if prune:
+        work = sum(dist.block_lengths)  # as greedy_parts sums it
+        todo = np.flatnonzero(cs.single | (work * cs.slowest > reduced + 1e-12))
+    else:
+        todo = np.arange(len(cs.index))
+    todo = todo[np.argsort(floors[todo], kind="stable")]  # ties by index
+    low, budgets = floors.tolist(), reduced.tolist()
     best: tuple[int, list[tuple[int, float, float]], list[float], float, float, float] | None
     best = None
     best_key: tuple[float, int, int] | None = None
-    for i in sorted(range(len(tried)), key=lambda i: (floors[i], i)):
-        if prune and best_key is not None and floors[i] > best_key[0] * (1 + 1e-9) + 1e-15:
+    limit = math.inf
+    for i in todo.tolist():
+        if prune and low[i] > limit:
             break
-        chain = tried[i]
-        first = relaunch.left if chain[0].config == relaunch.current else relaunch.hours
-        ahead = first + relaunch.hours * (len(chain) - 1)
-        parts, _, energy = greedy_parts(chain, dist, budget - ahead, omega)
-        losts, time, overhead = _priced(chain, known[i].each, parts, dist, relaunch)
+        chain = cs.chain(i)
+        parts, _, energy = greedy_parts(chain, dist, budgets[i], omega)
+        losts, time, overhead = _priced(chain, cs.each(i), parts, dist, relaunch, cs.at[i])
         energy += overhead
         late = omega * max(0.0, time - budget)
         key = (energy + late, len(parts), i)
         if best_key is None or key < best_key:
             best, best_key = (i, parts, losts, time, energy, late), key
+            limit = key[0] * (1 + 1e-9) + 1e-15
     assert best is not None, "a job has at least one option"
     i, parts, losts, time, energy, late = best
     steps = tuple(
-        Step(tried[i][k].config, start, end, lost)
+        Step(cs.options[cs.index[i][k]].config, start, end, lost)
         for (k, start, end), lost in zip(parts, losts, strict=True)
     )
     return Profile(steps, time, energy, late, budget)

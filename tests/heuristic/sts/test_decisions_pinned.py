@@ -1,0 +1,97 @@
+"""STS's decisions pinned to the last digit where capacity binds (issue 34's speed goal).
+
+Speed-ups of STS (cached profiles, vectorised ledger, incremental occupancy) must not
+move a single decision. Each run below is fingerprinted by the sequence of decisions it
+made (time, every assignment with its GPUs, the wake-up; floats by ``repr``) and by its
+realised costs. They were recorded before those speed-ups (on b8b91bd, and again on
+the branch ``contend`` at 5298401 when STS's ledger reserve and order changed there);
+a change that moves them is a change of behaviour and must say so (and re-pin).
+
+The instances: the Philly week's first six hours replayed at 120% offered load on
+Sia's kind of small cluster (2 nodes each of 4 K80s, 4 P100s and 8 V100s; 65 jobs with
+measured relaunch overheads), where STS's contention rules (order, rescue, backfill,
+pull) all act; and the ``sts_decision`` benchmark's 100 x 400 snapshot (one decision).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from benchmarks.sts_decision import snapshot
+from heuristic import make_policy
+from heuristic.core.policy import Decision, Policy, SchedulerState
+from instances.generators import GENERATORS
+from validation.evaluate import evaluate
+from validation.scenario import scenario_instance
+from validation.simulator import simulate
+
+CONTENDED = {"cluster": "k80x4:2,p100x4:2,v100x8:2", "load": 1.2, "hours": 6.0}
+
+
+class _Recorder:
+    """A policy that hashes every decision of the policy it wraps."""
+
+    def __init__(self, inner: Policy) -> None:
+        self.inner, self.name = inner, inner.name
+        self.hash = hashlib.sha256()
+        self.count = 0
+
+    def decide(self, state: SchedulerState) -> Decision:
+        d = self.inner.decide(state)
+        assign = sorted((j, None if a is None else (a.config, a.gpus)) for j, a in d.assign.items())
+        self.hash.update(repr((state.time, assign, d.wake_at)).encode())
+        self.count += 1
+        return d
+
+
+def _run(policy: str, mode: str, options: dict) -> tuple[str, int, str, str]:
+    inst = GENERATORS["philly-week"].instance(CONTENDED, 0)
+    rec = _Recorder(make_policy(policy, seed=0, **options))
+    result = simulate(inst, rec, mode=mode, seed=0)
+    ev = evaluate(
+        scenario_instance(inst, result.epochs) if mode == "sampled" else inst, result.plan
+    )
+    return rec.hash.hexdigest()[:16], rec.count, repr(ev.energy_cost), repr(ev.tardiness_cost)
+
+
+@pytest.mark.parametrize(
+    ("policy", "mode", "options", "pinned"),
+    [
+        (
+            "sts",
+            "sampled",
+            {},
+            ("27ca887d0ac08892", 145, "16.670153804599334", "0.07215651039740009"),
+        ),
+        (
+            "sts",
+            "rollout",
+            {},
+            ("e8e6e86441e56865", 154, "23.900098415687577", "0.5992050698135392"),
+        ),
+        # every event partial unless capacity binds (22 of them decided in full)
+        (
+            "sts-incremental",
+            "sampled",
+            {"full_below": 0},
+            ("751461d32919a3bc", 142, "15.710506435321182", "6.0361274205363395"),
+        ),
+    ],
+)
+def test_decisions_on_a_contended_replay_are_unchanged(policy, mode, options, pinned):
+    inst = GENERATORS["philly-week"].instance(CONTENDED, 0)
+    assert len(inst.jobs) == 65 and inst.has_relaunch  # the instance pinned
+    assert _run(policy, mode, options) == pinned
+
+
+@pytest.mark.parametrize(
+    ("relaunch", "pinned"), [("measured", "f19381871a7794f1"), ("none", "28fa97852ecef91a")]
+)
+def test_one_decision_on_the_benchmark_snapshot_is_unchanged(relaunch, pinned):
+    state = snapshot(100, 400, 0, relaunch)
+    d = make_policy("sts").decide(state)
+    assign = sorted((j, None if a is None else (a.config, a.gpus)) for j, a in d.assign.items())
+    digest = hashlib.sha256(repr((assign, d.wake_at)).encode()).hexdigest()[:16]
+    assert digest == pinned
