@@ -54,7 +54,7 @@ def sweep_chart(table: pd.DataFrame, family: str) -> str:
     rows = table[table["family"] == family]
     fig, axes = plt.subplots(1, len(PANELS), figsize=(13, 4.6))
     # up to 20 policies: a colour of tab20 and a line style each, so no two look alike
-    colours = plt.get_cmap("tab20").colors
+    palette = plt.get_cmap("tab20")
     for ax, (column, label, log) in zip(axes, PANELS, strict=True):
         for k, (policy, line) in enumerate(rows.groupby("policy", sort=False)):
             x = line["load"].to_numpy()
@@ -62,7 +62,7 @@ def sweep_chart(table: pd.DataFrame, family: str) -> str:
             ci = line[column + "_ci95"].to_numpy()
             name = literal(str(policy))
             style = ("-", "--", ":", "-.")[k % 4]
-            colour = colours[k % len(colours)]
+            colour = palette(k % palette.N)
             ax.plot(x, y, style, color=colour, marker="o", markersize=3, linewidth=1, label=name)
             ax.fill_between(x, y - ci, y + ci, color=colour, alpha=0.1, linewidth=0)
         means = rows[column].to_numpy()
