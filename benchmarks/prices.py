@@ -1,5 +1,5 @@
 """Energy billed at real hourly prices (docs/model.md, 'Energy prices and carbon over
-time'; issue 36): what the price-blind policies' plans cost when the bundled
+time'): what the price-blind policies' plans cost when the bundled
 ``au-nsw-2023`` series is laid over an instance, and what the MILP, which sees the
 prices per slot, makes of the same instances.
 

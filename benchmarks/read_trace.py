@@ -2,7 +2,7 @@
 ``gpusched generate philly-week --out philly-week.json.gz`` once (or ``alibaba``), then
 reading it back (phases: the bytes and JSON, the numbers and schema checks, building and
 checking the data classes) and, with ``--online``, ``gpusched online FILE --policy
-sts-incremental`` (reading, replay, evaluation). Goals (issue 34, the Philly week):
+sts-incremental`` (reading, replay, evaluation). Goals (the Philly week, docs/benchmarks.md):
 reading within 2 s, the online command within 60 s end to end.
 
 "Before" is the source tree of a git revision (``--before``, default the commit before
@@ -31,7 +31,7 @@ from typing import Any
 from benchmarks.common import markdown
 
 ROOT = Path(__file__).resolve().parent.parent
-BEFORE = "ad7c95d"  # contend's head before the reading work (issue 34)
+BEFORE = "ad7c95d"  # contend's head before the reading work
 READ_GOAL_S, ONLINE_GOAL_S = 2.0, 60.0
 
 # Run in the tree measured: the phases of read_instance, then the whole call. A tree

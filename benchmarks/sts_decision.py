@@ -5,7 +5,7 @@ arrived; jobs in order of release are placed by EDF's rule (running, with random
 progress) until half the GPUs or half the jobs are taken; the rest wait, so the decision
 must place up to half of the jobs. Goals: STS decision
 at most 0.5 s at 100 nodes x 400 jobs and at most 5 s at 16,000 nodes x 4,000 jobs,
-and with the jobs' measured relaunch overheads (issue 34) at most 0.1 s and 2 s.
+and with the jobs' measured relaunch overheads at most 0.1 s and 2 s.
 Each size is measured with those overheads and without: with overheads STS's profile
 searches configuration chains. Optimus' round (a
 fresh policy, so its speed fits are in the time) has the paper's anchor, 5 s at

@@ -1,7 +1,7 @@
 """STS's decision time before and after a change of its code, side by side in one run
-(issue 34's speed goals), on the same decisions.
+(the speed goals of docs/benchmarks.md), on the same decisions.
 
-``--before REF`` (a git commit; default: STS without issue 34's speed work) is
+``--before REF`` (a git commit; default: STS without the speed work) is
 unpacked into a temporary folder with ``git archive``. Each measurement runs in a fresh
 process on that tree and on this one, alternately, so that both see the machine as it
 is then; each fingerprints the decisions it made, and the two must be the same.
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-# STS without the speed work of issue 34 (the branch contend's tip when that work was
+# STS without the speed work (the branch contend's tip when that work was
 # merged into it): the decisions pinned in tests/heuristic/sts/test_decisions_pinned.py
 BEFORE = "5298401"
 # seconds, with measured relaunch overheads

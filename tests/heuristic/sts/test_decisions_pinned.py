@@ -1,4 +1,4 @@
-"""STS's decisions pinned to the last digit where capacity binds (issue 34's speed goal).
+"""STS's decisions pinned to the last digit where capacity binds (speed goals).
 
 Speed-ups of STS (cached profiles, vectorised ledger, incremental occupancy) must not
 move a single decision. Each run below is fingerprinted by the sequence of decisions it
