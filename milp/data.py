@@ -1,10 +1,9 @@
 """The index sets of the time-indexed MILP (docs/milp.md), computed once from an
 instance and a horizon, with no Pyomo in them so that the warm start and the plan
-extraction read the same sets as the model.
-
-Only what can happen gets an index: a job's allowed configurations (those some node can
-host), the nodes that can host each, slots from the job's release slot on, and, for
-block ``b``, only slots in which it can progress or finish at the job's top speed.
+extraction read the same sets as the model. Only what can happen gets an index: a job's
+allowed configurations (those some node can host), the nodes that can host each, slots
+from the job's release slot on, and, for block ``b``, only slots in which it can
+progress or finish at the job's top speed.
 """
 
 from __future__ import annotations
@@ -50,10 +49,9 @@ class JobData:
     # whole slot at each configuration's power (what a slot of overhead costs)
     relaunch: float = 0.0
     slot_power_cost: tuple[float, ...] = ()
-    # with prices that change by the slot (docs/model.md, 'Energy prices and carbon over
-    # time'): each configuration's kWh per epoch and per slot, and the price of a kWh
-    # (carbon included) in each slot; None: every slot at the instance's energy price,
-    # and the costs above are the model's
+    # prices by the slot (docs/model.md, 'Energy prices and carbon over time'): kWh per
+    # epoch and per slot of each configuration, the price of a kWh (carbon in) per slot;
+    # None: every slot at the instance's energy price (the costs above are the model's)
     energy: tuple[float, ...] = ()
     slot_kwh: tuple[float, ...] = ()
     slot_price: tuple[float, ...] | None = None
