@@ -111,20 +111,23 @@ def last_completion(ends: list[list[tuple[float, float]]]) -> Exposure:
     events = sorted((t, j, p) for j, blocks in enumerate(ends) for t, p in blocks if p > 0)
     done = [0.0] * len(ends)  # P(C_j <= t) so far
     zeros = len(ends)  # jobs not yet possibly complete: the product is 0 while any
-    product = 1.0  # product of the non-zero P(C_j <= t)
+    # the product of the non-zero P(C_j <= t) kept as a sum of logarithms: a running
+    # ratio done/before overflows where a first block's probability is subnormal
+    # (1e-322 then 1.0), and 1 - inf priced at 0 made the bill NaN
+    logs = 0.0
     out: Exposure = []
     t0 = 0.0
     for t, j, p in events:
         if t > t0:
-            out.append((t0, t, 1.0 - (product if zeros == 0 else 0.0)))
+            out.append((t0, t, 1.0 - (math.exp(logs) if zeros == 0 else 0.0)))
             t0 = t
         before = done[j]
         done[j] = min(1.0, before + p)
         if before == 0.0:
             zeros -= 1
-            product *= done[j]
+            logs += math.log(done[j])
         else:
-            product *= done[j] / before
+            logs += math.log(done[j]) - math.log(before)
     return out
 
 

@@ -168,3 +168,25 @@ def test_round_trip_and_refusals(small):
         with pytest.raises(InstanceError) as err:
             instance_from_dict(bad)
         assert err.value.path == f"{where}[0].{field}" and words in str(err.value)
+
+
+@pytest.mark.parametrize("price", [0.0, 0.6])
+def test_a_subnormal_first_stop_keeps_the_bill_finite(price):
+    # hypothesis found it: P(C_j <= t) going from 1e-322 to 1 as a running ratio
+    # overflowed, and the idle hours were paid with probability -inf (NaN at price 0)
+    k = Config("k80", 1)
+    gpu = GpuType("k80", 12.0, 100.0, idle_w=0.0)
+    node = Node("n0", "k80", 1, base_w=80.0)
+    dists = (
+        EpochDistribution((1.0, 2.0), (1e-322, 1.0)),
+        EpochDistribution((1.0, 2.0), (0.95, 0.05)),
+    )
+    jobs = tuple(Job(f"j{i}", 0.0, 1.0, d, {k: 1.0}, 2.0) for i, d in enumerate(dists))
+    series = Series(times=(0.0, 1.0), values=(price,), after="repeat")
+    inst = Instance((gpu,), (node,), jobs, energy_price=0.5, prices=series)
+    plan = Plan(
+        (Segment(0.0, 2.0, "j0", k, (("n0", 0),)), Segment(2.0, 4.0, "j1", k, (("n0", 0),)))
+    )
+    ev = evaluate(inst, plan)
+    energy, _ = _joint(inst, plan)
+    assert ev.energy_cost == pytest.approx(energy, rel=1e-9, abs=1e-12)
