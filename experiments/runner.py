@@ -145,6 +145,7 @@ def _local_pool(workers: int) -> Iterator[cf.ProcessPoolExecutor]:
         initargs=(os.getpid(),),
     )
     try:
+        _start_workers(ex, workers)
         yield ex
     except BaseException:
         # the pool's own processes (ProcessPoolExecutor has no public way to stop them
@@ -154,6 +155,23 @@ def _local_pool(workers: int) -> Iterator[cf.ProcessPoolExecutor]:
         raise
     finally:
         ex.shutdown(wait=True, cancel_futures=True)
+
+
+def _start_workers(ex: cf.ProcessPoolExecutor, workers: int) -> None:
+    """Start every worker with Ctrl-C ignored from its first instruction: a worker
+    still starting (importing, before its initializer) when Ctrl-C reached the process
+    group printed a KeyboardInterrupt traceback. An ignored signal stays ignored across
+    exec, and Python installs its own Ctrl-C handler only where none is set; each
+    submit starts one worker while none is idle."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
+        return  # only the main thread may set handlers; None: not set from Python
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        started = [ex.submit(os.getpid) for _ in range(workers)]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    cf.wait(started)
 
 
 def _die_with_campaign(campaign_pid: int) -> None:
