@@ -21,10 +21,10 @@ would pause), the event is decided by plain STS over every job instead, so that 
 urgent job may still take GPUs from less urgent ones. So is every event while capacity
 binds (:mod:`heuristic.sts.contention`): when the last decision left a job waiting,
 rescued, backfilled or pulled one forward; and every event with fewer than
-``full_below`` (64) jobs present, where a full decision takes milliseconds.
+``full_below`` (32) jobs present, where a full decision takes milliseconds.
 STS's order and those rules weigh every job against every other, which an incremental
-decision cannot (it cost up to 4.9 times STS on contended real-data windows,
-docs/contended.md).
+decision cannot (without them it cost 1.12 times STS on 100 contended real-data windows,
+up to 1.83: docs/model.md).
 
 What differs from STS, by design: a clean job (on its cheapest type) does not move
 until its own next wake-up; the ledger of an incremental decision books the
@@ -89,11 +89,11 @@ class IncrementalStsPolicy(StsPolicy):
         for gone in [j for j in self._due if j not in present]:
             del self._due[gone], self._block[gone]
             self._restless.discard(gone)
-        contended = self._contended(state)
+        in_full = self._in_full(state)
         dirty = tuple(s for s in state.jobs if self._dirty(s, state.time))
-        if not dirty and not contended:
+        if not dirty and not in_full:
             return Decision({}, wake_at=self._wake())
-        if len(dirty) < len(state.jobs) and not contended:
+        if len(dirty) < len(state.jobs) and not in_full:
             spare = state.occupancy.copy()  # plain STS's, should the dirty jobs not fit
             part = super().decide(SchedulerState(state.time, state.instance, dirty, spare))
             # a partial decision that finds capacity binding is not kept either
@@ -105,7 +105,7 @@ class IncrementalStsPolicy(StsPolicy):
         self._remember(state.jobs, whole)
         return Decision(whole.assign, wake_at=self._wake())
 
-    def _contended(self, state: SchedulerState) -> bool:
+    def _in_full(self, state: SchedulerState) -> bool:
         """Decide in full: few jobs are present (``full_below``), or capacity bound at the
         last decision (``StsPolicy.contended``: a job left waiting, rescued, backfilled
         or pulled forward). STS's order and its rules for a contended cluster weigh
