@@ -48,6 +48,11 @@ CAMPAIGNS = {
 }
 # the whole week would be built at every example: a one-hour window has every trace field
 CAMPAIGNS["philly-week"]["scenarios"][0].update(start=30.0, hours=1.0, running="completed")
+# the policies as a table of options (the contended campaign's form), on one small
+# contended scenario
+CAMPAIGNS["contended"] = campaign_document("contended")
+CAMPAIGNS["contended"]["scenarios"] = CAMPAIGNS["contended"]["scenarios"][:1]
+CAMPAIGNS["contended"]["scenarios"][0].update(hours=1.0, grid={"load": [0.6, 1.2]})
 # one campaign per generator of the table, its scenario setting every field the spec
 # has, and one per scenario kind that reads instances (file, suite) with every key
 for _name in GENERATORS:
