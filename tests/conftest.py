@@ -12,8 +12,15 @@ from instances.bundled import bundled
 
 DATA = Path(__file__).parent / "data"
 
+# derandomize: the same examples in every run, so that CI does not fail by chance (a
+# Monte Carlo 99% interval misses the exact figure in one example of a hundred; a fresh
+# draw per run made test_exact_cost_inside_monte_carlo_99_interval fail once)
 settings.register_profile(
-    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("ci")
 
