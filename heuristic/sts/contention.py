@@ -33,18 +33,35 @@ from the thesis's STS (docs/contended.md states what it moves on the light campa
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from heuristic.core.choice import first_placement, ranked_configs
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus
+from heuristic.core.urgency import slack
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.profile import Profile
-from instances import EpochDistribution, Instance
+from instances import EpochDistribution, Instance, Job
+
+Fastest = Callable[[Job], float]  # a job's hours per epoch on its fastest configuration
 
 # hours of remaining worst-case work counted per hour of slack in the order: measured
 # 0.1, 0.25, 0.5 and 1 on real-data windows, the contended 32-GPU runs and the light
 # families (docs/model.md, 'STS under contention'); 0.25 is the best on the windows and
 # within 2.2% of 0.1 on the contended runs, where 0.1 costs up to 1.22 x on a window
 WORK_SHARE = 0.25
+
+
+def late_share(inst: Instance, jobs: Sequence[JobStatus], now: float, fastest: Fastest) -> float:
+    """The share of present jobs that are late whatever they run on (slack <= 0): the
+    weight of work in the order is ``work_share`` times this. Work in the order keeps
+    hopeless jobs from taking the GPUs of jobs that can still be on time; where few jobs
+    are late there is no such domino to stop, and counting work only pushes long jobs
+    back until they are late too (docs/model.md, 'STS under contention')."""
+    if not jobs:
+        return 0.0
+    late = sum(slack(inst, s, now, fastest(s.job)) <= 0 for s in jobs)
+    return late / len(jobs)
 
 
 def urgency_key(

@@ -95,7 +95,11 @@ class IncrementalStsPolicy(StsPolicy):
             return Decision({}, wake_at=self._wake())
         if len(dirty) < len(state.jobs) and not in_full:
             spare = state.occupancy.copy()  # plain STS's, should the dirty jobs not fit
-            part = super().decide(SchedulerState(state.time, state.instance, dirty, spare))
+            self.population = state.jobs  # the order's share of late jobs is everyone's
+            try:
+                part = super().decide(SchedulerState(state.time, state.instance, dirty, spare))
+            finally:
+                self.population = ()
             # a partial decision that finds capacity binding is not kept either
             if not self.contended and all(self._runs(s, part) for s in dirty):
                 self._remember(dirty, part)

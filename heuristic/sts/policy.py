@@ -40,14 +40,14 @@ adjustment, is STS as above.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from heuristic.core.holds import Holds
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.core.urgency import slack
-from heuristic.sts.contention import backfill, pull_forward, urgency_key
+from heuristic.sts.contention import backfill, late_share, pull_forward, urgency_key
 from heuristic.sts.hulls import HullTable, JobProfiles, TypeProfile
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.options import StsOptions, StsTuning
@@ -95,6 +95,9 @@ class _Round:
     # capacity bound at this decision: a job was rescued, backfilled, pulled forward or
     # left waiting
     contended: bool = False
+    # hours of remaining work per hour of slack in the order (``StsOptions.work_share``,
+    # scaled by the share of jobs late with ``scale_work``)
+    work_share: float = 0.0
 
 
 # a profile chosen for a job, the step it runs now, when that step ends, and whether it
@@ -124,6 +127,9 @@ class StsPolicy:
         # jobs moved to their last step early (``pull``): when they now plan to finish
         self._finish_by: dict[str, float] = {}
         self.contended = False  # the last decision's (``_Round.contended``)
+        # every present job where a caller decides for some of them only (the share of
+        # jobs late is the cluster's, not the subset's: ``sts-incremental``)
+        self.population: tuple[JobStatus, ...] = ()
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)
@@ -132,6 +138,7 @@ class StsPolicy:
         for status in state.jobs:
             if status.allocation is not None:
                 rnd.occ.release(status.job.id)
+        rnd.work_share = self._work_share(rnd, self.population or state.jobs)
         order = sorted(state.jobs, key=lambda s: (self._urgency(rnd, s), s.job.id))
         for status in order:
             self._decide_job(rnd, status)
@@ -148,6 +155,13 @@ class StsPolicy:
         wake = min(rnd.asks.values(), default=math.inf)
         return Decision(rnd.assign, wake_at=None if math.isinf(wake) else wake)
 
+    def _work_share(self, rnd: _Round, jobs: Sequence[JobStatus]) -> float:
+        """The order's weight of work: ``work_share``, times the share of present jobs
+        that are late with ``scale_work``."""
+        if not self.options.scale_work or self.options.urgency != "modified-slack":
+            return self.options.work_share
+        return self.options.work_share * late_share(rnd.inst, jobs, rnd.now, rnd.table.fastest)
+
     def _urgency(self, rnd: _Round, status: JobStatus) -> tuple[int, float]:
         """Smallest first: the job's slack (shifted by the tuning), or its weighted
         modified slack (:func:`heuristic.sts.contention.urgency_key`)."""
@@ -155,7 +169,7 @@ class StsPolicy:
         sl = slack(rnd.inst, status, rnd.now, fastest) + self.tuning.urgency.get(status.job.id, 0.0)
         if self.options.urgency == "slack":
             return (0, sl)
-        return urgency_key(rnd.inst, status, sl, fastest, self.options.work_share)
+        return urgency_key(rnd.inst, status, sl, fastest, rnd.work_share)
 
     def _backfill(self, rnd: _Round, status: JobStatus) -> None:
         """A job left waiting that is late whatever it runs on takes free GPUs."""
