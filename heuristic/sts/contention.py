@@ -13,9 +13,9 @@ to a plain LP allocation (docs/contended.md has the verified examples):
   on time, shortest work first among those that cannot (Smith's rule, which minimises
   weighted lateness once every job is late), weighted by the tardiness weight. It
   follows the modified due date rule (Baker and Bertrand 1982; weighted by Kanet and Li
-  2004), with slack in place of the due date. The weight of work is scaled by the share
-  of present jobs already late (:func:`late_share`): with few late, the order is least
-  slack, and long jobs that can still be on time are not pushed back.
+  2004), with slack in place of the due date. With ``scale_work`` the weight of work is
+  scaled by the share of present jobs already late (:func:`late_share`); measured and not
+  kept as the default (docs/model.md).
 - **Idle GPUs beside late jobs.** A job whose profile's step fits nowhere waits, even
   when a smaller configuration is free and the job is late anyway. Such a job
   (``slack <= 0``) takes the cheapest configuration that fits now, counting its

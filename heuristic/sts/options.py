@@ -54,7 +54,8 @@ class StsOptions:
     arrived, beyond ``lead_hours`` from now. Where capacity binds
     (:mod:`heuristic.sts.contention`): ``urgency``, the order jobs are served in
     (``"modified-slack"``, with ``work_share`` hours of work per hour of slack, scaled
-    by the share of present jobs already late with ``scale_work``, or the thesis's least
+    by the share of present jobs already late with ``scale_work`` (off: measured, not
+    kept, docs/model.md), or the thesis's least
     ``"slack"``); ``backfill``, late waiting jobs take free GPUs;
     ``pull``, a job runs now a last step whose class the ledger has booked full."""
 
@@ -63,7 +64,7 @@ class StsOptions:
     lead_hours: float = LEAD_HOURS
     urgency: Literal["modified-slack", "slack"] = "modified-slack"
     work_share: float = WORK_SHARE
-    scale_work: bool = True
+    scale_work: bool = False
     backfill: bool = True
     pull: bool = True
 

@@ -28,10 +28,8 @@ def _fingerprint(run: OnlineRun) -> str:
     [
         # 1,000 jobs on 100 nodes, no overheads: the benchmark's run (re-pinned when STS
         # took its order for contended clusters: same costs and decisions, jobs on other
-        # GPUs of the same nodes, 17be2917f5d22a20; and back to the segments from before
-        # it, 02810befe4b61541, when work counted in the order only as far as jobs are
-        # late: no job is late here, so the order is least slack again)
-        (1000, 100, "none", "02810befe4b61541", "91.52649233283769", "8.526512829121202e-15", 2047),
+        # GPUs of the same nodes, segments 02810befe4b61541 before)
+        (1000, 100, "none", "17be2917f5d22a20", "91.52649233283769", "8.526512829121202e-15", 2047),
         # 300 jobs on 30 nodes with measured overheads: every profile searches chains
         (
             300,
@@ -60,12 +58,11 @@ def test_incremental_sts_figures_are_pinned():
     seed, same segments and costs to the last digit; within 0.001% of STS's energy
     (re-pinned when it began deciding in full below 64 jobs present and while capacity
     binds: 91.52858087226353, 2,037 decisions before; and when the threshold became 32:
-    91.52706792050444, 2,043; segments 8b53798425f4f8f9 before the order's work share
-    was scaled by the share of late jobs, the same costs and decisions)."""
+    91.52706792050444, 2,043)."""
     inst = synthetic(SyntheticSpec(nodes=100, jobs=1000, relaunch="none"), seed=0)
     run = run_online(inst, "sts-incremental", seed=0)
     s = run.summary()
     assert repr(s["energy_cost"]) == "91.52707548544652"
     assert abs(s["energy_cost"] / 91.52649233283769 - 1) < 1e-5  # STS's, pinned above
     assert int(s["decisions"]) == 2040
-    assert _fingerprint(run) == "98fa01df963a8baf"
+    assert _fingerprint(run) == "8b53798425f4f8f9"
