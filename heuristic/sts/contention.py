@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from heuristic.core.choice import first_placement, ranked_configs
+from heuristic.core.choice import first_placement, ranked_configs, worst_case_cost
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus
 from heuristic.core.urgency import slack
@@ -117,3 +117,33 @@ def pull_forward(
     occ.place(status.job, alloc)
     finish = now + inst.relaunch(status.job) + status.remaining * inst.epoch_time(status.job, last)
     return alloc, finish
+
+
+def unstick(
+    inst: Instance, occ: Occupancy, status: JobStatus, now: float, types: tuple[str, ...]
+) -> Allocation | None:
+    """A running job kept where it runs because no step of its profiles fit and no
+    configuration on the free GPUs meets its due date: the configuration cheapest in the
+    worst case (energy and tardiness if it runs there to the end; staying pays no
+    relaunch) on the GPUs left free and its own. ``None``: it stays."""
+    current = status.allocation
+    assert current is not None
+    job = status.job
+
+    def stay_cost() -> float:
+        return worst_case_cost(
+            inst, job, current.config, status.remaining, now, overhead=status.overhead_left
+        )
+
+    best = stay_cost()
+    occ.release(job.id)
+    ranked = [c for c in ranked_configs(inst, job, status.remaining, now) if c.gpu_type in types]
+    for c in ranked:
+        if worst_case_cost(inst, job, c, status.remaining, now) >= best * (1 - 1e-9):
+            break  # ranked cheapest first: nothing further beats staying
+        alloc = occ.find(job, c)
+        if alloc is not None:
+            occ.place(job, alloc)
+            return alloc
+    occ.place(job, current)
+    return None

@@ -57,6 +57,8 @@ class StsOptions:
     by the share of present jobs already late with ``scale_work`` (off: measured, not
     kept, docs/model.md), or the thesis's least
     ``"slack"``); ``backfill``, late waiting jobs take free GPUs;
+    ``unstick``, a running job that no step of its profiles and nothing on time fits
+    moves to the free configuration cheapest in the worst case, if cheaper than staying;
     ``pull``, a job runs now a last step whose class the ledger has booked full."""
 
     lookahead: bool = True
@@ -66,6 +68,7 @@ class StsOptions:
     work_share: float = WORK_SHARE
     scale_work: bool = False
     backfill: bool = True
+    unstick: bool = True
     pull: bool = True
 
     def __post_init__(self) -> None:

@@ -47,7 +47,7 @@ from heuristic.core.holds import Holds
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.core.urgency import slack
-from heuristic.sts.contention import backfill, late_share, pull_forward, urgency_key
+from heuristic.sts.contention import backfill, late_share, pull_forward, unstick, urgency_key
 from heuristic.sts.hulls import HullTable, JobProfiles, TypeProfile
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.options import StsOptions, StsTuning
@@ -172,8 +172,12 @@ class StsPolicy:
         return urgency_key(rnd.inst, status, sl, fastest, rnd.work_share)
 
     def _backfill(self, rnd: _Round, status: JobStatus) -> None:
-        """A job left waiting that is late whatever it runs on takes free GPUs."""
+        """A job left waiting that is late whatever it runs on takes free GPUs; so does
+        a running job kept where it runs because nothing on time fitted."""
         job_id = status.job.id
+        if job_id in rnd.stuck and self.options.unstick:
+            self._unstick(rnd, status)
+            return
         if rnd.assign.get(job_id, status.allocation) is not None:
             return
         if rnd.now < self.tuning.hold.get(job_id, 0.0) - 1e-9:
@@ -191,6 +195,18 @@ class StsPolicy:
             rnd.assign[job_id] = alloc
         next_slot = grid(rnd.inst, rnd.now, rnd.now + (rnd.inst.slot or 0.25))
         rnd.asks[job_id] = min(rnd.asks.get(job_id, math.inf), next_slot)
+
+    def _unstick(self, rnd: _Round, status: JobStatus) -> None:
+        """A running job kept where it runs although late: the free configuration
+        cheapest in the worst case, if cheaper than staying (re-planned next slot)."""
+        alloc = unstick(rnd.inst, rnd.occ, status, rnd.now, self._types(status.job, rnd.all_types))
+        if alloc is None:
+            return
+        rnd.contended = True
+        rnd.stuck.discard(status.job.id)
+        rnd.assign[status.job.id] = alloc
+        next_slot = grid(rnd.inst, rnd.now, rnd.now + (rnd.inst.slot or 0.25))
+        rnd.asks[status.job.id] = min(rnd.asks.get(status.job.id, math.inf), next_slot)
 
     def _pull(self, rnd: _Round, status: JobStatus) -> None:
         """A running job whose last step's class is booked full runs that step now."""

@@ -76,6 +76,13 @@ def _run(policy: str, mode: str, options: dict) -> tuple[str, int, str, str]:
             "sts-incremental",
             "sampled",
             {"full_below": 0},
+            ("120b0ea84c67f119", 148, "15.816026134124895", "0.09834693510047997"),
+        ),
+        # before a stuck late job moved to free GPUs (``unstick``), the pin it had
+        (
+            "sts-incremental",
+            "sampled",
+            {"full_below": 0, "unstick": False},
             ("751461d32919a3bc", 142, "15.710506435321182", "6.0361274205363395"),
         ),
     ],
