@@ -43,7 +43,13 @@ _POLICIES: dict[str, Entry] = {
     "sts": Entry("heuristic.sts.policy:StsPolicy"),
     "sts-greedy": Entry(
         "heuristic.sts.policy:StsPolicy",
-        {"lookahead": False, "urgency": "slack", "backfill": False, "unstick": False, "pull": False},
+        {
+            "lookahead": False,
+            "urgency": "slack",
+            "backfill": False,
+            "unstick": False,
+            "pull": False,
+        },
     ),
     "sts-incremental": Entry("heuristic.sts.incremental:IncrementalStsPolicy"),
     "rg": Entry("heuristic.baselines.rg:RgPolicy"),
