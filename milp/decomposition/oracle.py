@@ -12,7 +12,7 @@ import numpy as np
 from milp.decomposition.branching import Decision, impossible, restrict
 from milp.decomposition.columns import Column, make_column
 from milp.decomposition.completion import Steps, completion_bound
-from milp.decomposition.pricing import price_job
+from milp.decomposition.pricing import Job, Priced, price_jobs
 from milp.decomposition.slots import SlotModel
 from milp.decomposition.space import JobSpace, Space
 
@@ -68,8 +68,8 @@ class Oracle:
         schedules must meet (:mod:`milp.decomposition.branching`)."""
         n = len(self.models)
         lower, value, exact = np.empty(n), np.empty(n), np.zeros(n, dtype=bool)
-        columns: list[Column] = []
-        labels = 0
+        todo: list[int] = []
+        jobs: list[Job] = []
         for j, (js, m, steps) in enumerate(
             zip(self.space.jobs, self.models, self.steps, strict=True)
         ):
@@ -88,21 +88,34 @@ class Oracle:
             if np.isfinite(upper[j]) and lower[j] >= upper[j] - 1e-12 * max(1.0, abs(upper[j])):
                 exact[j] = True  # its best known column is its optimum: nothing to price
                 continue
-            if deadline is not None and time.perf_counter() > deadline:
-                continue  # out of time: this job proves nothing this round
-            got = price_job(
-                m,
-                steps,
-                price,
-                bound,
-                float(upper[j]),
-                beam=beam,
-                keep=keep,
-                budget=budget,
-                must_run=must,
-            )
-            value[j] = got.value
-            exact[j] = beam is None and got.complete
-            labels += got.labels
-            columns += [make_column(self.space, j, s, ch) for s, ch in got.schedules]
+            todo.append(j)
+            jobs.append(Job(m, steps, price, bound, float(upper[j]), must))
+        if deadline is not None and time.perf_counter() > deadline:
+            todo, jobs = [], []  # out of time: the jobs left prove nothing this round
+        columns: list[Column] = []
+        labels = 0
+        got = _price(jobs, beam, keep, budget, deadline)
+        for j, one in zip(todo, got, strict=True):
+            value[j] = one.value
+            exact[j] = beam is None and one.complete
+            labels += one.labels
+            columns += [make_column(self.space, j, s, ch) for s, ch in one.schedules]
         return Round(lower, value, exact, columns, labels)
+
+
+def _price(
+    jobs: list[Job], beam: int | None, keep: int, budget: int | None, deadline: float | None
+) -> list[Priced]:
+    """The heuristic pricer steps every job together (a few labels a job per slot: one
+    pass of numpy for all of them beats one per job, 1.5-1.9x on the real-data
+    instances); the exact one a job at a time (thousands of labels a slot: sorting
+    them all together costs more than it saves, about 1.25x)."""
+    if beam is not None:
+        return price_jobs(jobs, beam=beam, keep=keep, budget=budget, deadline=deadline)
+    out = []
+    for job in jobs:
+        if deadline is not None and time.perf_counter() > deadline:
+            out.append(Priced(job.upper, complete=False))  # out of time: proves nothing
+        else:
+            out += price_jobs([job], keep=keep, budget=budget, deadline=deadline)
+    return out
