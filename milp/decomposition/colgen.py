@@ -37,6 +37,7 @@ import numpy as np
 
 from heuristic.core.result import Termination
 from milp.decomposition.branching import Decision
+from milp.decomposition.fixing import fix_arcs
 from milp.decomposition.master import Master, _holdings, label_terms
 from milp.decomposition.oracle import Oracle, Round
 
@@ -77,6 +78,7 @@ class Generation:
     exact_rounds: int
     termination: Termination
     runtime: float
+    fixed: int = 0  # arcs removed by reduced-cost fixing
 
 
 @dataclass
@@ -95,6 +97,8 @@ class _State:
     centre_value: float = -np.inf
     mispricings: int = 0
     budget: int | None = None  # the exact pricer's labels per job, grown when it falls short
+    fixed_at: float = -np.inf  # the bound of the last reduced-cost fixing
+    removed: int = 0  # arcs it removed
 
     def solved(self, z: float) -> None:
         self.stall = 0 if z < self.z - STALL_DROP * abs(self.z) else self.stall + 1
@@ -110,8 +114,9 @@ class _State:
             self.centre, self.centre_value = lam, value
 
     def result(self, termination: Termination, t0: float) -> Generation:
+        elapsed = time.perf_counter() - t0
         return Generation(
-            self.best, self.z, self.rounds, self.exact, termination, time.perf_counter() - t0
+            self.best, self.z, self.rounds, self.exact, termination, elapsed, self.removed
         )
 
 
@@ -126,11 +131,14 @@ def generate(
     floor: float,
     deadline: float | None,
     decisions: tuple[Decision, ...] = (),
+    incumbent: float = np.inf,
 ) -> Generation:
     """Column generation on ``master`` until it converges or a limit stops it; ``floor``
     is a bound already known (the best bound starts there); ``decisions``, the
     branching decisions of the search node (its master holds only columns that meet
-    them)."""
+    them); ``incumbent``, the cost of a plan in hand: with it (and no decisions),
+    arcs no cheaper plan uses are removed from the pricing (reduced-cost fixing,
+    :mod:`milp.decomposition.fixing`) once the bound is within ``FIX_GAP`` of it."""
     t0 = time.perf_counter()
     st = _State(floor, budget=options.labels)
     while True:
@@ -151,21 +159,9 @@ def generate(
         st.observe(lam, _bound(master, lam, got))
         if st.stall < options.stall and _enter(master, got, lam_out, mu, z):
             continue
-        # the heuristic's schedules are the exact pricer's incumbents: it looks below them
-        found = got.columns
-        got = oracle.price(
-            lam,
-            got.value,
-            beam=None,
-            keep=options.keep,
-            budget=st.budget,
-            deadline=deadline,
-            decisions=decisions,
-        )
-        got = replace(got, columns=found + got.columns)
-        st.exact += 1
-        st.stall = 0
-        st.observe(lam, _bound(master, lam, got))
+        got = _exact(master, oracle, options, st, lam, got, deadline, decisions)
+        if decisions == () and np.isfinite(incumbent):
+            _fix(master, oracle, st, lam, got, incumbent)
         if _enter(master, got, lam_out, mu, z):
             st.mispricings = 0
         elif alpha > 0:
@@ -176,6 +172,54 @@ def generate(
             st.budget *= 4  # some job ran out of labels: look further next round
         else:
             return st.result(Termination.OTHER_LIMIT, t0)
+
+
+def _exact(
+    master: Master,
+    oracle: Oracle,
+    options: CgOptions,
+    st: _State,
+    lam: np.ndarray,
+    heuristic: Round,
+    deadline: float | None,
+    decisions: tuple[Decision, ...],
+) -> Round:
+    """The exact round at ``lam``, its bound observed; the heuristic's schedules are
+    its incumbents (it looks below them) and join its columns."""
+    got = oracle.price(
+        lam,
+        heuristic.value,
+        beam=None,
+        keep=options.keep,
+        budget=st.budget,
+        deadline=deadline,
+        decisions=decisions,
+    )
+    got = replace(got, columns=heuristic.columns + got.columns)
+    st.exact += 1
+    st.stall = 0
+    st.observe(lam, _bound(master, lam, got))
+    return got
+
+
+# reduced-cost fixing runs once the bound is within this share of the incumbent's cost,
+# and again each time the bound has closed this share of the gap left at the last one
+FIX_GAP = 0.2
+FIX_STEP = 0.1
+
+
+def _fix(
+    master: Master, oracle: Oracle, st: _State, lam: np.ndarray, got: Round, incumbent: float
+) -> None:
+    """Reduced-cost fixing from an exact round's bound, when it is close enough to the
+    incumbent and has moved enough since the last time (see ``FIX_GAP``)."""
+    value = _bound(master, lam, got)
+    gap = incumbent - value
+    if gap > FIX_GAP * abs(incumbent) or value < st.fixed_at + FIX_STEP * (incumbent - st.fixed_at):
+        return
+    st.fixed_at = value
+    rest = label_terms(master.space, lam)
+    st.removed += fix_arcs(oracle, lam, got.proved, rest, incumbent, st.budget)
 
 
 def _alpha(alpha: float, st: _State) -> float:

@@ -14,7 +14,7 @@ from milp.decomposition.columns import Column, make_column
 from milp.decomposition.completion import Steps, completion_bound
 from milp.decomposition.pricing import Job, Priced, price_jobs
 from milp.decomposition.slots import SlotModel
-from milp.decomposition.space import JobSpace, Space
+from milp.decomposition.space import Space
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,19 @@ class Oracle:
         self.steps = [Steps.of(m, grid) for m in self.models]
         # each job alone at its least energy and tardiness: prices only add to it
         self.own = np.array([space.d.job_bound(js.id) for js in space.jobs])
+        # per job, its (choice, window slot) arcs removed by reduced-cost fixing
+        self.fixed = [
+            np.zeros((len(js.choices), m.last - m.first + 1), bool)
+            for js, m in zip(space.jobs, self.models, strict=True)
+        ]
 
-    def prices(self, js: JobSpace, m: SlotModel, lam: np.ndarray) -> np.ndarray:
-        """What each choice holds, priced in each slot of the job's window."""
-        return np.asarray(js.usage @ lam[:, m.first : m.last + 1])
+    def prices(self, j: int, lam: np.ndarray) -> np.ndarray:
+        """What each choice holds, priced in each slot of the job's window; an arc
+        removed by reduced-cost fixing (:mod:`milp.decomposition.fixing`) at infinity."""
+        m = self.models[j]
+        price = np.asarray(self.space.jobs[j].usage @ lam[:, m.first : m.last + 1])
+        fixed = self.fixed[j]
+        return np.where(fixed, np.inf, price) if fixed.any() else price
 
     def price(
         self,
@@ -70,9 +79,7 @@ class Oracle:
         lower, value, exact = np.empty(n), np.empty(n), np.zeros(n, dtype=bool)
         todo: list[int] = []
         jobs: list[Job] = []
-        for j, (js, m, steps) in enumerate(
-            zip(self.space.jobs, self.models, self.steps, strict=True)
-        ):
+        for j, (m, steps) in enumerate(zip(self.models, self.steps, strict=True)):
             value[j] = upper[j]
             if np.isfinite(upper[j]) and upper[j] <= self.own[j] + 1e-12 * max(1.0, upper[j]):
                 lower[j], exact[j] = upper[j], True  # its best column costs its own bound
@@ -81,7 +88,7 @@ class Oracle:
                 lower[j] = value[j] = np.inf  # no schedule meets the decisions
                 exact[j] = True
                 continue
-            price, must = restrict(m, j, self.prices(js, m, lam), decisions)
+            price, must = restrict(m, j, self.prices(j, lam), decisions)
             bound = completion_bound(m, steps, price)
             alone = steps.remaining(m, bound[0], m.first, np.zeros(1))[0]
             lower[j] = min(max(alone, self.own[j]), upper[j])

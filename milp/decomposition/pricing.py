@@ -53,6 +53,7 @@ class Priced:
     schedules: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
     labels: int = 0
     complete: bool = True
+    arcs: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,7 @@ class _Run:
         sizes = np.array([p.price.size for p in jobs])
         poff = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         self.flat = np.concatenate([p.price.ravel() for p in jobs])
+        self.arcs = np.full(len(self.flat), np.inf)
         local = np.arange(len(stack.job_of)) - stack.coff[stack.job_of]
         self.base = poff[stack.job_of] + local * stack.width[stack.job_of]
         reps = [representatives(p.m, p.price) + stack.coff[j] for j, p in enumerate(jobs)]
@@ -167,6 +169,24 @@ class _Run:
             del best[self.keep :]
             self.upper[j] = min(self.upper[j], best[0][0])
 
+    def through(self, kids: _Labels, done: np.ndarray, bounds: Bounds, i: int) -> None:
+        """Lower each (choice, slot ``i``) arc's bound to the least cost plus completion
+        bound of the children through it (0 to go once complete)."""
+        go = np.where(done, 0.0, bounds.remaining(i + 1, kids.job, kids.w))
+        np.minimum.at(self.arcs, self.base[kids.via] + i, kids.cost + go)
+
+    def priced(
+        self, history: list[tuple[np.ndarray, np.ndarray]], stack: Stack, j: int, arcs: bool
+    ) -> Priced:
+        """Job ``j``'s outcome (with its arcs' bounds, choices x window slots)."""
+        paths = [_path(history, stack, j, b) for b in self.best[j]]
+        out = Priced(float(self.upper[j]), paths, int(self.total[j]), bool(self.complete[j]))
+        if arcs:
+            lo = self.base[stack.coff[j]]
+            size = stack.models[j].speed.size * int(stack.width[j])
+            out.arcs = self.arcs[lo : lo + size].reshape(-1, int(stack.width[j]))
+        return out
+
     def stop(self, jobs: np.ndarray) -> None:
         """These jobs are priced no further: what they found stands, proving nothing."""
         self.active[jobs] = False
@@ -180,11 +200,14 @@ def price_jobs(
     keep: int = 3,
     budget: int | None = None,
     deadline: float | None = None,
+    arcs: bool = False,
 ) -> list[Priced]:
     """Each job's cheapest schedules at its prices below its ``upper``, every job a slot
     at a time together (see the module's docstring). Exact unless ``beam``; a job that
     keeps more than ``budget`` labels in all stops there, as every job still priced at
-    ``deadline`` (``time.perf_counter()``) does, with what it found."""
+    ``deadline`` (``time.perf_counter()``) does, with what it found. With ``arcs``,
+    no schedules: ``upper`` stays the threshold, and each job's ``arcs`` bound what a
+    schedule through each (choice, slot) costs (:mod:`milp.decomposition.fixing`)."""
     if not jobs:
         return []
     stack = Stack.of([p.m for p in jobs])
@@ -199,15 +222,11 @@ def price_jobs(
         w1, step, done = stack.step(i, kids.job, kids.w, kids.via, lost)
         kids.cost = kids.cost + step + run.flat[run.base[kids.via] + i]
         kids.w = w1
-        run.record(kids, done, i)
-        going = i + 1 < stack.width
-        idle = _idle(labels)
-        idle = idle.take(going[idle.job] & ~run.must[idle.job, i])
-        nxt = _Labels.join(kids.take(~done & going[kids.job]), idle)
-        score = nxt.cost + bounds.remaining(i + 1, nxt.job, nxt.w)
-        alive = (score < run.upper[nxt.job]) & run.active[nxt.job]
-        labels = _prune(nxt.take(alive), score[alive], stack, beam)
-        run.total += np.bincount(labels.job, minlength=n)
+        if arcs:
+            run.through(kids, done, bounds, i)
+        else:
+            run.record(kids, done, i)
+        labels = _next(stack, run, bounds, labels, kids, done, i, beam)
         if budget is not None and (run.active & (run.total > budget)).any():
             run.stop(np.flatnonzero(run.total > budget))
             labels = labels.take(run.active[labels.job])
@@ -217,15 +236,31 @@ def price_jobs(
         if deadline is not None and time.perf_counter() > deadline:
             run.stop(np.unique(labels.job))
             break
-    return [
-        Priced(
-            float(run.upper[j]),
-            [_path(history, stack, j, b) for b in run.best[j]],
-            int(run.total[j]),
-            complete=bool(run.complete[j]),
-        )
-        for j in range(n)
-    ]
+    return [run.priced(history, stack, j, arcs) for j in range(n)]
+
+
+def _next(
+    stack: Stack,
+    run: _Run,
+    bounds: Bounds,
+    labels: _Labels,
+    kids: _Labels,
+    done: np.ndarray,
+    i: int,
+    beam: int | None,
+) -> _Labels:
+    """The labels at the start of slot ``i + 1``: the running children that did not
+    complete and the labels idle in slot ``i`` (where the job may idle), in the jobs'
+    windows, below their ``upper`` by the completion bound, pruned; counted."""
+    going = i + 1 < stack.width
+    idle = _idle(labels)
+    idle = idle.take(going[idle.job] & ~run.must[idle.job, i])
+    nxt = _Labels.join(kids.take(~done & going[kids.job]), idle)
+    score = nxt.cost + bounds.remaining(i + 1, nxt.job, nxt.w)
+    alive = (score < run.upper[nxt.job]) & run.active[nxt.job]
+    out = _prune(nxt.take(alive), score[alive], stack, beam)
+    run.total += np.bincount(out.job, minlength=len(run.total))
+    return out
 
 
 def _children(stack: Stack, run: _Run, labels: _Labels) -> tuple[_Labels, np.ndarray]:

@@ -74,7 +74,12 @@ def solve(
     end = None if time_limit is None else t0 + time_limit
     reserve = 0.0 if time_limit is None else INTEGER_SHARE * time_limit
     root = generate(
-        master, oracle, options, start.d.separable_bound(), None if end is None else end - reserve
+        master,
+        oracle,
+        options,
+        start.d.separable_bound(),
+        None if end is None else end - reserve,
+        incumbent=start.evaluation.total_cost if start.fits else math.inf,
     )
     left = None if end is None else max(0.01, min(reserve, end - time.perf_counter()))
     chosen, _, _ = integer_master(master, start.columns or None, left)
