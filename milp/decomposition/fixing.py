@@ -73,7 +73,7 @@ def fix_arcs(
         price = oracle.prices(j, lam)
         bound = completion_bound(m, steps, price)
         job = Job(m, steps, price, bound, threshold)
-        (got,) = price_jobs([job], budget=budget, arcs=True)
+        (got,) = price_jobs([job], budget=budget, arcs=True, stack=oracle.stacks[j])
         if not got.complete or got.arcs is None:
             continue  # out of labels: nothing proved about its arcs
         arcs = got.arcs[representative_of(m, price)]

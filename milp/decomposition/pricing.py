@@ -201,16 +201,18 @@ def price_jobs(
     budget: int | None = None,
     deadline: float | None = None,
     arcs: bool = False,
+    stack: Stack | None = None,
 ) -> list[Priced]:
     """Each job's cheapest schedules at its prices below its ``upper``, every job a slot
     at a time together (see the module's docstring). Exact unless ``beam``; a job that
     keeps more than ``budget`` labels in all stops there, as every job still priced at
     ``deadline`` (``time.perf_counter()``) does, with what it found. With ``arcs``,
     no schedules: ``upper`` stays the threshold, and each job's ``arcs`` bound what a
-    schedule through each (choice, slot) costs (:mod:`milp.decomposition.fixing`)."""
+    schedule through each (choice, slot) costs (:mod:`milp.decomposition.fixing`).
+    ``stack``: the jobs' stack if made already (it depends on their models only)."""
     if not jobs:
         return []
-    stack = Stack.of([p.m for p in jobs])
+    stack = stack if stack is not None else Stack.of([p.m for p in jobs])
     bounds = Bounds.of(stack, [p.steps for p in jobs], [p.bound for p in jobs])
     run = _Run(stack, jobs, keep)
     n = len(jobs)
