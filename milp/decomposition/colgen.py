@@ -79,6 +79,7 @@ class Generation:
     termination: Termination
     runtime: float
     fixed: int = 0  # arcs removed by reduced-cost fixing
+    centre: np.ndarray | None = None  # the prices of the best bound
 
 
 @dataclass
@@ -116,7 +117,14 @@ class _State:
     def result(self, termination: Termination, t0: float) -> Generation:
         elapsed = time.perf_counter() - t0
         return Generation(
-            self.best, self.z, self.rounds, self.exact, termination, elapsed, self.removed
+            self.best,
+            self.z,
+            self.rounds,
+            self.exact,
+            termination,
+            elapsed,
+            self.removed,
+            self.centre,
         )
 
 
@@ -161,7 +169,7 @@ def generate(
             continue
         got = _exact(master, oracle, options, st, lam, got, deadline, decisions)
         if decisions == () and np.isfinite(incumbent):
-            _fix(master, oracle, st, lam, got, incumbent)
+            _fix(master, oracle, st, lam, got, incumbent, deadline)
         if _enter(master, got, lam_out, mu, z):
             st.mispricings = 0
         elif alpha > 0:
@@ -209,7 +217,13 @@ FIX_STEP = 0.1
 
 
 def _fix(
-    master: Master, oracle: Oracle, st: _State, lam: np.ndarray, got: Round, incumbent: float
+    master: Master,
+    oracle: Oracle,
+    st: _State,
+    lam: np.ndarray,
+    got: Round,
+    incumbent: float,
+    deadline: float | None,
 ) -> None:
     """Reduced-cost fixing from an exact round's bound, when it is close enough to the
     incumbent and has moved enough since the last time (see ``FIX_GAP``)."""
@@ -219,7 +233,7 @@ def _fix(
         return
     st.fixed_at = value
     rest = label_terms(master.space, lam)
-    st.removed += fix_arcs(oracle, lam, got.proved, rest, incumbent, st.budget)
+    st.removed += fix_arcs(oracle, lam, got.proved, rest, incumbent, st.budget, deadline)
 
 
 def _alpha(alpha: float, st: _State) -> float:

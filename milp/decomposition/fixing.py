@@ -29,10 +29,12 @@ whose program runs out of labels fixes nothing.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
 from milp.decomposition.completion import completion_bound
+from milp.decomposition.master import label_terms
 from milp.decomposition.oracle import Oracle
 from milp.decomposition.pricing import Job, price_jobs
 from milp.decomposition.slots import SlotModel
@@ -59,16 +61,20 @@ def fix_arcs(
     rest: float,
     upper: float,
     budget: int | None,
+    deadline: float | None = None,
 ) -> int:
     """Remove the arcs no plan cheaper than ``upper`` uses, from a round at prices
     ``lam`` whose jobs' priced optima are at least ``proved`` and whose Lagrangian
-    bound is ``sum(proved) + rest``; how many arcs went."""
+    bound is ``sum(proved) + rest``; how many arcs went (jobs left at ``deadline``
+    fix nothing)."""
     if not (math.isfinite(upper) and np.isfinite(proved).all()):
         return 0
     total = math.fsum(proved) + rest
     margin = MARGIN * max(1.0, abs(upper))
     removed = 0
     for j, (m, steps) in enumerate(zip(oracle.models, oracle.steps, strict=True)):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
         threshold = upper - (total - proved[j]) + margin
         price = oracle.prices(j, lam)
         bound = completion_bound(m, steps, price)
@@ -81,3 +87,15 @@ def fix_arcs(
         oracle.fixed[j] |= new
         removed += int(new.sum())
     return removed
+
+
+def refix(
+    oracle: Oracle, lam: np.ndarray, upper: float, budget: int | None, deadline: float | None
+) -> int:
+    """Fixing again at prices ``lam`` (the root's best) once the incumbent has become
+    cheaper (``upper``): every job priced exactly there first (within ``budget``
+    labels; one that runs out counts by its completion bound); how many arcs went."""
+    infinite = np.full(len(oracle.models), np.inf)
+    got = oracle.price(lam, infinite, beam=None, keep=1, budget=budget, deadline=deadline)
+    rest = label_terms(oracle.space, lam)
+    return fix_arcs(oracle, lam, got.proved, rest, upper, budget, deadline)

@@ -54,6 +54,15 @@ class Oracle:
             for js, m in zip(space.jobs, self.models, strict=True)
         ]
 
+    def allows(self, col: Column) -> bool:
+        """Whether the column runs through no arc removed by reduced-cost fixing (one
+        that does is in no plan cheaper than the incumbent)."""
+        fixed = self.fixed[col.job]
+        if not fixed.any():
+            return True
+        first = self.models[col.job].first
+        return not any(fixed[c, t - first] for t, c in col.slots())
+
     def prices(self, j: int, lam: np.ndarray) -> np.ndarray:
         """What each choice holds, priced in each slot of the job's window; an arc
         removed by reduced-cost fixing (:mod:`milp.decomposition.fixing`) at infinity."""

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from milp.decomposition.completion import Steps
+from milp.decomposition.dominance import Labels, dominated, pareto
 from milp.decomposition.slots import SlotModel
 from milp.decomposition.stack import Bounds, Stack
 
@@ -68,32 +69,6 @@ class Job:
     bound: np.ndarray
     upper: float
     must_run: np.ndarray | None = None
-
-
-@dataclass
-class _Labels:
-    """Labels at the start of a slot: each one's job (in the stack), progress, cost,
-    state and position, and how it came there: ``parent``, its index among the labels
-    of the slot before, and ``via``, the global choice it took (-1: idle)."""
-
-    job: np.ndarray
-    w: np.ndarray
-    cost: np.ndarray
-    state: np.ndarray
-    pos: np.ndarray
-    parent: np.ndarray
-    via: np.ndarray
-
-    def take(self, keep: np.ndarray) -> _Labels:
-        return _Labels(*(a[keep] for a in self._parts()))
-
-    def _parts(self) -> tuple[np.ndarray, ...]:
-        return (self.job, self.w, self.cost, self.state, self.pos, self.parent, self.via)
-
-    @staticmethod
-    def join(a: _Labels, b: _Labels) -> _Labels:
-        pairs = zip(a._parts(), b._parts(), strict=True)
-        return _Labels(*(np.concatenate([x, y]) for x, y in pairs))
 
 
 def representatives(m: SlotModel, price: np.ndarray) -> np.ndarray:
@@ -152,7 +127,7 @@ class _Run:
         last_must = self.must.shape[1] - 1 - np.argmax(self.must[:, ::-1], axis=1)
         self.run_by = np.where(self.must.any(axis=1), last_must, -1)
 
-    def record(self, kids: _Labels, done: np.ndarray, i: int) -> None:
+    def record(self, kids: Labels, done: np.ndarray, i: int) -> None:
         """Keep each job's ``keep`` cheapest schedules completing in slot ``i`` or before
         (not before its last must-run slot), lowering its ``upper``."""
         hit = np.flatnonzero(
@@ -169,7 +144,7 @@ class _Run:
             del best[self.keep :]
             self.upper[j] = min(self.upper[j], best[0][0])
 
-    def through(self, kids: _Labels, done: np.ndarray, bounds: Bounds, i: int) -> None:
+    def through(self, kids: Labels, done: np.ndarray, bounds: Bounds, i: int) -> None:
         """Lower each (choice, slot ``i``) arc's bound to the least cost plus completion
         bound of the children through it (0 to go once complete)."""
         go = np.where(done, 0.0, bounds.remaining(i + 1, kids.job, kids.w))
@@ -217,7 +192,7 @@ def price_jobs(
     run = _Run(stack, jobs, keep)
     n = len(jobs)
     none = -np.ones(n, dtype=np.int64)
-    labels = _Labels(np.arange(n), np.zeros(n), np.zeros(n), none, 0 * none, none, none)
+    labels = Labels(np.arange(n), np.zeros(n), np.zeros(n), none, 0 * none, none, none)
     history = [(labels.parent, labels.via)]
     for i in range(int(stack.width.max())):
         kids, lost = _children(stack, run, labels)
@@ -245,19 +220,19 @@ def _next(
     stack: Stack,
     run: _Run,
     bounds: Bounds,
-    labels: _Labels,
-    kids: _Labels,
+    labels: Labels,
+    kids: Labels,
     done: np.ndarray,
     i: int,
     beam: int | None,
-) -> _Labels:
+) -> Labels:
     """The labels at the start of slot ``i + 1``: the running children that did not
     complete and the labels idle in slot ``i`` (where the job may idle), in the jobs'
     windows, below their ``upper`` by the completion bound, pruned; counted."""
     going = i + 1 < stack.width
     idle = _idle(labels)
     idle = idle.take(going[idle.job] & ~run.must[idle.job, i])
-    nxt = _Labels.join(kids.take(~done & going[kids.job]), idle)
+    nxt = Labels.join(kids.take(~done & going[kids.job]), idle)
     score = nxt.cost + bounds.remaining(i + 1, nxt.job, nxt.w)
     alive = (score < run.upper[nxt.job]) & run.active[nxt.job]
     out = _prune(nxt.take(alive), score[alive], stack, beam)
@@ -265,13 +240,13 @@ def _next(
     return out
 
 
-def _children(stack: Stack, run: _Run, labels: _Labels) -> tuple[_Labels, np.ndarray]:
+def _children(stack: Stack, run: _Run, labels: Labels) -> tuple[Labels, np.ndarray]:
     """The running children of ``labels`` (continuing, then relaunching from each job's
     front onto its representatives) with the overhead hours each loses in the slot;
     ``via`` is the global choice run. A job without overhead has no states (-1), so
     nothing continues there and every front label relaunches onto every choice."""
     idx = np.arange(len(labels.w))
-    front = idx[_pareto(labels.job, labels.w, labels.cost)]
+    front = idx[pareto(labels.job, labels.w, labels.cost)]
     counts = run.reps_count[labels.job[front]]
     f = np.repeat(front, counts)
     within = np.arange(len(f)) - np.repeat(np.cumsum(counts) - counts, counts)
@@ -289,40 +264,18 @@ def _children(stack: Stack, run: _Run, labels: _Labels) -> tuple[_Labels, np.nda
     lost = np.concatenate([np.minimum(left, stack.slot), np.minimum(stack.delta[jf], stack.slot)])
     job = labels.job[parent]
     state = np.where(stack.delta[job] > 0, via, -1)
-    kids = _Labels(job, labels.w[parent], labels.cost[parent], state, pos, parent, via)
+    kids = Labels(job, labels.w[parent], labels.cost[parent], state, pos, parent, via)
     return kids, lost
 
 
-def _idle(labels: _Labels) -> _Labels:
+def _idle(labels: Labels) -> Labels:
     """Each label idle for the slot."""
     n = len(labels.w)
     none = -np.ones(n, dtype=np.int64)
-    return _Labels(labels.job, labels.w, labels.cost, none, 0 * none, np.arange(n), none)
+    return Labels(labels.job, labels.w, labels.cost, none, 0 * none, np.arange(n), none)
 
 
-def _pareto(group: np.ndarray, w: np.ndarray, cost: np.ndarray) -> np.ndarray:
-    """Within each group, the labels no other label of the group dominates (at least the
-    progress at most the cost; of equal labels, the first)."""
-    n = len(w)
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    order = np.argsort(cost, kind="stable")
-    order = _by_job(group, order[np.argsort(-w[order], kind="stable")])
-    sorted_group = group[order]
-    gid = np.zeros(n)
-    np.cumsum(sorted_group[1:] != sorted_group[:-1], out=gid[1:])
-    # costs shifted down by group, so that a running minimum never crosses groups
-    spread = 2.0 * (float(cost.max()) - float(cost.min())) + 1.0
-    v = cost[order] - gid * spread
-    before = np.empty(n)
-    before[0] = np.inf
-    np.minimum.accumulate(v[:-1], out=before[1:])
-    keep = np.zeros(n, dtype=bool)
-    keep[order] = v < before
-    return keep
-
-
-def _prune(labels: _Labels, score: np.ndarray, stack: Stack, beam: int | None) -> _Labels:
+def _prune(labels: Labels, score: np.ndarray, stack: Stack, beam: int | None) -> Labels:
     """Dominance (see :func:`_dominated`), then at most ``beam`` labels per job, state
     and position, lowest ``score`` first."""
     pmax = int(stack.positions.max())
@@ -330,7 +283,7 @@ def _prune(labels: _Labels, score: np.ndarray, stack: Stack, beam: int | None) -
     # a running label of a job with overhead: its state and position; else its job
     group = np.where(has & (labels.state >= 0), labels.state * (pmax + 1) + labels.pos, -1)
     group = np.where(group >= 0, group, -(labels.job + 1))
-    keep = ~_dominated(labels, group, stack)
+    keep = ~dominated(labels, group, stack)
     labels, score, group = labels.take(keep), score[keep], group[keep]
     if beam is not None and len(group):
         order = np.lexsort((score, group))
@@ -339,69 +292,6 @@ def _prune(labels: _Labels, score: np.ndarray, stack: Stack, beam: int | None) -
         rank = np.arange(len(g)) - np.repeat(starts, np.diff(np.append(starts, len(g))))
         labels = labels.take(np.sort(order[rank < beam]))
     return labels
-
-
-def _dominated(labels: _Labels, group: np.ndarray, stack: Stack) -> np.ndarray:
-    """The labels another label of their job dominates:
-
-    - in the same state and position, at least its progress at most its cost;
-    - an idle label, by any label at least as far at no more cost (from any state the
-      relaunch the idle label must make is open, and continuing instead costs no more
-      in that slot: the epochs it adds cost at most the overhead energy it saves);
-    - with an overhead of at most a slot, any label, by one ahead by what one relaunch
-      can lose (``delta / slot`` of a slot at top speed) and cheaper by what it can
-      cost (``delta / slot`` of a slot's energy at the dearest power): relaunching onto
-      the other's state, it is no worse after that slot, and then in the same state.
-    """
-    out = ~_pareto(group, labels.w, labels.cost)
-    has = stack.delta[labels.job] > 0
-    if not has.any():
-        return out
-    idle = labels.state < 0
-    zero = np.zeros(len(idle))
-    out |= idle & has & _beaten(labels, ~idle & has, zero, zero)
-    one = has & (stack.positions[labels.job] == 1)
-    if one.any():
-        share = stack.delta[labels.job] / stack.slot
-        lead, dearer = share * stack.top[labels.job], share * stack.dearest[labels.job]
-        out |= one & _beaten(labels, one, lead, dearer)
-    return out
-
-
-def _beaten(labels: _Labels, by: np.ndarray, lead: np.ndarray, dearer: np.ndarray) -> np.ndarray:
-    """Whether some label of ``by`` of the same job has at least ``lead`` more progress
-    and costs at least ``dearer`` less (ties count; a label never beats itself unless
-    both margins are 0, which callers avoid by ``by``)."""
-    n = len(labels.w)
-    if not by.any():
-        return np.zeros(n, dtype=bool)
-    b = np.flatnonzero(by)
-    # the labels of ``by`` and the queries (at their progress plus ``lead``) by job,
-    # then furthest first, a query after the labels as far (they come first, and the
-    # sorts are stable): those before a query in its job are the labels ahead of it
-    job = np.concatenate([labels.job[b], labels.job])
-    order = _by_job(job, np.argsort(-np.concatenate([labels.w[b], labels.w + lead]), kind="stable"))
-    sj = job[order]
-    gid = np.zeros(len(order))
-    np.cumsum(sj[1:] != sj[:-1], out=gid[1:])
-    # shifted down by job, so that a running minimum carried from an earlier job is
-    # above every cost once shifted back
-    spread = 2.0 * (float(labels.cost.max()) - float(labels.cost.min())) + 1.0
-    v = np.concatenate([labels.cost[b], np.full(n, np.inf)])[order] - gid * spread
-    best = np.minimum.accumulate(v) + gid * spread
-    at = np.empty(len(order), dtype=np.int64)
-    at[order] = np.arange(len(order))
-    return best[at[len(b) :]] <= labels.cost - dearer
-
-
-def _by_job(group: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """``order`` sorted again, stably, by ``group`` (the order within a group kept).
-    Groups that fit in 16 bits are sorted as such: a stable sort of 16-bit integers is
-    a radix sort, several times faster than sorting a compound key."""
-    g = group[order]
-    if len(g) and g.min() >= -(2**15) and g.max() < 2**15:
-        g = g.astype(np.int16)
-    return order[np.argsort(g, kind="stable")]
 
 
 def _path(

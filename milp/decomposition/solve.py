@@ -15,6 +15,7 @@ from milp.data import MilpData, milp_data
 from milp.decomposition.colgen import CgOptions, Generation, generate
 from milp.decomposition.columns import Column, columns_of_plan
 from milp.decomposition.dive import dive
+from milp.decomposition.fixing import refix
 from milp.decomposition.master import Master
 from milp.decomposition.oracle import Oracle
 from milp.decomposition.plans import assemble, integer_master
@@ -90,6 +91,9 @@ def solve(
         half = None if end is None else time.perf_counter() + (end - time.perf_counter()) / 2
         dive(space, oracle, pool, incumbent, options, half)
     if branch and root.termination is Termination.OPTIMAL and root.bound < incumbent.cost:
+        if incumbent.cost < start.evaluation.total_cost and root.centre is not None:
+            # a cheaper incumbent removes more arcs
+            refix(oracle, root.centre, incumbent.cost, options.labels, end)
         outcome = branch_and_price(space, oracle, pool, incumbent, root.bound, options, end)
     found = _plan(start, incumbent.columns, tardiness)
     return _result(instance, start, found, root, outcome, len(pool), t0)
