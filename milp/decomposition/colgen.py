@@ -37,7 +37,6 @@ import numpy as np
 
 from heuristic.core.result import Termination
 from milp.decomposition.branching import Decision
-from milp.decomposition.fixing import fix_arcs
 from milp.decomposition.master import Master, _holdings, label_terms
 from milp.decomposition.oracle import Oracle, Round
 
@@ -78,7 +77,6 @@ class Generation:
     exact_rounds: int
     termination: Termination
     runtime: float
-    fixed: int = 0  # arcs removed by reduced-cost fixing
     centre: np.ndarray | None = None  # the prices of the best bound
 
 
@@ -98,8 +96,6 @@ class _State:
     centre_value: float = -np.inf
     mispricings: int = 0
     budget: int | None = None  # the exact pricer's labels per job, grown when it falls short
-    fixed_at: float = -np.inf  # the bound of the last reduced-cost fixing
-    removed: int = 0  # arcs it removed
 
     def solved(self, z: float) -> None:
         self.stall = 0 if z < self.z - STALL_DROP * abs(self.z) else self.stall + 1
@@ -123,7 +119,6 @@ class _State:
             self.exact,
             termination,
             elapsed,
-            self.removed,
             self.centre,
         )
 
@@ -139,14 +134,11 @@ def generate(
     floor: float,
     deadline: float | None,
     decisions: tuple[Decision, ...] = (),
-    incumbent: float = np.inf,
 ) -> Generation:
     """Column generation on ``master`` until it converges or a limit stops it; ``floor``
     is a bound already known (the best bound starts there); ``decisions``, the
     branching decisions of the search node (its master holds only columns that meet
-    them); ``incumbent``, the cost of a plan in hand: with it (and no decisions),
-    arcs no cheaper plan uses are removed from the pricing (reduced-cost fixing,
-    :mod:`milp.decomposition.fixing`) once the bound is within ``FIX_GAP`` of it."""
+    them)."""
     t0 = time.perf_counter()
     st = _State(floor, budget=options.labels)
     while True:
@@ -168,8 +160,6 @@ def generate(
         if st.stall < options.stall and _enter(master, got, lam_out, mu, z):
             continue
         got = _exact(master, oracle, options, st, lam, got, deadline, decisions)
-        if decisions == () and np.isfinite(incumbent):
-            _fix(master, oracle, st, lam, got, incumbent, deadline)
         if _enter(master, got, lam_out, mu, z):
             st.mispricings = 0
         elif alpha > 0:
@@ -208,32 +198,6 @@ def _exact(
     st.stall = 0
     st.observe(lam, _bound(master, lam, got))
     return got
-
-
-# reduced-cost fixing runs once the bound is within this share of the incumbent's cost,
-# and again each time the bound has closed this share of the gap left at the last one
-FIX_GAP = 0.2
-FIX_STEP = 0.1
-
-
-def _fix(
-    master: Master,
-    oracle: Oracle,
-    st: _State,
-    lam: np.ndarray,
-    got: Round,
-    incumbent: float,
-    deadline: float | None,
-) -> None:
-    """Reduced-cost fixing from an exact round's bound, when it is close enough to the
-    incumbent and has moved enough since the last time (see ``FIX_GAP``)."""
-    value = _bound(master, lam, got)
-    gap = incumbent - value
-    if gap > FIX_GAP * abs(incumbent) or value < st.fixed_at + FIX_STEP * (incumbent - st.fixed_at):
-        return
-    st.fixed_at = value
-    rest = label_terms(master.space, lam)
-    st.removed += fix_arcs(oracle, lam, got.proved, rest, incumbent, st.budget, deadline)
 
 
 def _alpha(alpha: float, st: _State) -> float:

@@ -1,8 +1,8 @@
 """Reduced-cost fixing never removes an arc of an optimal plan: on one-node instances
 solved by brute force (sharing, overheads shorter and longer than a slot, both
 tardiness modes), with the optimum itself as the incumbent (the tightest a solve can
-have), the arcs removed during the root's column generation and at its converged
-duals miss every (choice, slot) of the brute-force optimal plan, and some arcs go."""
+have), the arcs removed at the root's converged duals and at its best bound's prices
+miss every (choice, slot) of the brute-force optimal plan, and some arcs go."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from milp.data import milp_data
 from milp.decomposition import CgOptions
 from milp.decomposition.colgen import generate
 from milp.decomposition.columns import columns_of_plan
-from milp.decomposition.fixing import fix_arcs
+from milp.decomposition.fixing import fix_arcs, refix
 from milp.decomposition.master import Master, label_terms
 from milp.decomposition.oracle import Oracle
 from milp.decomposition.space import build_space
@@ -45,14 +45,15 @@ def test_fixing_keeps_every_arc_of_the_optimum(seed, shared, delta, mode):
     space = build_space(milp_data(inst, SLOTS, check_size=False))
     master = Master(space, big=10.0 * max(1.0, best))
     oracle = Oracle(space, CgOptions().grid)
-    gen = generate(master, oracle, CgOptions(), -math.inf, None, incumbent=best)
-    assert gen.bound <= best + 1e-9 * max(1.0, best)
-    # and once more at the converged duals, exact for every job
+    gen = generate(master, oracle, CgOptions(), -math.inf, None)
+    assert gen.bound <= best + 1e-9 * max(1.0, best) and gen.centre is not None
+    # at the converged duals (each job priced exactly), then at the best bound's prices
     _, lam, _ = master.solve()
     upper = np.full(len(space.jobs), math.inf)
     got = oracle.price(lam, upper, beam=None, keep=3)
     count = fix_arcs(oracle, lam, got.proved, label_terms(space, lam), best, None)
-    assert gen.fixed + count > 0  # the optimum's bound leaves arcs to remove here
+    count += refix(oracle, gen.centre, best, None, None)
+    assert count > 0  # the optimum's bound leaves arcs to remove here
     for col in columns_of_plan(space, plan):
         first = space.jobs[col.job].jd.first_slot
         for t, c in col.slots():
