@@ -7,9 +7,10 @@ solves (its bound from whatever rounds ran) is below it too."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from milp import MilpError
 from milp import solve as milp_solve
 from milp.decomposition import CgOptions, solve
 from tests.milp.decomposition.instances import two_nodes
@@ -30,7 +31,11 @@ def test_the_bound_is_never_above_the_optimum(
     seed, jobs, slots, shared, multi, delta, mode, rounds
 ):
     inst = two_nodes(seed, jobs=jobs, shared=shared, multi=multi, delta=delta, tardiness=mode)
-    exact = milp_solve(inst, slots=slots, time_limit=120)
+    try:
+        exact = milp_solve(inst, slots=slots, time_limit=120)
+    except MilpError as e:  # three jobs may not fit 5-6 slots together: nothing to bound
+        assume("finishes every job within the horizon" not in str(e))
+        raise
     assert exact.optimal and exact.objective is not None
     tol = 1e-9 * max(1.0, exact.objective)
     root = solve(inst, slots=slots, time_limit=None, branch=False)
