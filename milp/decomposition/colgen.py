@@ -77,6 +77,7 @@ class Generation:
     exact_rounds: int
     termination: Termination
     runtime: float
+    centre: np.ndarray | None = None  # the prices of the best bound
 
 
 @dataclass
@@ -110,8 +111,15 @@ class _State:
             self.centre, self.centre_value = lam, value
 
     def result(self, termination: Termination, t0: float) -> Generation:
+        elapsed = time.perf_counter() - t0
         return Generation(
-            self.best, self.z, self.rounds, self.exact, termination, time.perf_counter() - t0
+            self.best,
+            self.z,
+            self.rounds,
+            self.exact,
+            termination,
+            elapsed,
+            self.centre,
         )
 
 
@@ -151,21 +159,7 @@ def generate(
         st.observe(lam, _bound(master, lam, got))
         if st.stall < options.stall and _enter(master, got, lam_out, mu, z):
             continue
-        # the heuristic's schedules are the exact pricer's incumbents: it looks below them
-        found = got.columns
-        got = oracle.price(
-            lam,
-            got.value,
-            beam=None,
-            keep=options.keep,
-            budget=st.budget,
-            deadline=deadline,
-            decisions=decisions,
-        )
-        got = replace(got, columns=found + got.columns)
-        st.exact += 1
-        st.stall = 0
-        st.observe(lam, _bound(master, lam, got))
+        got = _exact(master, oracle, options, st, lam, got, deadline, decisions)
         if _enter(master, got, lam_out, mu, z):
             st.mispricings = 0
         elif alpha > 0:
@@ -176,6 +170,34 @@ def generate(
             st.budget *= 4  # some job ran out of labels: look further next round
         else:
             return st.result(Termination.OTHER_LIMIT, t0)
+
+
+def _exact(
+    master: Master,
+    oracle: Oracle,
+    options: CgOptions,
+    st: _State,
+    lam: np.ndarray,
+    heuristic: Round,
+    deadline: float | None,
+    decisions: tuple[Decision, ...],
+) -> Round:
+    """The exact round at ``lam``, its bound observed; the heuristic's schedules are
+    its incumbents (it looks below them) and join its columns."""
+    got = oracle.price(
+        lam,
+        heuristic.value,
+        beam=None,
+        keep=options.keep,
+        budget=st.budget,
+        deadline=deadline,
+        decisions=decisions,
+    )
+    got = replace(got, columns=heuristic.columns + got.columns)
+    st.exact += 1
+    st.stall = 0
+    st.observe(lam, _bound(master, lam, got))
+    return got
 
 
 def _alpha(alpha: float, st: _State) -> float:

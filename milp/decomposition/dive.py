@@ -49,7 +49,7 @@ def dive(
     while deadline is None or time.perf_counter() < deadline:
         steps += 1
         master = Master(space, big=big)
-        master.add([c for c in pool if fixed.get(c.job, c) == c])
+        master.add([c for c in pool if fixed.get(c.job, c) == c and oracle.allows(c)])
         generate(master, oracle, options, -math.inf, deadline, decisions)
         seen = {(c.job, c.start, c.choices) for c in pool}
         pool += [c for c in master.columns if (c.job, c.start, c.choices) not in seen]

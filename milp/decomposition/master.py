@@ -52,7 +52,7 @@ class Master:
         self.known: set[tuple[int, int, tuple[int, ...]]] = set()
         self.y_of: dict[tuple[int, int], int] = {}  # (label, slot) -> model column
         self.store = _Store()
-        self._matrix: sp.csr_array | None = None
+        self._matrix: sp.csr_array | sp.csr_matrix | None = None
         self.label_of = {(lab.node, lab.u): i for i, lab in enumerate(space.labels)}
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
@@ -134,7 +134,9 @@ class Master:
             self.col_index.append(self._add_model_column(col.cost, INF, rows, coefs, "column"))
             self.columns.append(col)
             new += 1
-        self._matrix = None
+        if new and self._matrix is not None:  # the holdings of the new columns only
+            block = _holdings(self.space, self.columns[-new:])
+            self._matrix = sp.vstack([self._matrix, block], format="csr")
         return new
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
@@ -177,7 +179,7 @@ class Master:
             return np.zeros(0)
         if self._matrix is None:
             self._matrix = _holdings(self.space, self.columns)
-        cost = np.array([c.cost for c in self.columns])
+        cost = np.fromiter((c.cost for c in self.columns), float, len(self.columns))
         return cost + self._matrix @ lam.ravel()
 
 

@@ -30,12 +30,16 @@ position survive, best bound first: the heuristic pricer.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from milp.decomposition.completion import Steps
+from milp.decomposition.dominance import Labels, dominated, pareto
 from milp.decomposition.slots import SlotModel
+from milp.decomposition.stack import Bounds, Stack
 
 
 @dataclass
@@ -43,48 +47,28 @@ class Priced:
     """A job's pricing: ``value``, the least cost found (never above the ``upper`` it was
     given), ``schedules`` cheaper than ``upper`` as (start slot, choices), best first,
     ``labels``, how many partial schedules it kept in all, and whether it went through
-    every slot (``complete``; an exact pricing that stopped at its label budget proves
-    nothing)."""
+    every slot (``complete``; an exact pricing that stopped at its label budget or at
+    the deadline proves nothing)."""
 
     value: float
     schedules: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
     labels: int = 0
     complete: bool = True
+    arcs: np.ndarray | None = None
 
 
-@dataclass
-class _Labels:
-    """Labels at the start of a slot, and how each came there: ``parent``, its index
-    among the labels of the slot before, and ``via``, the choice it took (-1: idle)."""
+@dataclass(frozen=True)
+class Job:
+    """One job to price: its slot arithmetic, completion tables, ``price`` (choices x
+    window slots), completion bound ``bound``, the value of a schedule already known
+    (``upper``, or ``inf``) and the window slots it must run in (``must_run``)."""
 
-    w: np.ndarray
-    cost: np.ndarray
-    state: np.ndarray
-    pos: np.ndarray
-    parent: np.ndarray
-    via: np.ndarray
-
-    def take(self, keep: np.ndarray) -> _Labels:
-        return _Labels(
-            self.w[keep],
-            self.cost[keep],
-            self.state[keep],
-            self.pos[keep],
-            self.parent[keep],
-            self.via[keep],
-        )
-
-    @staticmethod
-    def join(a: _Labels, b: _Labels) -> _Labels:
-        c = np.concatenate
-        return _Labels(
-            c([a.w, b.w]),
-            c([a.cost, b.cost]),
-            c([a.state, b.state]),
-            c([a.pos, b.pos]),
-            c([a.parent, b.parent]),
-            c([a.via, b.via]),
-        )
+    m: SlotModel
+    steps: Steps
+    price: np.ndarray
+    bound: np.ndarray
+    upper: float
+    must_run: np.ndarray | None = None
 
 
 def representatives(m: SlotModel, price: np.ndarray) -> np.ndarray:
@@ -107,115 +91,199 @@ def price_job(
     budget: int | None = None,
     must_run: np.ndarray | None = None,
 ) -> Priced:
-    """The job's cheapest schedules at ``price`` (choices x window slots) below
-    ``upper`` (the value of a schedule already known, or ``inf``), with ``bound`` its
-    completion bound. Exact unless ``beam``, and unless it keeps more than ``budget``
-    labels in all (it then stops, with what it found). ``must_run`` (per window slot):
-    slots the schedule must run in (a branching decision; a forbidden choice is an
-    infinite price)."""
-    reps = representatives(m, price)
-    width = m.last - m.first + 1
-    if must_run is None:
-        must_run = np.zeros(width, dtype=bool)
-    run_by = int(np.flatnonzero(must_run).max()) if must_run.any() else -1
-    one = np.ones(1, dtype=np.int64)
-    labels = _Labels(np.zeros(1), np.zeros(1), -one, 0 * one, -one, -one)
-    history = [labels]
-    best: list[tuple[float, int, int, int]] = []  # (value, slot index, parent, choice)
-    total = 1
-    for i in range(width):
-        kids, lost = _children(m, labels, reps)
-        w1, step, done = m.step(m.first + i, kids.w, kids.via, lost)
-        kids.cost = kids.cost + step + price[kids.via, i]
+    """One job's cheapest schedules at ``price`` below ``upper``: :func:`price_jobs` of
+    that job alone."""
+    job = Job(m, steps, price, bound, upper, must_run)
+    return price_jobs([job], beam=beam, keep=keep, budget=budget)[0]
+
+
+class _Run:
+    """What a pricing of several jobs keeps beside its labels: per job its best
+    schedules and ``upper``, the labels it kept, whether it is still priced, and its
+    prices, representatives and must-run slots laid out for the stack."""
+
+    def __init__(self, stack: Stack, jobs: Sequence[Job], keep: int) -> None:
+        n = len(jobs)
+        self.keep = keep
+        self.upper = np.array([p.upper for p in jobs], dtype=float)
+        self.best: list[list[tuple[float, int, int, int]]] = [[] for _ in range(n)]
+        self.total = np.ones(n, dtype=np.int64)
+        self.active = np.ones(n, dtype=bool)
+        self.complete = np.ones(n, dtype=bool)
+        sizes = np.array([p.price.size for p in jobs])
+        poff = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        self.flat = np.concatenate([p.price.ravel() for p in jobs])
+        self.arcs = np.full(len(self.flat), np.inf)
+        local = np.arange(len(stack.job_of)) - stack.coff[stack.job_of]
+        self.base = poff[stack.job_of] + local * stack.width[stack.job_of]
+        reps = [representatives(p.m, p.price) + stack.coff[j] for j, p in enumerate(jobs)]
+        self.reps = np.concatenate(reps)
+        self.reps_count = np.array([len(r) for r in reps], dtype=np.int64)
+        self.reps_start = np.concatenate([[0], np.cumsum(self.reps_count)[:-1]]).astype(np.int64)
+        self.must = np.zeros((n, int(stack.width.max())), dtype=bool)
+        for j, p in enumerate(jobs):
+            if p.must_run is not None:
+                self.must[j, : len(p.must_run)] = p.must_run
+        last_must = self.must.shape[1] - 1 - np.argmax(self.must[:, ::-1], axis=1)
+        self.run_by = np.where(self.must.any(axis=1), last_must, -1)
+
+    def record(self, kids: Labels, done: np.ndarray, i: int) -> None:
+        """Keep each job's ``keep`` cheapest schedules completing in slot ``i`` or before
+        (not before its last must-run slot), lowering its ``upper``."""
+        hit = np.flatnonzero(
+            done & (kids.cost < self.upper[kids.job]) & (i >= self.run_by[kids.job])
+        )
+        if len(hit) == 0:
+            return
+        hit = hit[np.lexsort((kids.cost[hit], kids.job[hit]))]
+        for j in np.unique(kids.job[hit]):
+            mine = hit[kids.job[hit] == j][: self.keep]
+            best = self.best[j]
+            best += [(float(kids.cost[x]), i, int(kids.parent[x]), int(kids.via[x])) for x in mine]
+            best.sort()
+            del best[self.keep :]
+            self.upper[j] = min(self.upper[j], best[0][0])
+
+    def through(self, kids: Labels, done: np.ndarray, bounds: Bounds, i: int) -> None:
+        """Lower each (choice, slot ``i``) arc's bound to the least cost plus completion
+        bound of the children through it (0 to go once complete)."""
+        go = np.where(done, 0.0, bounds.remaining(i + 1, kids.job, kids.w))
+        np.minimum.at(self.arcs, self.base[kids.via] + i, kids.cost + go)
+
+    def priced(
+        self, history: list[tuple[np.ndarray, np.ndarray]], stack: Stack, j: int, arcs: bool
+    ) -> Priced:
+        """Job ``j``'s outcome (with its arcs' bounds, choices x window slots)."""
+        paths = [_path(history, stack, j, b) for b in self.best[j]]
+        out = Priced(float(self.upper[j]), paths, int(self.total[j]), bool(self.complete[j]))
+        if arcs:
+            lo = self.base[stack.coff[j]]
+            size = stack.models[j].speed.size * int(stack.width[j])
+            out.arcs = self.arcs[lo : lo + size].reshape(-1, int(stack.width[j]))
+        return out
+
+    def stop(self, jobs: np.ndarray) -> None:
+        """These jobs are priced no further: what they found stands, proving nothing."""
+        self.active[jobs] = False
+        self.complete[jobs] = False
+
+
+def price_jobs(
+    jobs: Sequence[Job],
+    *,
+    beam: int | None = None,
+    keep: int = 3,
+    budget: int | None = None,
+    deadline: float | None = None,
+    arcs: bool = False,
+    stack: Stack | None = None,
+) -> list[Priced]:
+    """Each job's cheapest schedules at its prices below its ``upper``, every job a slot
+    at a time together (see the module's docstring). Exact unless ``beam``; a job that
+    keeps more than ``budget`` labels in all stops there, as every job still priced at
+    ``deadline`` (``time.perf_counter()``) does, with what it found. With ``arcs``,
+    no schedules: ``upper`` stays the threshold, and each job's ``arcs`` bound what a
+    schedule through each (choice, slot) costs (:mod:`milp.decomposition.fixing`).
+    ``stack``: the jobs' stack if made already (it depends on their models only)."""
+    if not jobs:
+        return []
+    stack = stack if stack is not None else Stack.of([p.m for p in jobs])
+    bounds = Bounds.of(stack, [p.steps for p in jobs], [p.bound for p in jobs])
+    run = _Run(stack, jobs, keep)
+    n = len(jobs)
+    none = -np.ones(n, dtype=np.int64)
+    labels = Labels(np.arange(n), np.zeros(n), np.zeros(n), none, 0 * none, none, none)
+    history = [(labels.parent, labels.via)]
+    for i in range(int(stack.width.max())):
+        kids, lost = _children(stack, run, labels)
+        w1, step, done = stack.step(i, kids.job, kids.w, kids.via, lost)
+        kids.cost = kids.cost + step + run.flat[run.base[kids.via] + i]
         kids.w = w1
-        if i >= run_by:  # completing earlier would skip a slot it must run in
-            upper = _record(best, kids, done, upper, i, keep)
-        if i + 1 == width:
+        if arcs:
+            run.through(kids, done, bounds, i)
+        else:
+            run.record(kids, done, i)
+        labels = _next(stack, run, bounds, labels, kids, done, i, beam)
+        if budget is not None and (run.active & (run.total > budget)).any():
+            run.stop(np.flatnonzero(run.total > budget))
+            labels = labels.take(run.active[labels.job])
+        history.append((labels.parent, labels.via))
+        if len(labels.w) == 0:
             break
-        nxt = kids.take(~done) if must_run[i] else _Labels.join(kids.take(~done), _idle(labels))
-        score = nxt.cost + steps.remaining(m, bound[i + 1], m.first + i + 1, nxt.w)
-        alive = score < upper
-        labels = _prune(nxt.take(alive), score[alive], m, beam)
-        total += len(labels.w)
-        history.append(labels)
-        if budget is not None and total > budget:
-            return Priced(upper, [_path(history, m, b) for b in best], total, complete=False)
-    return Priced(upper, [_path(history, m, b) for b in best], total)
+        if deadline is not None and time.perf_counter() > deadline:
+            run.stop(np.unique(labels.job))
+            break
+    return [run.priced(history, stack, j, arcs) for j in range(n)]
 
 
-def _children(m: SlotModel, labels: _Labels, reps: np.ndarray) -> tuple[_Labels, np.ndarray]:
-    """The running children of ``labels`` (continuing, then relaunching from the front)
-    with the overhead hours each loses in the slot; ``via`` is the choice run."""
+def _next(
+    stack: Stack,
+    run: _Run,
+    bounds: Bounds,
+    labels: Labels,
+    kids: Labels,
+    done: np.ndarray,
+    i: int,
+    beam: int | None,
+) -> Labels:
+    """The labels at the start of slot ``i + 1``: the running children that did not
+    complete and the labels idle in slot ``i`` (where the job may idle), in the jobs'
+    windows, below their ``upper`` by the completion bound, pruned; counted."""
+    going = i + 1 < stack.width
+    idle = _idle(labels)
+    idle = idle.take(going[idle.job] & ~run.must[idle.job, i])
+    nxt = Labels.join(kids.take(~done & going[kids.job]), idle)
+    score = nxt.cost + bounds.remaining(i + 1, nxt.job, nxt.w)
+    alive = (score < run.upper[nxt.job]) & run.active[nxt.job]
+    out = _prune(nxt.take(alive), score[alive], stack, beam)
+    run.total += np.bincount(out.job, minlength=len(run.total))
+    return out
+
+
+def _children(stack: Stack, run: _Run, labels: Labels) -> tuple[Labels, np.ndarray]:
+    """The running children of ``labels`` (continuing, then relaunching from each job's
+    front onto its representatives) with the overhead hours each loses in the slot;
+    ``via`` is the global choice run. A job without overhead has no states (-1), so
+    nothing continues there and every front label relaunches onto every choice."""
     idx = np.arange(len(labels.w))
-    front = idx[_pareto(np.zeros(len(idx), np.int64), labels.w, labels.cost)]
-    f = np.repeat(front, len(reps))
-    c = np.tile(reps, len(front))
-    if m.delta > 0:  # with overhead, continuing differs from relaunching on the same choice
-        f, c = f[c != labels.state[f]], c[c != labels.state[f]]
-        cont = idx[labels.state >= 0]
-    else:
-        cont = idx[:0]
-    left = np.maximum(0.0, m.delta - labels.pos[cont] * m.slot)
+    front = idx[pareto(labels.job, labels.w, labels.cost)]
+    counts = run.reps_count[labels.job[front]]
+    f = np.repeat(front, counts)
+    within = np.arange(len(f)) - np.repeat(np.cumsum(counts) - counts, counts)
+    c = run.reps[run.reps_start[labels.job[f]] + within]
+    # with overhead, continuing differs from relaunching on the same choice
+    f, c = f[c != labels.state[f]], c[c != labels.state[f]]
+    cont = idx[labels.state >= 0]
+    jc, jf = labels.job[cont], labels.job[f]
+    left = np.maximum(0.0, stack.delta[jc] - labels.pos[cont] * stack.slot)
     parent = np.concatenate([cont, f])
     via = np.concatenate([labels.state[cont], c])
-    pos = np.concatenate([np.minimum(labels.pos[cont] + 1, m.positions), np.ones(len(f), np.int64)])
-    lost = np.concatenate([np.minimum(left, m.slot), np.full(len(f), min(m.delta, m.slot))])
-    state = via if m.delta > 0 else -np.ones(len(via), np.int64)
-    kids = _Labels(labels.w[parent], labels.cost[parent], state, pos, parent, via)
+    pos = np.concatenate(
+        [np.minimum(labels.pos[cont] + 1, stack.positions[jc]), np.ones(len(f), np.int64)]
+    )
+    lost = np.concatenate([np.minimum(left, stack.slot), np.minimum(stack.delta[jf], stack.slot)])
+    job = labels.job[parent]
+    state = np.where(stack.delta[job] > 0, via, -1)
+    kids = Labels(job, labels.w[parent], labels.cost[parent], state, pos, parent, via)
     return kids, lost
 
 
-def _idle(labels: _Labels) -> _Labels:
+def _idle(labels: Labels) -> Labels:
     """Each label idle for the slot."""
     n = len(labels.w)
     none = -np.ones(n, dtype=np.int64)
-    return _Labels(labels.w, labels.cost, none, np.zeros(n, np.int64), np.arange(n), none)
+    return Labels(labels.job, labels.w, labels.cost, none, 0 * none, np.arange(n), none)
 
 
-def _record(
-    best: list[tuple[float, int, int, int]],
-    kids: _Labels,
-    done: np.ndarray,
-    upper: float,
-    i: int,
-    keep: int,
-) -> float:
-    """Keep the ``keep`` cheapest schedules completing in slot ``i`` or before; the new
-    ``upper`` (the best value known)."""
-    hit = np.flatnonzero(done & (kids.cost < upper))
-    for j in hit[np.argsort(kids.cost[hit], kind="stable")][:keep]:
-        best.append((float(kids.cost[j]), i, int(kids.parent[j]), int(kids.via[j])))
-    best.sort()
-    del best[keep:]
-    return min(upper, best[0][0]) if best else upper
-
-
-def _pareto(group: np.ndarray, w: np.ndarray, cost: np.ndarray) -> np.ndarray:
-    """Within each group, the labels no other label of the group dominates (at least the
-    progress at most the cost; of equal labels, the first)."""
-    n = len(w)
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    order = np.lexsort((cost, -w, group))
-    sorted_group = group[order]
-    gid = np.zeros(n)
-    np.cumsum(sorted_group[1:] != sorted_group[:-1], out=gid[1:])
-    # costs shifted down by group, so that a running minimum never crosses groups
-    spread = 2.0 * (float(cost.max()) - float(cost.min())) + 1.0
-    v = cost[order] - gid * spread
-    before = np.empty(n)
-    before[0] = np.inf
-    np.minimum.accumulate(v[:-1], out=before[1:])
-    keep = np.zeros(n, dtype=bool)
-    keep[order] = v < before
-    return keep
-
-
-def _prune(labels: _Labels, score: np.ndarray, m: SlotModel, beam: int | None) -> _Labels:
-    """Dominance (see :func:`_dominated`), then at most ``beam`` labels per state and
-    position, lowest ``score`` first."""
-    group = (labels.state + 1) * (m.positions + 1) + labels.pos if m.delta > 0 else 0 * labels.pos
-    keep = ~_dominated(labels, group, m)
+def _prune(labels: Labels, score: np.ndarray, stack: Stack, beam: int | None) -> Labels:
+    """Dominance (see :func:`_dominated`), then at most ``beam`` labels per job, state
+    and position, lowest ``score`` first."""
+    pmax = int(stack.positions.max())
+    has = stack.delta[labels.job] > 0
+    # a running label of a job with overhead: its state and position; else its job
+    group = np.where(has & (labels.state >= 0), labels.state * (pmax + 1) + labels.pos, -1)
+    group = np.where(group >= 0, group, -(labels.job + 1))
+    keep = ~dominated(labels, group, stack)
     labels, score, group = labels.take(keep), score[keep], group[keep]
     if beam is not None and len(group):
         order = np.lexsort((score, group))
@@ -226,56 +294,21 @@ def _prune(labels: _Labels, score: np.ndarray, m: SlotModel, beam: int | None) -
     return labels
 
 
-def _dominated(labels: _Labels, group: np.ndarray, m: SlotModel) -> np.ndarray:
-    """The labels another label dominates:
-
-    - in the same state and position, at least its progress at most its cost;
-    - an idle label, by any label at least as far at no more cost (from any state the
-      relaunch the idle label must make is open, and continuing instead costs no more
-      in that slot: the epochs it adds cost at most the overhead energy it saves);
-    - with an overhead of at most a slot, any label, by one ahead by what one relaunch
-      can lose (``delta / slot`` of a slot at top speed) and cheaper by what it can
-      cost (``delta / slot`` of a slot's energy at the dearest power): relaunching onto
-      the other's state, it is no worse after that slot, and then in the same state.
-    """
-    out = ~_pareto(group, labels.w, labels.cost)
-    if m.delta <= 0:
-        return out
-    idle = labels.state < 0
-    out |= idle & _beaten(labels.w, labels.cost, ~idle, 0.0, 0.0)
-    if m.positions == 1:
-        share = m.delta / m.slot
-        lead, dearer = share * float(m.speed.max()), share * float(m.opower.max())
-        out |= _beaten(labels.w, labels.cost, np.ones(len(idle), bool), lead, dearer)
-    return out
-
-
-def _beaten(
-    w: np.ndarray, cost: np.ndarray, by: np.ndarray, lead: float, dearer: float
-) -> np.ndarray:
-    """Whether some label of ``by`` has at least ``lead`` more progress and costs at
-    least ``dearer`` less (ties count; a label never beats itself unless both margins
-    are 0, which callers avoid by ``by``)."""
-    if not by.any():
-        return np.zeros(len(w), dtype=bool)
-    order = np.argsort(-w[by], kind="stable")
-    ws, cheapest = w[by][order], np.minimum.accumulate(cost[by][order])
-    # how many labels of ``by`` are at least ``lead`` ahead of each label
-    ahead = np.searchsorted(-ws, -(w + lead), side="right")
-    best = np.where(ahead > 0, cheapest[np.maximum(ahead - 1, 0)], np.inf)
-    return best <= cost - dearer
-
-
 def _path(
-    history: list[_Labels], m: SlotModel, best: tuple[float, int, int, int]
+    history: list[tuple[np.ndarray, np.ndarray]],
+    stack: Stack,
+    j: int,
+    best: tuple[float, int, int, int],
 ) -> tuple[int, tuple[int, ...]]:
-    """The schedule ending in ``best``: its first running slot and its choices."""
+    """Job ``j``'s schedule ending in ``best``: its first running slot and its choices
+    (local to the job)."""
     _, i, parent, choice = best
     choices = [choice]
     for back in range(i, 0, -1):
-        lab = history[back]
-        choices.append(int(lab.via[parent]))
-        parent = int(lab.parent[parent])
-    choices.reverse()
-    lead = next(n for n, c in enumerate(choices) if c >= 0)
-    return m.first + lead, tuple(choices[lead:])
+        parents, vias = history[back]
+        choices.append(int(vias[parent]))
+        parent = int(parents[parent])
+    off = int(stack.coff[j])
+    local = [c - off if c >= 0 else -1 for c in reversed(choices)]
+    lead = next(n for n, c in enumerate(local) if c >= 0)
+    return stack.models[j].first + lead, tuple(local[lead:])

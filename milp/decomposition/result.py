@@ -37,6 +37,7 @@ class DecompositionResult(Evaluated):
     runtime: float
     warm_start_cost: float | None = None
     root_seconds: float = 0.0
+    fixed: int = 0  # (choice, slot) arcs removed by reduced-cost fixing after the root
     note: str = ""
 
     @property

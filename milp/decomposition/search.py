@@ -163,7 +163,7 @@ def _solve_node(
     big = 10.0 * max(1.0, abs(incumbent.cost)) if math.isfinite(incumbent.cost) else 1e9
     master = Master(space, big=big)
     known = len(pool)
-    master.add([c for c in pool if all(d.allows(c) for d in node.decisions)])
+    master.add([c for c in pool if oracle.allows(c) and all(d.allows(c) for d in node.decisions)])
     gen = generate(master, oracle, options, node.bound, deadline, node.decisions)
     seen = {(c.job, c.start, c.choices) for c in pool[:known]}
     pool += [c for c in master.columns if (c.job, c.start, c.choices) not in seen]

@@ -15,6 +15,7 @@ from milp.data import MilpData, milp_data
 from milp.decomposition.colgen import CgOptions, Generation, generate
 from milp.decomposition.columns import Column, columns_of_plan
 from milp.decomposition.dive import dive
+from milp.decomposition.fixing import refix
 from milp.decomposition.master import Master
 from milp.decomposition.oracle import Oracle
 from milp.decomposition.plans import assemble, integer_master
@@ -29,6 +30,9 @@ from validation.simulator import rollout
 
 # share of the time limit the integer master may take after the root
 INTEGER_SHARE = 0.2
+# reduced-cost fixing runs after the root when its bound is within this share of the
+# incumbent's cost (further off, it would remove little for an exact round's price)
+FIX_GAP = 0.2
 
 
 @dataclass(frozen=True)
@@ -79,15 +83,29 @@ def solve(
     left = None if end is None else max(0.01, min(reserve, end - time.perf_counter()))
     chosen, _, _ = integer_master(master, start.columns or None, left)
     incumbent = _incumbent(start.columns, chosen)
+    fixed = _fix(oracle, root, incumbent.cost, options, end)
     outcome, pool = None, list(master.columns)
     if root.bound < incumbent.cost * (1 - 1e-6):
         # half the time left for plans by diving, the rest for the search
         half = None if end is None else time.perf_counter() + (end - time.perf_counter()) / 2
+        before = incumbent.cost
         dive(space, oracle, pool, incumbent, options, half)
+        if incumbent.cost < before:  # a cheaper incumbent removes more arcs
+            fixed += _fix(oracle, root, incumbent.cost, options, end)
     if branch and root.termination is Termination.OPTIMAL and root.bound < incumbent.cost:
         outcome = branch_and_price(space, oracle, pool, incumbent, root.bound, options, end)
     found = _plan(start, incumbent.columns, tardiness)
-    return _result(instance, start, found, root, outcome, len(pool), t0)
+    return _result(instance, start, found, root, outcome, len(pool), t0, fixed)
+
+
+def _fix(
+    oracle: Oracle, root: Generation, upper: float, options: CgOptions, end: float | None
+) -> int:
+    """Reduced-cost fixing at the root's best prices with the incumbent's cost
+    ``upper``, if the root's bound is within ``FIX_GAP`` of it; the arcs removed."""
+    if root.centre is None or root.bound < (1 - FIX_GAP) * upper:
+        return 0
+    return refix(oracle, root.centre, upper, options.labels, end)
 
 
 def _start(
@@ -143,6 +161,7 @@ def _result(
     outcome: Outcome | None,
     columns: int,
     t0: float,
+    fixed: int,
 ) -> DecompositionResult:
     plan, evaluation = found
     cost = math.inf if evaluation is None else evaluation.total_cost
@@ -171,4 +190,5 @@ def _result(
         runtime=time.perf_counter() - t0,
         warm_start_cost=start.evaluation.total_cost,
         root_seconds=root.runtime,
+        fixed=fixed,
     )

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from milp.data import milp_data
 from milp.decomposition.columns import schedule_cost
 from milp.decomposition.completion import Steps, completion_bound
-from milp.decomposition.pricing import price_job
+from milp.decomposition.pricing import Job, price_job, price_jobs
 from milp.decomposition.slots import SlotModel
 from milp.decomposition.space import build_space
 from tests.milp.decomposition.instances import two_nodes
@@ -76,3 +76,27 @@ def test_the_exact_pricer_finds_the_cheapest_schedule(seed, delta, mode, price_s
         assert start <= truth + 1e-9
         beam = price_job(m, steps, price, bound, math.inf, beam=1)
         assert beam.value >= truth - 1e-9
+
+
+@pytest.mark.parametrize(("seed", "delta"), [(0, 0.0), (1, 0.1), (2, 0.7), (3, 0.1)])
+def test_jobs_priced_together_price_as_each_alone(seed, delta):
+    """Three jobs stepped together (the heuristic's way, and the exact program's over a
+    stack) find what each finds alone: the rules compare only labels of one job."""
+    inst = two_nodes(seed, jobs=3, delta=delta, shared=seed % 2 == 0, multi=seed != 2)
+    space = build_space(milp_data(inst, SLOTS, check_size=False))
+    rng = np.random.default_rng(seed)
+    lam = rng.exponential(0.3, (len(space.resources), SLOTS)) * (
+        rng.random((len(space.resources), SLOTS)) < 0.5
+    )
+    jobs = []
+    for js in space.jobs:
+        m = SlotModel.of(js, space.d.slot, space.d.tardiness)
+        steps = Steps.of(m, 64)
+        price = np.asarray(js.usage @ lam[:, m.first : m.last + 1])
+        jobs.append(Job(m, steps, price, completion_bound(m, steps, price), math.inf))
+    for beam in (None, 2):
+        together = price_jobs(jobs, beam=beam)
+        for job, got in zip(jobs, together, strict=True):
+            alone = price_job(job.m, job.steps, job.price, job.bound, math.inf, beam=beam)
+            assert got.value == pytest.approx(alone.value, rel=1e-12, abs=1e-12)
+            assert got.schedules == alone.schedules

@@ -1,0 +1,215 @@
+"""Many jobs' slot arithmetic side by side, so that the pricing program steps every job
+of a round through one slot in one pass of numpy (:mod:`milp.decomposition.pricing`).
+
+Each job's :class:`~milp.decomposition.slots.SlotModel` is laid out flat: its choices
+get *global* indices (the jobs' choices one after the other), its stopping points a row
+of a table padded with infinite stops of no weight, its completion bound rows and its
+prices one flat array each with an offset per job. A label carries its job's index in
+the stack and its choice's global index, so every rule below reads the label's own job.
+The arithmetic is the single job's, term by term (the progress, the energy by the
+survival's integral, the overhead's energy, the tardiness of the stops reached, and the
+completion bound), so a stack of one job prices as the job alone does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from milp.decomposition.columns import TOL_E, TOL_STOP
+from milp.decomposition.completion import Steps
+from milp.decomposition.slots import SlotModel
+
+
+def _pad(rows: Sequence[np.ndarray], fill: float) -> np.ndarray:
+    """Rows of different lengths as one table, padded with ``fill``."""
+    width = max(len(r) for r in rows)
+    out = np.full((len(rows), width), fill)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = r
+    return out
+
+
+@dataclass(frozen=True)
+class Flat:
+    """Per job an ascending row of points (``at``), all rows one after the other, keyed
+    ``job + 1j * point`` so that one :func:`numpy.searchsorted` over complex numbers
+    (ordered by real part, then imaginary: exact, no rounding) finds every label's
+    point in its own job's row. ``value`` (and ``slope``) hold a number per point; with
+    ``values`` one longer than the points (a count's value, from 0 to all of them),
+    the row's ``k``-th count is at ``value[start[j] + j + k]``."""
+
+    at: np.ndarray
+    key: np.ndarray
+    start: np.ndarray  # each row's first point, and the end
+    value: np.ndarray
+    slope: np.ndarray
+
+    @classmethod
+    def of(
+        cls,
+        points: Sequence[np.ndarray],
+        values: Sequence[np.ndarray],
+        slopes: Sequence[np.ndarray] | None = None,
+    ) -> Flat:
+        at = np.concatenate(points)
+        job = np.repeat(np.arange(len(points)), [len(p) for p in points])
+        start = np.concatenate([[0], np.cumsum([len(p) for p in points])]).astype(np.int64)
+        slope = np.concatenate(slopes) if slopes is not None else np.zeros(0)
+        return cls(at, job + 1j * at, start, np.concatenate(values), slope)
+
+    def below(self, job: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The index of the last point of each label's row at or below ``w`` (the row's
+        start less one if none is)."""
+        return np.searchsorted(self.key, job + 1j * w, side="right") - 1
+
+
+@dataclass(frozen=True)
+class Stack:
+    """Per job (index ``j`` in the stack) its scalars as arrays, per global choice its
+    job, configuration speed and energy costs, and the padded stop tables."""
+
+    models: tuple[SlotModel, ...]
+    slot: float
+    coff: np.ndarray  # first global choice of each job
+    job_of: np.ndarray  # job of each global choice
+    speed: np.ndarray
+    ecost: np.ndarray
+    opower: np.ndarray
+    big_e: np.ndarray  # per job
+    delta: np.ndarray
+    positions: np.ndarray
+    omega: np.ndarray
+    due: np.ndarray
+    first: np.ndarray
+    width: np.ndarray
+    top: np.ndarray  # the fastest configuration's epochs per slot
+    dearest: np.ndarray  # the dearest configuration's energy cost of a whole slot
+    stops: np.ndarray  # (jobs, B), +inf padded
+    late: np.ndarray  # (jobs, B), 0 padded
+    phi_end: np.ndarray  # Phi(E) per job
+    knot: Flat  # 0 and the stops, with Phi there and its slope after
+    stop: Flat  # the stops, with P(N > w) once that many are passed
+    reach: Flat  # the stops less the evaluator's tolerance, with the tardiness weights summed
+
+    @classmethod
+    def of(cls, models: Sequence[SlotModel]) -> Stack:
+        ms = tuple(models)
+        sizes = np.array([len(m.speed) for m in ms])
+        coff = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        knots = [m.knots for m in ms]
+        slopes = [np.append(np.diff(m.phi_knots) / np.diff(m.knots), 0.0) for m in ms]
+        cum = [np.concatenate([[0.0], np.cumsum(m.late)]) for m in ms]
+        return cls(
+            models=ms,
+            slot=ms[0].slot,
+            coff=coff,
+            job_of=np.repeat(np.arange(len(ms)), sizes),
+            speed=np.concatenate([m.speed for m in ms]),
+            ecost=np.concatenate([m.ecost for m in ms]),
+            opower=np.concatenate([m.opower for m in ms]),
+            big_e=np.array([m.big_e for m in ms]),
+            delta=np.array([m.delta for m in ms]),
+            positions=np.array([m.positions for m in ms], dtype=np.int64),
+            omega=np.array([m.omega for m in ms]),
+            due=np.array([m.due for m in ms]),
+            first=np.array([m.first for m in ms], dtype=np.int64),
+            width=np.array([m.last - m.first + 1 for m in ms], dtype=np.int64),
+            top=np.array([float(m.speed.max()) for m in ms]),
+            dearest=np.array([float(m.opower.max()) for m in ms]),
+            stops=_pad([m.stops for m in ms], np.inf),
+            late=_pad([m.late for m in ms], 0.0),
+            phi_end=np.array([m.phi_knots[-1] for m in ms]),
+            knot=Flat.of(knots, [m.phi_knots for m in ms], slopes),
+            stop=Flat.of([m.stops for m in ms], [np.append(m.q, 0.0) for m in ms]),
+            reach=Flat.of([m.stops - TOL_STOP for m in ms], cum),
+        )
+
+    def phi(self, job: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """``Phi(w)`` of each label's job, as :func:`numpy.interp` computes it."""
+        k = self.knot
+        b = k.below(job, w)  # the knot at or below w
+        out = k.slope[b] * (w - k.at[b]) + k.value[b]
+        return np.where(b == k.start[job + 1] - 1, self.phi_end[job], out)
+
+    def beyond(self, job: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """``P(N > w)`` of each label's job."""
+        return self.stop.value[self.stop.below(job, w) + 1 + job]
+
+    def crossed(self, job: np.ndarray, w: np.ndarray, w1: np.ndarray) -> np.ndarray:
+        """The tardiness weight of the stops first reached between ``w`` and ``w1``."""
+        r = self.reach
+        return r.value[r.below(job, w1) + 1 + job] - r.value[r.below(job, w) + 1 + job]
+
+    def lateness(self, job: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """``omega`` times the hours past the due date at the end of slot ``t``."""
+        return self.omega[job] * np.maximum(0.0, (t + 1) * self.slot - self.due[job])
+
+    def step(
+        self, i: int, job: np.ndarray, w: np.ndarray, choice: np.ndarray, lost: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Window slot ``i`` of each label's job on global ``choice`` from progress ``w``
+        with ``lost`` hours of overhead: as :meth:`SlotModel.step`."""
+        e = self.big_e[job]
+        w1 = np.minimum(e, w + (self.slot - lost) * self.speed[choice] / self.slot)
+        done = e - w1 <= TOL_E * np.maximum(1.0, e)
+        w1 = np.where(done, e, w1)
+        cost = self.ecost[choice] * (self.phi(job, w1) - self.phi(job, w))
+        cost = cost + self.opower[choice] * (lost / self.slot) * self.beyond(job, w)
+        late = self.lateness(job, self.first[job] + i)
+        if late.any():
+            some = late > 0
+            cost[some] += late[some] * self.crossed(job[some], w[some], w1[some])
+        return w1, cost, done
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The jobs' completion bounds (``H`` of :func:`completion_bound`) in one flat array,
+    and what :meth:`Steps.remaining` needs per job."""
+
+    stack: Stack
+    flat: np.ndarray
+    offset: np.ndarray  # where each job's table starts
+    grid: np.ndarray
+    cheapest: np.ndarray
+
+    @classmethod
+    def of(cls, stack: Stack, steps: Sequence[Steps], tables: Sequence[np.ndarray]) -> Bounds:
+        sizes = np.array([t.size for t in tables])
+        return cls(
+            stack,
+            np.concatenate([t.ravel() for t in tables]),
+            np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
+            np.array([s.grid for s in steps], dtype=np.int64),
+            np.array([s.cheapest for s in steps]),
+        )
+
+    def remaining(self, i: int, job: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The bound from progress ``w`` at the start of window slot ``i`` of each
+        label's job: as :meth:`Steps.remaining` with the job's row ``i``."""
+        s = self.stack
+        g = self.grid[job]
+        idx = np.minimum(g, np.ceil(w * g / s.big_e[job])).astype(np.int64)
+        excess = self.flat[self.offset[job] + i * (g + 1) + idx]
+        left = s.phi_end[job] - s.phi(job, w)
+        return self.cheapest[job] * left + np.maximum(excess, self._top_speed(i, job, w))
+
+    def _top_speed(self, i: int, job: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The tardiness of the stops not yet reached, each as soon as the fastest
+        configuration can (as the single job's)."""
+        s = self.stack
+        out = np.zeros(len(w))
+        t = s.first[job] + i
+        late = (t + np.ceil((s.big_e[job] - w) / s.top[job])) * s.slot > s.due[job]
+        if not late.any():
+            return out
+        j, wl, tl = job[late], w[late], t[late]
+        ahead = s.stops[j] - wl[:, None]
+        slots = np.ceil(ahead / s.top[j][:, None] - 1e-9)
+        hours = np.maximum(0.0, (tl[:, None] + slots) * s.slot - s.due[j][:, None])
+        weight = np.where(np.isfinite(ahead) & (ahead > 1e-12), hours, 0.0) * s.late[j]
+        out[late] = s.omega[j] * weight.sum(axis=1)
+        return out
