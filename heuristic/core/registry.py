@@ -45,6 +45,8 @@ _POLICIES: dict[str, Entry] = {
         "heuristic.sts.policy:StsPolicy",
         {"lookahead": False, "urgency": "slack", "backfill": False, "pull": False},
     ),
+    # STS blind to a price series (billed by it): the reference for deciding when
+    "sts-price-blind": Entry("heuristic.sts.policy:StsPolicy", {"timing": False}),
     "sts-incremental": Entry("heuristic.sts.incremental:IncrementalStsPolicy"),
     "rg": Entry("heuristic.baselines.rg:RgPolicy"),
     "pr": Entry("heuristic.baselines.pr:PrPolicy"),

@@ -13,6 +13,7 @@ from heuristic.core.policy import JobStatus
 from heuristic.sts.chainset import ChainSet, chain_indices, chain_set
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
 from heuristic.sts.switching import Relaunch, relaunch_profile
+from heuristic.sts.timing import Tariff, timed
 from instances import Config, Instance, Job
 
 
@@ -54,10 +55,20 @@ class HullTable:
     """Each job's options per GPU type, reduced to their lower convex hull, computed
     once per instance (and each job's fastest epoch time): they never change, and STS
     asks for them at every decision. Where the job pays a relaunch overhead, also the
-    configuration chains its profiles may use (:mod:`heuristic.sts.chainset`)."""
+    configuration chains its profiles may use (:mod:`heuristic.sts.chainset`). With
+    ``timing`` and a bill that changes with time, the instance's :class:`Tariff`
+    (profiles then choose when they run; ``None`` otherwise)."""
 
-    def __init__(self, instance: Instance) -> None:
+    def __init__(self, instance: Instance, *, timing: bool = True) -> None:
         self.instance = instance
+        self.tariff = Tariff.of(instance) if timing else None
+        # no profile's bill is below every epoch at its flat cost times this ratio
+        self.cheapest_hour = 1.0
+        if self.tariff is not None and instance.energy_price > 0:
+            least = min(self.tariff.price.values)
+            if self.tariff.carbon is not None:
+                least += self.tariff.per_gram * min(self.tariff.carbon.values)
+            self.cheapest_hour = least / instance.energy_price
         # per job: its options by GPU type (in the order of its allowed configurations),
         # its fastest hours per epoch and its least cost per epoch, from one pass
         self._jobs: dict[str, tuple[dict[str, list[Option]], float, float]] = {}
@@ -148,7 +159,8 @@ class JobProfiles:
     A type's profile costs at least its *bound*: the expected remaining epochs at the
     type's cheapest cost per epoch. A type is solved only when its bound could beat a
     profile already known; the order and the profiles are those of solving every type
-    (with any bound below the profiles' costs).
+    (with any bound below the profiles' costs). Under a tariff each profile is timed
+    (:func:`heuristic.sts.timing.timed`) and the bounds are at the cheapest hour's bill.
     """
 
     def __init__(
@@ -160,7 +172,8 @@ class JobProfiles:
         table: HullTable,
         earlier: float = 0.0,
     ) -> None:
-        self.table = table
+        self.table, self.instance, self.now = table, instance, now
+        self.current = status.allocation.config if status.allocation is not None else None
         job = self.job = status.job
         self.dist = job.distribution.conditional(status.progress)
         self.budget = slot_budget(instance, job.due - earlier, now)
@@ -177,19 +190,36 @@ class JobProfiles:
         mean = self.dist.mean()
         least = table.least_costs(job)
         self.bounds = sorted((least[t] * mean, t) for t in types if t in least)
+        if table.tariff is not None:
+            ratio = table.cheapest_hour
+            self.bounds = [(b * ratio, t) for b, t in self.bounds]
 
     def solve(self, gpu_type: str) -> TypeProfile:
+        tariff = self.table.tariff
+        if tariff is None:
+            return TypeProfile(gpu_type, self._speed(gpu_type, self.budget))
+        return TypeProfile(
+            gpu_type,
+            timed(
+                self.instance,
+                self.job,
+                self.dist,
+                lambda budget: self._speed(gpu_type, budget),
+                self.budget,
+                tariff,
+                self.now,
+                self.current,
+            ),
+        )
+
+    def _speed(self, gpu_type: str, budget: float) -> Profile:
+        """The price-blind profile on ``gpu_type`` within ``budget`` hours."""
         if self.relaunch is not None:
             rl = self.relaunch
             chained = self.table.chain_set(self.job, gpu_type, rl)
-            return TypeProfile(
-                gpu_type,
-                relaunch_profile((), self.dist, self.budget, self.omega, rl, chained=chained),
-            )
+            return relaunch_profile((), self.dist, budget, self.omega, rl, chained=chained)
         hull = self.table.hull(self.job, gpu_type)
-        return TypeProfile(
-            gpu_type, exact_profile(hull, self.dist, self.budget, self.omega, on_hull=True)
-        )
+        return exact_profile(hull, self.dist, budget, self.omega, on_hull=True)
 
     def in_order(self) -> Iterator[TypeProfile]:
         """Profiles cheapest first (ties by type name), each solved when first needed."""

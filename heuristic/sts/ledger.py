@@ -86,19 +86,23 @@ class Ledger:
         t = 0.0
         for s in profile.steps:
             end = t + s.lost + s.epochs * self.instance.epoch_time(job, s.config)
-            lo, hi = int(t / self.step), min(self.bins, math.ceil(end / self.step - 1e-9))
-            if lo < hi:
-                # the chance the epochs just after ``start`` run: P(N > start)
-                p = dist.beyond(s.start)
-                out.append((s.config.gpu_type, lo, hi, self._gpus(s.config), p))
+            # back to back from now, or in the windows of a timed profile
+            for a, b in profile.on_clock(t, end):
+                lo, hi = int(a / self.step), min(self.bins, math.ceil(b / self.step - 1e-9))
+                if lo < hi:
+                    # the chance the epochs just after ``start`` run: P(N > start)
+                    p = dist.beyond(s.start)
+                    out.append((s.config.gpu_type, lo, hi, self._gpus(s.config), p))
             t = end
         self._last = (profile, dist, job, out)
         return out
 
     def fits(self, job: Job, profile: Profile, dist: EpochDistribution) -> bool:
         """Whether every later step fits beside what is booked (the first step is the
-        one placed now; where it fits is the placement's business)."""
-        for gpu_type, lo, hi, gpus, p in self._spans(job, profile, dist)[1:]:
+        one placed now, unless the profile waits; where it fits is the placement's
+        business)."""
+        spans = self._spans(job, profile, dist)
+        for gpu_type, lo, hi, gpus, p in spans[0 if profile.wait > 0 else 1 :]:
             if np.any(self.load[gpu_type][lo:hi] + p * gpus > self.capacity[gpu_type] + 1e-9):
                 return False
             for key in self._thresholds(gpu_type, gpus):

@@ -55,7 +55,10 @@ class StsOptions:
     (:mod:`heuristic.sts.contention`): ``urgency``, the order jobs are served in
     (``"modified-slack"``, with ``work_share`` hours of work per hour of slack, or the
     thesis's least ``"slack"``); ``backfill``, late waiting jobs take free GPUs;
-    ``pull``, a job runs now a last step whose class the ledger has booked full."""
+    ``pull``, a job runs now a last step whose class the ledger has booked full.
+    ``timing``: under a price (or priced carbon) that changes with time, each profile
+    also chooses when it runs (:mod:`heuristic.sts.timing`); off, STS is blind to the
+    series (it is still billed by it). A flat bill changes nothing either way."""
 
     lookahead: bool = True
     reserve: float = RESERVE
@@ -64,6 +67,7 @@ class StsOptions:
     work_share: float = WORK_SHARE
     backfill: bool = True
     pull: bool = True
+    timing: bool = True
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")

@@ -95,6 +95,8 @@ class _Round:
     # capacity bound at this decision: a job was rescued, backfilled, pulled forward or
     # left waiting
     contended: bool = False
+    # jobs that wait for cheaper hours by their profile's choice (not for capacity)
+    waiting: set[str] = field(default_factory=set)
 
 
 # a profile chosen for a job, the step it runs now, when that step ends, and whether it
@@ -143,7 +145,8 @@ class StsPolicy:
                 self._pull(rnd, status)
         self.asks, self.stuck = rnd.asks, rnd.stuck
         self.contended = rnd.contended or any(
-            rnd.assign.get(s.job.id, s.allocation) is None for s in state.jobs
+            rnd.assign.get(s.job.id, s.allocation) is None and s.job.id not in rnd.waiting
+            for s in state.jobs
         )
         wake = min(rnd.asks.values(), default=math.inf)
         return Decision(rnd.assign, wake_at=None if math.isinf(wake) else wake)
@@ -196,7 +199,7 @@ class StsPolicy:
     def _start(self, state: SchedulerState) -> _Round:
         inst, now = state.instance, state.time
         if self._table is None or self._table.instance is not inst:
-            self._table = HullTable(inst)
+            self._table = HullTable(inst, timing=self.options.timing)
             self._finish_by.clear()  # a new run
         if self._finish_by:
             present = {s.job.id for s in state.jobs}
@@ -244,6 +247,12 @@ class StsPolicy:
         alloc, booked = self._first_fit(rnd, status, cands, types)
         if booked is not None and alloc is not None and rnd.holds is not None:
             alloc, booked = self._spare_displaced(rnd, status, cands, types, alloc, booked)
+        if booked is not None and alloc is None:  # its profile waits for cheaper hours
+            rnd.waiting.add(job_id)
+            rnd.asks[job_id] = grid(rnd.inst, rnd.now, booked[2])
+            if rnd.ledger is not None and dist is not None:
+                rnd.ledger.book(status.job, booked[0].profile, dist)
+                rnd.chosen[job_id] = (booked[0].profile, dist)
         if booked is not None and alloc is not None:
             plan, step, step_end, last = booked
             if not last or alloc.config != step.config:
@@ -252,7 +261,7 @@ class StsPolicy:
             if rnd.ledger is not None and dist is not None:
                 rnd.ledger.book(status.job, plan.profile, dist)
                 rnd.chosen[job_id] = (plan.profile, dist)
-        if alloc is None and status.allocation is not None:
+        if alloc is None and status.allocation is not None and job_id not in rnd.waiting:
             alloc = self._not_placed(rnd, status, types)
         if rnd.holds is not None and alloc is not None:
             rnd.holds.take(status.job, alloc)
@@ -269,10 +278,13 @@ class StsPolicy:
         displace: bool = True,
     ) -> tuple[Allocation | None, _Booked | None]:
         """The first candidate profile (costing at most ``limit``) whose current step
-        can be placed now, and where."""
+        can be placed now, and where; a profile that waits for cheaper hours needs no
+        place now (``None``, with the time it starts as its step's end)."""
         for plan in cands:
             if plan.profile.objective > limit:
                 continue
+            if plan.profile.wait > 0:
+                return None, (plan, plan.profile.first, rnd.now + plan.profile.wait, False)
             step, step_end, last = step_now(rnd.inst, status.job, plan.profile, rnd.now)
             alloc = place(rnd.occ, status, step.config, types, rnd.holds, displace)
             if alloc is not None:
