@@ -62,13 +62,9 @@ class HullTable:
     def __init__(self, instance: Instance, *, timing: bool = True) -> None:
         self.instance = instance
         self.tariff = Tariff.of(instance) if timing else None
-        # no profile's bill is below every epoch at its flat cost times this ratio
-        self.cheapest_hour = 1.0
-        if self.tariff is not None and instance.energy_price > 0:
-            least = min(self.tariff.price.values)
-            if self.tariff.carbon is not None:
-                least += self.tariff.per_gram * min(self.tariff.carbon.values)
-            self.cheapest_hour = least / instance.energy_price
+        # timed profiles' speed profiles for budgets fixed from the release: a job that
+        # waits for cheap hours asks for the same ones at every event
+        self.speeds: dict[tuple[object, ...], Profile] = {}
         # per job: its options by GPU type (in the order of its allowed configurations),
         # its fastest hours per epoch and its least cost per epoch, from one pass
         self._jobs: dict[str, tuple[dict[str, list[Option]], float, float]] = {}
@@ -139,6 +135,10 @@ class HullTable:
             self._hourly[job.id] = hourly_costs(self.instance, job)
         return self._hourly[job.id]
 
+    def slowest(self, job: Job) -> float:
+        """Hours per epoch on the job's slowest allowed configuration."""
+        return max(o.time for opts in self._job(job)[0].values() for o in opts)
+
     def fastest(self, job: Job) -> float:
         """Hours per epoch on the job's fastest allowed configuration."""
         return self._job(job)[1]
@@ -160,7 +160,8 @@ class JobProfiles:
     type's cheapest cost per epoch. A type is solved only when its bound could beat a
     profile already known; the order and the profiles are those of solving every type
     (with any bound below the profiles' costs). Under a tariff each profile is timed
-    (:func:`heuristic.sts.timing.timed`) and the bounds are at the cheapest hour's bill.
+    (:func:`heuristic.sts.timing.timed`; ``ran``: the hours the job has run since its
+    release) and the bounds are at the cheapest hour's bill.
     """
 
     def __init__(
@@ -171,9 +172,11 @@ class JobProfiles:
         types: tuple[str, ...],
         table: HullTable,
         earlier: float = 0.0,
+        ran: float = 0.0,
     ) -> None:
-        self.table, self.instance, self.now = table, instance, now
+        self.table, self.instance, self.now, self.ran = table, instance, now, ran
         self.current = status.allocation.config if status.allocation is not None else None
+        self.progress, self.left = status.progress, status.overhead_left
         job = self.job = status.job
         self.dist = job.distribution.conditional(status.progress)
         self.budget = slot_budget(instance, job.due - earlier, now)
@@ -190,8 +193,12 @@ class JobProfiles:
         mean = self.dist.mean()
         least = table.least_costs(job)
         self.bounds = sorted((least[t] * mean, t) for t in types if t in least)
-        if table.tariff is not None:
-            ratio = table.cheapest_hour
+        if table.tariff is not None and instance.energy_price > 0:
+            # a profile runs within its budget, or, late, back to back from now on its
+            # slowest hull option at worst
+            hours = max(self.budget, self.dist.max_epochs * table.slowest(job))
+            hours += instance.relaunch(job) + 1.0
+            ratio = table.tariff.least(now, now + hours) / instance.energy_price
             self.bounds = [(b * ratio, t) for b, t in self.bounds]
 
     def solve(self, gpu_type: str) -> TypeProfile:
@@ -204,13 +211,25 @@ class JobProfiles:
                 self.instance,
                 self.job,
                 self.dist,
-                lambda budget: self._speed(gpu_type, budget),
+                lambda budget: self._kept_speed(gpu_type, budget),
                 self.budget,
                 tariff,
                 self.now,
                 self.current,
+                self.ran,
             ),
         )
+
+    def _kept_speed(self, gpu_type: str, budget: float) -> Profile:
+        """:meth:`_speed`, kept in the table for the job's progress and current
+        configuration (at most 100,000 kept: then the table starts again)."""
+        key = (self.job.id, gpu_type, self.progress, budget, self.current, self.left)
+        found = self.table.speeds.get(key)
+        if found is None:
+            if len(self.table.speeds) >= 100_000:
+                self.table.speeds.clear()
+            found = self.table.speeds[key] = self._speed(gpu_type, budget)
+        return found
 
     def _speed(self, gpu_type: str, budget: float) -> Profile:
         """The price-blind profile on ``gpu_type`` within ``budget`` hours."""

@@ -126,6 +126,10 @@ class StsPolicy:
         # jobs moved to their last step early (``pull``): when they now plan to finish
         self._finish_by: dict[str, float] = {}
         self.contended = False  # the last decision's (``_Round.contended``)
+        # under a changing price: hours each job has run so far, and when it was last
+        # seen (its allocation since then is the one it holds at the next decision)
+        self._ran: dict[str, float] = {}
+        self._seen: dict[str, float] = {}
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)
@@ -188,6 +192,8 @@ class StsPolicy:
         current = rnd.assign.get(job_id, status.allocation)
         if booked is None or current is None or len(booked[0].steps) < 2:
             return
+        if booked[0].runs:  # timed for cheap hours: its last step now would run dear
+            return
         assert rnd.ledger is not None
         moved = pull_forward(rnd.inst, rnd.occ, rnd.ledger, status, current, booked, rnd.now)
         if moved is None:
@@ -201,6 +207,10 @@ class StsPolicy:
         if self._table is None or self._table.instance is not inst:
             self._table = HullTable(inst, timing=self.options.timing)
             self._finish_by.clear()  # a new run
+            self._ran.clear()
+            self._seen.clear()
+        if self._table.tariff is not None:
+            self._count_runs(state)
         if self._finish_by:
             present = {s.job.id for s in state.jobs}
             self._finish_by = {j: t for j, t in self._finish_by.items() if j in present}
@@ -220,6 +230,16 @@ class StsPolicy:
             ledger,
         )
 
+    def _count_runs(self, state: SchedulerState) -> None:
+        """Add the hours each job ran since it was last seen (timed profiles plan their
+        run hours from the release: :func:`heuristic.sts.timing.timed`)."""
+        now = state.time
+        for s in state.jobs:
+            seen = self._seen.get(s.job.id)
+            if seen is not None and s.allocation is not None:
+                self._ran[s.job.id] = self._ran.get(s.job.id, 0.0) + now - seen
+            self._seen[s.job.id] = now
+
     def _decide_job(self, rnd: _Round, status: JobStatus) -> None:
         """Place one job (the more urgent ones are placed already)."""
         job_id = status.job.id
@@ -233,14 +253,15 @@ class StsPolicy:
         earlier = self.tuning.earlier.get(job_id, 0.0)
         if job_id in self._finish_by:  # pulled forward: it plans to finish by then
             earlier = max(earlier, status.job.due - self._finish_by[job_id])
+        ran = self._ran.get(job_id, 0.0)
         cands: Iterable[TypeProfile] = self._candidates(
-            rnd.inst, status, rnd.now, types, rnd.table, earlier
+            rnd.inst, status, rnd.now, types, rnd.table, earlier, ran
         )
         dist = None
         if rnd.ledger is not None:
             dist = status.job.distribution.conditional(status.progress)
             cands = self._booked_first(
-                rnd.inst, status, rnd.now, cands, rnd.ledger, earlier, dist, rnd.table
+                rnd.inst, status, rnd.now, cands, rnd.ledger, earlier, dist, rnd.table, ran
             )
         if rnd.holds is not None:
             cands = _Replayable(cands)  # walked again where a placement displaces
@@ -347,6 +368,7 @@ class StsPolicy:
         earlier: float,
         dist: EpochDistribution,
         table: HullTable,
+        ran: float = 0.0,
     ) -> Iterator[TypeProfile]:
         """Profiles whose later steps fit beside the booked ones, then the same types
         planned to finish earlier (a quarter, a half, three quarters of the time left,
@@ -355,14 +377,16 @@ class StsPolicy:
         job = status.job
         deferred = []
         for p in cands:
-            if ledger.fits(job, p.profile, dist):
+            # a profile timed for cheap hours is not hurried for the ledger: its windows
+            # are where every timed job wants to run, and hurrying runs it at dear hours
+            if p.profile.runs or ledger.fits(job, p.profile, dist):
                 yield p
             else:
                 deferred.append(p)
         left = job.due - earlier - now
         if left > 0 and deferred:
             for f in EARLIER_FRACTIONS:
-                jp = JobProfiles(inst, status, now, (), table, earlier + f * left)
+                jp = JobProfiles(inst, status, now, (), table, earlier + f * left, ran)
                 for p in deferred:
                     q = jp.solve(p.gpu_type)
                     if ledger.fits(job, q.profile, dist):
@@ -381,12 +405,13 @@ class StsPolicy:
         types: tuple[str, ...],
         table: HullTable,
         earlier: float,
+        ran: float = 0.0,
     ) -> Iterable[TypeProfile]:
         """Profiles to try, in order. A waiting job: every GPU type in ``types``, cheapest
         first. A
         running job: the types whose profile is cheaper than on its own type (it may have
         started on a dear type because the cheap one was full), then its own type."""
-        jp = JobProfiles(inst, status, now, types, table, earlier)
+        jp = JobProfiles(inst, status, now, types, table, earlier, ran)
         if status.allocation is None:
             return jp.in_order()
         own = jp.solve(status.allocation.config.gpu_type)
