@@ -13,7 +13,7 @@ from heuristic.core.policy import JobStatus
 from heuristic.sts.chainset import ChainSet, chain_indices, chain_set
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
 from heuristic.sts.switching import Relaunch, relaunch_profile
-from heuristic.sts.timing import Tariff, timed
+from heuristic.sts.timing import Room, Tariff, timed
 from instances import Config, Instance, Job
 
 
@@ -161,7 +161,8 @@ class JobProfiles:
     profile already known; the order and the profiles are those of solving every type
     (with any bound below the profiles' costs). Under a tariff each profile is timed
     (:func:`heuristic.sts.timing.timed`; ``ran``: the hours the job has run since its
-    release) and the bounds are at the cheapest hour's bill.
+    release; ``room``: where its configurations fit beside the profiles booked) and the
+    bounds are at the cheapest hour's bill.
     """
 
     def __init__(
@@ -173,8 +174,10 @@ class JobProfiles:
         table: HullTable,
         earlier: float = 0.0,
         ran: float = 0.0,
+        room: Room | None = None,
     ) -> None:
         self.table, self.instance, self.now, self.ran = table, instance, now, ran
+        self.room = room
         self.current = status.allocation.config if status.allocation is not None else None
         self.progress, self.left = status.progress, status.overhead_left
         job = self.job = status.job
@@ -217,6 +220,7 @@ class JobProfiles:
                 self.now,
                 self.current,
                 self.ran,
+                self.room,
             ),
         )
 

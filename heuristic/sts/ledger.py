@@ -27,6 +27,7 @@ rate, against 0.7% booked by expectation; docs/model.md).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -109,6 +110,25 @@ class Ledger:
                 if np.any(self.large[key][lo:hi] + p > self._hosts(key, lo, hi) + 1e-9):
                     return False
         return True
+
+    def room(self, cfg: Config, edges: np.ndarray) -> np.ndarray:
+        """Whether ``cfg`` fits beside what is booked throughout each interval between
+        ``edges`` (hours from now), as :meth:`fits` counts (the job surely running):
+        where a timed profile may run (:mod:`heuristic.sts.timing`)."""
+        gpu_type, gpus = cfg.gpu_type, self._gpus(cfg)
+        out = np.ones(len(edges) - 1, dtype=bool)
+        keys = self._thresholds(gpu_type, gpus)
+        for k, (a, b) in enumerate(itertools.pairwise(edges)):
+            lo, hi = int(a / self.step), min(self.bins, math.ceil(b / self.step - 1e-9))
+            if lo >= hi:
+                continue
+            if np.any(self.load[gpu_type][lo:hi] + gpus > self.capacity[gpu_type] + 1e-9):
+                out[k] = False
+                continue
+            for key in keys:
+                if np.any(self.large[key][lo:hi] + 1.0 > self._hosts(key, lo, hi) + 1e-9):
+                    out[k] = False
+        return out
 
     def _hosts(self, key: tuple[str, int], lo: int, hi: int) -> np.ndarray:
         """Large nodes the booked steps may use in bins ``lo..hi``: all of them up to the

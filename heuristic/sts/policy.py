@@ -53,6 +53,7 @@ from heuristic.sts.ledger import Ledger
 from heuristic.sts.options import StsOptions, StsTuning
 from heuristic.sts.profile import Profile, Step
 from heuristic.sts.steps import grid, keep, place, rescue, step_now, waste
+from heuristic.sts.timing import Room
 from instances import EpochDistribution, Instance, Job
 
 # with the ledger: how much of the time left a profile whose later steps collide with
@@ -254,8 +255,10 @@ class StsPolicy:
         if job_id in self._finish_by:  # pulled forward: it plans to finish by then
             earlier = max(earlier, status.job.due - self._finish_by[job_id])
         ran = self._ran.get(job_id, 0.0)
+        # under a tariff, timed profiles run only where they fit beside the booked ones
+        room = rnd.ledger.room if rnd.ledger is not None and rnd.table.tariff else None
         cands: Iterable[TypeProfile] = self._candidates(
-            rnd.inst, status, rnd.now, types, rnd.table, earlier, ran
+            rnd.inst, status, rnd.now, types, rnd.table, earlier, ran, room
         )
         dist = None
         if rnd.ledger is not None:
@@ -386,7 +389,7 @@ class StsPolicy:
         left = job.due - earlier - now
         if left > 0 and deferred:
             for f in EARLIER_FRACTIONS:
-                jp = JobProfiles(inst, status, now, (), table, earlier + f * left, ran)
+                jp = JobProfiles(inst, status, now, (), table, earlier + f * left, ran, ledger.room)
                 for p in deferred:
                     q = jp.solve(p.gpu_type)
                     if ledger.fits(job, q.profile, dist):
@@ -406,12 +409,13 @@ class StsPolicy:
         table: HullTable,
         earlier: float,
         ran: float = 0.0,
+        room: Room | None = None,
     ) -> Iterable[TypeProfile]:
         """Profiles to try, in order. A waiting job: every GPU type in ``types``, cheapest
         first. A
         running job: the types whose profile is cheaper than on its own type (it may have
         started on a dear type because the cheap one was full), then its own type."""
-        jp = JobProfiles(inst, status, now, types, table, earlier, ran)
+        jp = JobProfiles(inst, status, now, types, table, earlier, ran, room)
         if status.allocation is None:
             return jp.in_order()
         own = jp.solve(status.allocation.config.gpu_type)

@@ -168,10 +168,11 @@ def place_runs(
         pick = from_off < on[:-1]
         new_on[1:] = np.where(pick, from_off, on[:-1]) + a * w[k]
         came_off[k, 1:] = pick
-        was_on[k] = on <= off
+        was_on[k] = on < off  # ties: idle before, so runs come as early as they can
         off = np.minimum(on, off)
         on = new_on
-    state_on = bool(on[n] <= off[n])
+    # ties go to the path that finished sooner (idle at the end): run early, keep slack
+    state_on = bool(on[n] < off[n])
     cost = float(min(on[n], off[n]))
     if not math.isfinite(cost):
         return inf, []
@@ -243,7 +244,7 @@ def timing(
             resume = resume_hours * power_at(rows, cuts[:-1])
             w = grid.price[k0:]
             cost, cells = place_runs(a, w, resume, running or done > 0)
-            if not cells:
+            if not cells or cost >= FULL:
                 continue
             if done > 0:
                 cost += float(energy_in(rows, np.array([0.0, done]))[0] * grid.price[0])
@@ -268,6 +269,23 @@ def _merged(spans: Sequence[tuple[float, float]]) -> tuple[tuple[float, float], 
     return tuple(out)
 
 
+# where a configuration fits beside the booked profiles, per interval between edges
+Room = Callable[[Config, np.ndarray], np.ndarray]
+FULL = 1e12  # the price of a cell where the profile does not fit: never chosen
+
+
+def _booked(grid: Grid, profile: Profile, room: Room | None) -> Grid:
+    """``grid`` with the cells where a step of ``profile`` does not fit priced out."""
+    if room is None:
+        return grid
+    ok = np.ones(len(grid.price), dtype=bool)
+    for cfg in {s.config for s in profile.steps}:
+        ok &= room(cfg, grid.edges)
+    if ok.all():
+        return grid
+    return Grid(grid.edges, np.where(ok, grid.price, FULL))
+
+
 def contiguous(rows: np.ndarray, tariff: Tariff, now: float) -> float:
     """The bill of the profile run back to back from ``now``."""
     if len(rows) == 0:
@@ -286,11 +304,14 @@ def timed(
     now: float,
     current: Config | None,
     ran: float = 0.0,
+    room: Room | None = None,
 ) -> Profile:
     """The profile for ``budget`` (``solve(budget)``, price-blind) run back to back and
     billed by ``tariff``, or, if cheaper, a profile planned to run a share ``f``
     (:data:`FRACTIONS`) of the job's window (release to due date), less the ``ran``
-    hours it has run, with its cheapest run windows within ``budget``. Only profiles that meet their
+    hours it has run, with its cheapest run windows within ``budget``. ``room``: the
+    cells where a configuration fits beside the profiles booked before (a cell where a
+    step does not fit is not chosen), or ``None``. Only profiles that meet their
     budget are timed: a late job runs now. ``current``: the configuration the job runs
     now (idling first then pays a relaunch, where the profile continues it)."""
     base = solve(budget)
@@ -318,7 +339,7 @@ def timed(
         if float(rows[:, 2] @ (rows[:, 1] - rows[:, 0])) * grid.floor >= best.energy_cost:
             continue  # even at the cheapest cell it costs more
         running = current is not None and prof.steps[0].config == current
-        found = timing(rows, grid, resume, running)
+        found = timing(rows, _booked(grid, prof, room), resume, running)
         if found is not None and found[0] < best.energy_cost * (1 - 1e-9):
             best = replace(prof, energy_cost=found[0], runs=found[1], budget=budget)
     return best
