@@ -27,7 +27,6 @@ rate, against 0.7% booked by expectation; docs/model.md).
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -116,19 +115,14 @@ class Ledger:
         ``edges`` (hours from now), as :meth:`fits` counts (the job surely running):
         where a timed profile may run (:mod:`heuristic.sts.timing`)."""
         gpu_type, gpus = cfg.gpu_type, self._gpus(cfg)
-        out = np.ones(len(edges) - 1, dtype=bool)
-        keys = self._thresholds(gpu_type, gpus)
-        for k, (a, b) in enumerate(itertools.pairwise(edges)):
-            lo, hi = int(a / self.step), min(self.bins, math.ceil(b / self.step - 1e-9))
-            if lo >= hi:
-                continue
-            if np.any(self.load[gpu_type][lo:hi] + gpus > self.capacity[gpu_type] + 1e-9):
-                out[k] = False
-                continue
-            for key in keys:
-                if np.any(self.large[key][lo:hi] + 1.0 > self._hosts(key, lo, hi) + 1e-9):
-                    out[k] = False
-        return out
+        ok = self.load[gpu_type] + gpus <= self.capacity[gpu_type] + 1e-9
+        for key in self._thresholds(gpu_type, gpus):
+            ok &= self.large[key] + 1.0 <= self._hosts(key, 0, self.bins) + 1e-9
+        lo = np.minimum((edges[:-1] / self.step).astype(int), self.bins)
+        hi = np.minimum(np.ceil(edges[1:] / self.step - 1e-9).astype(int), self.bins)
+        # a cell fits where no bin of it is full: count the full bins in each
+        full = np.concatenate(([0], np.cumsum(~ok)))
+        return (full[hi] - full[np.minimum(lo, hi)]) == 0
 
     def _hosts(self, key: tuple[str, int], lo: int, hi: int) -> np.ndarray:
         """Large nodes the booked steps may use in bins ``lo..hi``: all of them up to the
