@@ -44,6 +44,13 @@ from instances.energy import Series
 # their release on the synthetic family, at 1.3 times the time: docs/model.md)
 FRACTIONS = (1.0, 0.7, 0.45, 0.25)
 TOL = 1e-9
+# the share of the time left that a timed profile keeps free before its budget (0.1
+# against none: no more missed due dates than price-blind STS on the synthetic family,
+# docs/model.md)
+MARGIN = 0.1
+# the cells looked at, from now: thirty days of hours (a longer run is not timed; the
+# search holds a row of cells per portion of the run)
+HORIZON_CELLS = 720
 
 
 @dataclass(frozen=True)
@@ -148,50 +155,59 @@ def place_runs(
     """The cheapest choice of cells for ``len(a)`` portions in order: portion ``j`` in
     cell ``k`` costs ``a[j]·w[k]``; a portion after an idle cell (or the first, if the
     job is ``running`` before cell 0 and idles) adds ``resume[j]·w[k]``. Exact (a
-    shortest path over cells, portions done and whether the last cell ran); returns the
-    cost and the cells that run (``inf`` and ``[]`` if the portions do not fit)."""
+    shortest path over portions and the cell each runs in: portion ``j`` in cell ``k``
+    follows portion ``j - 1`` in cell ``k - 1``, or, resuming, the cheapest in a cell
+    before ``k - 1``); returns the cost and the cells that run (``inf`` and ``[]`` if
+    the portions do not fit). Ties go to the earliest cells: runs come as early as they
+    can, keeping slack."""
     n, cells = len(a), len(w)
     if n > cells:
         return math.inf, []
     inf = math.inf
-    on = np.full(n + 1, inf)
-    off = np.full(n + 1, inf)
-    (on if running else off)[0] = 0.0
-    free = resume.copy()
-    if not running:
-        free[0] = 0.0  # a job not running starts when it starts: no extra overhead
-    came_off = np.zeros((cells, n + 1), dtype=bool)
-    was_on = np.zeros((cells, n + 1), dtype=bool)
-    for k in range(cells):
-        new_on = np.full(n + 1, inf)
-        from_off = off[:-1] + free * w[k]
-        pick = from_off < on[:-1]
-        new_on[1:] = np.where(pick, from_off, on[:-1]) + a * w[k]
-        came_off[k, 1:] = pick
-        was_on[k] = on < off  # ties: idle before, so runs come as early as they can
-        off = np.minimum(on, off)
-        on = new_on
-    # ties go to the path that finished sooner (idle at the end): run early, keep slack
-    state_on = bool(on[n] < off[n])
-    cost = float(min(on[n], off[n]))
+    rows = np.full((n, cells), inf)  # rows[j, k]: least cost with portion j in cell k
+    rows[0] = a[0] * w + (resume[0] * w if running else 0.0)
+    if running:
+        rows[0, 0] = a[0] * w[0]  # it goes on in cell 0: no relaunch
+    gap = np.empty(cells - 2) if cells > 2 else np.empty(0)
+    for j in range(1, n):
+        prev, row = rows[j - 1], rows[j]
+        row[1:] = prev[:-1]  # on from the cell before
+        if cells > 2:  # or resumed after an idle cell, from the least before that
+            np.minimum.accumulate(prev[:-2], out=gap)
+            gap += resume[j] * w[2:]
+            np.minimum(row[2:], gap, out=row[2:])
+        row += a[j] * w
+    k = int(np.argmin(rows[-1]))  # the earliest cell on ties
+    cost = float(rows[-1, k])
     if not math.isfinite(cost):
         return inf, []
-    runs = []
-    j = n
-    for k in range(cells - 1, -1, -1):
-        if state_on:
-            runs.append(k)
-            state_on = not came_off[k, j]
-            j -= 1
-        else:
-            state_on = bool(was_on[k, j])
+    runs = [k]
+    for j in range(n - 1, 0, -1):
+        # where portion j - 1 ran: the cell before, unless resuming was cheaper (ties
+        # go to the earlier cells: runs come as early as they can)
+        here = rows[j, k] - a[j] * w[k]
+        if k >= 2:
+            best = int(np.argmin(rows[j - 1, : k - 1]))
+            resumed = rows[j - 1, best] + resume[j] * w[k]
+            if resumed <= rows[j - 1, k - 1] and _same(resumed, here):
+                k = best
+                runs.append(k)
+                continue
+        k -= 1
+        runs.append(k)
     return cost, runs[::-1]
+
+
+def _same(x: float, y: float) -> bool:
+    """Equal up to the rounding of a sum taken in another order."""
+    return abs(x - y) <= 1e-9 * max(1.0, abs(x), abs(y))
 
 
 @dataclass(frozen=True)
 class Grid:
-    """The cells from ``now`` to ``now + budget``: the first ends at the tariff's next
-    cell boundary (it may be short), the rest are whole; a last part-cell is left out."""
+    """The cells from ``now`` to ``now + budget`` (at most :data:`HORIZON_CELLS`): the
+    first ends at the tariff's next cell boundary (it may be short), the rest are
+    whole; a last part-cell is left out."""
 
     edges: np.ndarray  # hours from now
     price: np.ndarray  # the tariff's price per kWh in each cell
@@ -205,7 +221,8 @@ class Grid:
     def of(cls, tariff: Tariff, now: float, budget: float) -> Grid:
         d = tariff.cell
         first = (math.floor(now / d + TOL) + 1) * d
-        last = math.floor((now + budget) / d + TOL) * d
+        end = now + min(budget, HORIZON_CELLS * d)
+        last = math.floor(end / d + TOL) * d
         if last <= first - TOL:
             return cls(np.zeros(1), np.zeros(0))
         count = round((last - first) / d)
@@ -219,11 +236,16 @@ class Grid:
 
 
 def timing(
-    rows: np.ndarray, grid: Grid, resume_hours: float, running: bool
+    rows: np.ndarray,
+    grid: Grid,
+    resume_hours: float,
+    running: bool,
+    beat: float = math.inf,
 ) -> tuple[float, tuple[tuple[float, float], ...]] | None:
     """The cheapest run windows (hours from now) of a profile whose expected power over
-    its run is ``rows``, on ``grid``, and their bill; ``None`` if the run does not fit.
-    A short first cell is run (its hours first) or idled: both are solved."""
+    its run is ``rows``, on ``grid``, and their bill; ``None`` if the run does not fit
+    or cannot cost less than ``beat``. A short first cell is run (its hours first) or
+    idled: both are solved."""
     if len(rows) == 0 or len(grid.price) == 0:
         return None
     total = float(rows[-1, 1])
@@ -243,11 +265,19 @@ def timing(
             a = energy_in(rows, cuts)
             resume = resume_hours * power_at(rows, cuts[:-1])
             w = grid.price[k0:]
+            if n > len(w):
+                continue
+            # no order of the portions costs less than the dearest on the cheapest
+            # cells (rearrangement): a case that cannot win is not searched
+            head_cost = float(energy_in(rows, np.array([0.0, done]))[0] * grid.price[0])
+            floor = float(np.sort(a)[::-1] @ np.sort(np.partition(w, n - 1)[:n]))
+            if floor + head_cost >= min(beat, best[0] if best else math.inf):
+                continue
             cost, cells = place_runs(a, w, resume, running or done > 0)
             if not cells or cost >= FULL:
                 continue
             if done > 0:
-                cost += float(energy_in(rows, np.array([0.0, done]))[0] * grid.price[0])
+                cost += head_cost
             spans = [(0.0, done)] if done > 0 else []
             for j, k in enumerate(cells):
                 start = float(grid.edges[k0 + k])
@@ -319,7 +349,9 @@ def timed(
     best = replace(base, energy_cost=contiguous(rows, tariff, now))
     if base.worst_time > budget + TOL:
         return best  # late: it runs now
-    grid = Grid.of(tariff, now, budget)
+    # the windows end a margin before the budget: a timed job meets others' timed
+    # jobs in the cheap hours, and the pauses and relaunches that costs come out of it
+    grid = Grid.of(tariff, now, budget * (1.0 - MARGIN))
     resume = inst.relaunch(job)
     seen: list[Profile] = []
     # the shorter budgets are hours of run, fixed from the job's release (a share of its
@@ -339,7 +371,7 @@ def timed(
         if float(rows[:, 2] @ (rows[:, 1] - rows[:, 0])) * grid.floor >= best.energy_cost:
             continue  # even at the cheapest cell it costs more
         running = current is not None and prof.steps[0].config == current
-        found = timing(rows, _booked(grid, prof, room), resume, running)
+        found = timing(rows, _booked(grid, prof, room), resume, running, best.energy_cost)
         if found is not None and found[0] < best.energy_cost * (1 - 1e-9):
             best = replace(prof, energy_cost=found[0], runs=found[1], budget=budget)
     return best
