@@ -10,11 +10,17 @@ how much of the bill can move at all.
 - ``alone``: each job of the same instances alone at its release, the cluster all its
   own: the bill of its price-blind profile run back to back, against its timed
   profile's (the single-job search, heuristic/sts/timing.py) with the four shares STS
-  uses and with ten: how much a job alone can move, and what the coarse search of
-  speed budgets leaves.
+  uses and with twelve (those and eight more): how much a job alone can move, and
+  what the coarse search of speed budgets leaves.
+
+- ``store``: the tables of docs/prices.md from a ``prices`` campaign's store: per
+  family, each policy's online figures summed over the scenarios and seeds run (bill =
+  energy + carbon, carbon, total cost, missed due dates), and the cut of STS, and of
+  price-blind STS, against each.
 
 Run: python -m benchmarks.when families [--offsets 0 840 1512] [--seeds 2]
      python -m benchmarks.when alone [--offsets 840]
+     python -m benchmarks.when store prices.sqlite
 """
 
 from __future__ import annotations
@@ -97,14 +103,15 @@ def alone(offsets: list[int], seeds: int, carbon: float) -> pd.DataFrame:
         for offset in offsets:
             priced = lay_prices(inst, f"au-nsw-2023:{offset}", carbon)
             row = {"family": family, "case": name, "offset_h": offset}
-            for label, shares in (("blind", None), ("four", timing.FRACTIONS), ("ten", TEN)):
+            for label, shares in (("blind", None), ("four", timing.FRACTIONS), ("fine", FINE)):
                 row[label] = _alone_bill(priced, shares)
             rows.append(row)
             print(row, flush=True)
     return pd.DataFrame(rows)
 
 
-TEN = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
+# the four shares and eight more: a finer search of the speed budgets
+FINE = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.45, 0.4, 0.3, 0.25, 0.2, 0.1)
 
 
 def _alone_bill(inst: Instance, shares: tuple[float, ...] | None) -> float:
@@ -134,15 +141,46 @@ def _alone_bill(inst: Instance, shares: tuple[float, ...] | None) -> float:
     return total
 
 
+def store_tables(path: str) -> str:
+    """docs/prices.md's tables from a ``prices`` store (runs that finished)."""
+    from experiments.store import Store
+
+    with Store(path, readonly=True) as store:
+        runs = store.runs("prices")
+    runs = runs[runs["status"] == "ok"].copy()
+    runs["family"] = runs["scenario"].str.split("[").str[0]
+    runs["bill"] = runs["energy_cost"] + runs["carbon_cost"]
+    # only scenarios and seeds every policy finished, so that sums compare
+    per = runs.groupby(["scenario", "seed"])["policy"].nunique()
+    whole = per[per == runs["policy"].nunique()].index
+    runs = runs.set_index(["scenario", "seed"]).loc[whole].reset_index()
+    out = []
+    for family, part in runs.groupby("family", sort=False):
+        cols = ["bill", "carbon_kg", "total_cost", "missed"]
+        sums = part.groupby("policy")[cols].sum()
+        sums = sums.sort_values("total_cost")
+        for sts in ("sts", "sts-price-blind"):
+            sums[f"{sts} bill cut"] = 1 - sums.loc[sts, "bill"] / sums["bill"]
+            sums[f"{sts} total cut"] = 1 - sums.loc[sts, "total_cost"] / sums["total_cost"]
+        runs_in = part.groupby(["scenario", "seed"]).ngroups
+        out.append(f"{family}: {runs_in} scenario runs per policy\n")
+        out.append(sums.to_markdown(floatfmt=".4g") + "\n")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("part", choices=("families", "alone"))
+    ap.add_argument("part", choices=("families", "alone", "store"))
+    ap.add_argument("store", nargs="?", help="a prices campaign's store (part store)")
     ap.add_argument("--offsets", type=int, nargs="+", default=[0, 840, 1512])
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--carbon-price", type=float, default=100.0)
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--csv")
     args = ap.parse_args()
+    if args.part == "store":
+        print(store_tables(args.store))
+        return
     if args.part == "families":
         df = families(args.offsets, args.seeds, args.carbon_price, args.policies.split(","))
         if args.csv:
@@ -152,9 +190,9 @@ def main() -> None:
     df = alone(args.offsets, args.seeds, args.carbon_price)
     if args.csv:
         df.to_csv(args.csv, index=False)
-    sums = df.groupby("family")[["blind", "four", "ten"]].sum()
+    sums = df.groupby("family")[["blind", "four", "fine"]].sum()
     sums["four cut"] = 1 - sums["four"] / sums["blind"]
-    sums["ten cut"] = 1 - sums["ten"] / sums["blind"]
+    sums["fine cut"] = 1 - sums["fine"] / sums["blind"]
     print(sums.to_markdown(floatfmt=".4g"))
 
 

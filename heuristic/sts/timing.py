@@ -373,5 +373,8 @@ def timed(
         running = current is not None and prof.steps[0].config == current
         found = timing(rows, _booked(grid, prof, room), resume, running, best.energy_cost)
         if found is not None and found[0] < best.energy_cost * (1 - 1e-9):
-            best = replace(prof, energy_cost=found[0], runs=found[1], budget=budget)
+            # late only for its shorter budget: within the job's own it is on time
+            best = replace(
+                prof, energy_cost=found[0], tardiness_cost=0.0, runs=found[1], budget=budget
+            )
     return best
