@@ -84,10 +84,11 @@ class Ledger:
             return last[3]
         out = []
         t = 0.0
+        timed = bool(profile.runs)
         for s in profile.steps:
             end = t + s.lost + s.epochs * self.instance.epoch_time(job, s.config)
             # back to back from now, or in the windows of a timed profile
-            for a, b in profile.on_clock(t, end):
+            for a, b in profile.on_clock(t, end) if timed else ((t, end),):
                 lo, hi = int(a / self.step), min(self.bins, math.ceil(b / self.step - 1e-9))
                 if lo < hi:
                     # the chance the epochs just after ``start`` run: P(N > start)
