@@ -55,7 +55,8 @@ def cases(seeds: int) -> Iterator[tuple[str, str, Instance]]:
         yield "calibrated", f"s{s}", syn.instance(params, s)
     for rate in ("high", "exponential", "low"):
         for s in range(seeds):
-            yield "synthetic", f"{rate}-s{s}", syn.instance({"nodes": 10, "jobs": 60, "rate": rate}, s)
+            params = {"nodes": 10, "jobs": 60, "rate": rate}
+            yield "synthetic", f"{rate}-s{s}", syn.instance(params, s)
     for load in (0.6, 1.2):
         for s in range(seeds):
             params = {"start": 24.0, "hours": 6.0, "cluster": CLUSTER, "load": load}
