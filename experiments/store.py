@@ -45,6 +45,10 @@ METRICS = (
     "proved",
     "wall_s",
 )
+# metrics added after stores were first written (the bill's carbon and the idle
+# energy, docs/model.md): the last columns of ``runs``, added to an older store when
+# it is opened for writing, read as NULL from one opened read-only
+LATER_METRICS = ("carbon_cost", "carbon_kg", "idle_kwh")
 JOB_COLUMNS = (
     "release_h",
     "epochs_run",
@@ -71,6 +75,7 @@ CREATE TABLE IF NOT EXISTS runs (
     seed INTEGER NOT NULL, position INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,
     {", ".join(f"{m} REAL" for m in METRICS)},
     instance_id TEXT, plan TEXT, worker TEXT, finished_at TEXT NOT NULL,
+    {", ".join(f"{m} REAL" for m in LATER_METRICS)},
     PRIMARY KEY (campaign, key)
 );
 CREATE TABLE IF NOT EXISTS jobs (
@@ -84,6 +89,7 @@ CREATE TABLE IF NOT EXISTS jobs (
 _RUN_COLUMNS = [
     *("key", "campaign", "scenario", "generator", "params", "policy", "seed", "position"),
     *("status", "error", *METRICS, "instance_id", "plan", "worker", "finished_at"),
+    *LATER_METRICS,
 ]
 
 
@@ -106,6 +112,7 @@ class Store:
     def __init__(self, path: str | Path, *, writer: bool = False, readonly: bool = False) -> None:
         self.path = Path(path)
         self._lock: int | None = None
+        self._later = True  # the runs table has LATER_METRICS
         fresh = not self.path.exists() or self.path.stat().st_size == 0
         if readonly and fresh:
             raise StoreError(f"store {str(path)!r}: no such store")
@@ -118,7 +125,7 @@ class Store:
             else:
                 self.conn = sqlite3.connect(self.path)
             if not fresh:
-                self._recognise()
+                self._recognise(readonly)
             if not readonly:
                 self.conn.execute("PRAGMA journal_mode=WAL")  # readers (reports) while writing
             if fresh:
@@ -132,7 +139,7 @@ class Store:
             self.close()
             raise
 
-    def _recognise(self) -> None:
+    def _recognise(self, readonly: bool = False) -> None:
         """Refuse, before writing anything, a file that is not a sound gpusched store."""
         where = f"store {str(self.path)!r}"
         app = self.conn.execute("PRAGMA application_id").fetchone()[0]
@@ -147,6 +154,14 @@ class Store:
                 f"{sorted(tables)}); it was left as it is"
             )
         found = [r[1] for r in self.conn.execute("PRAGMA table_info(runs)")]
+        if tables == _TABLES and found == _RUN_COLUMNS[: -len(LATER_METRICS)]:
+            self._later = False  # written before LATER_METRICS
+            if not readonly:
+                with self.conn:
+                    for m in LATER_METRICS:
+                        self.conn.execute(f"ALTER TABLE runs ADD COLUMN {m} REAL")
+                self._later = True
+            found = _RUN_COLUMNS
         if tables != _TABLES or found != _RUN_COLUMNS:
             raise StoreError(
                 f"{where} was written by another version of gpusched (tables "
@@ -208,6 +223,7 @@ class Store:
     def _save(self, rec: RunRecord) -> None:
         s = rec.spec
         values = [rec.metrics.get(m) for m in METRICS]
+        later = [rec.metrics.get(m) for m in LATER_METRICS]
         with self.conn:
             if rec.instance_id:
                 self.conn.execute(
@@ -215,7 +231,7 @@ class Store:
                     (rec.instance_id, rec.instance_json),
                 )
             self.conn.execute(
-                f"INSERT INTO runs VALUES ({', '.join('?' * (14 + len(METRICS)))})",
+                f"INSERT INTO runs VALUES ({', '.join('?' * (14 + len(METRICS) + len(later)))})",
                 (
                     s.key,
                     s.campaign,
@@ -232,6 +248,7 @@ class Store:
                     rec.plan_json or None,
                     rec.worker,
                     _now(),
+                    *later,
                 ),
             )
             self.conn.executemany(
@@ -244,7 +261,8 @@ class Store:
         """One row per run (without the plan text), in the campaign file's order
         (scenario, seed, policy) whatever order the workers finished them in."""
         cols = "key, campaign, scenario, generator, params, policy, seed, status, error, "
-        cols += ", ".join(METRICS) + ", instance_id, worker, finished_at"
+        cols += ", ".join(METRICS) + ", instance_id, worker, finished_at, "
+        cols += ", ".join(m if self._later else f"NULL AS {m}" for m in LATER_METRICS)
         sql = f"SELECT {cols} FROM runs"
         args: tuple[str, ...] = ()
         if campaign is not None:

@@ -51,6 +51,8 @@ _POLICIES: dict[str, Entry] = {
             "pull": False,
         },
     ),
+    # STS blind to a price series (billed by it): the reference for deciding when
+    "sts-price-blind": Entry("heuristic.sts.policy:StsPolicy", {"timing": False}),
     "sts-incremental": Entry("heuristic.sts.incremental:IncrementalStsPolicy"),
     "rg": Entry("heuristic.baselines.rg:RgPolicy"),
     "pr": Entry("heuristic.baselines.pr:PrPolicy"),

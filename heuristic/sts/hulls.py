@@ -13,6 +13,7 @@ from heuristic.core.policy import JobStatus
 from heuristic.sts.chainset import ChainSet, chain_indices, chain_set
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
 from heuristic.sts.switching import Relaunch, relaunch_profile
+from heuristic.sts.timing import Room, Tariff, timed
 from instances import Config, Instance, Job
 
 
@@ -54,10 +55,16 @@ class HullTable:
     """Each job's options per GPU type, reduced to their lower convex hull, computed
     once per instance (and each job's fastest epoch time): they never change, and STS
     asks for them at every decision. Where the job pays a relaunch overhead, also the
-    configuration chains its profiles may use (:mod:`heuristic.sts.chainset`)."""
+    configuration chains its profiles may use (:mod:`heuristic.sts.chainset`). With
+    ``timing`` and a bill that changes with time, the instance's :class:`Tariff`
+    (profiles then choose when they run; ``None`` otherwise)."""
 
-    def __init__(self, instance: Instance) -> None:
+    def __init__(self, instance: Instance, *, timing: bool = True) -> None:
         self.instance = instance
+        self.tariff = Tariff.of(instance) if timing else None
+        # timed profiles' speed profiles for budgets fixed from the release: a job that
+        # waits for cheap hours asks for the same ones at every event
+        self.speeds: dict[tuple[object, ...], Profile] = {}
         # per job: its options by GPU type (in the order of its allowed configurations),
         # its fastest hours per epoch and its least cost per epoch, from one pass
         self._jobs: dict[str, tuple[dict[str, list[Option]], float, float]] = {}
@@ -128,6 +135,10 @@ class HullTable:
             self._hourly[job.id] = hourly_costs(self.instance, job)
         return self._hourly[job.id]
 
+    def slowest(self, job: Job) -> float:
+        """Hours per epoch on the job's slowest allowed configuration."""
+        return max(o.time for opts in self._job(job)[0].values() for o in opts)
+
     def fastest(self, job: Job) -> float:
         """Hours per epoch on the job's fastest allowed configuration."""
         return self._job(job)[1]
@@ -148,7 +159,10 @@ class JobProfiles:
     A type's profile costs at least its *bound*: the expected remaining epochs at the
     type's cheapest cost per epoch. A type is solved only when its bound could beat a
     profile already known; the order and the profiles are those of solving every type
-    (with any bound below the profiles' costs).
+    (with any bound below the profiles' costs). Under a tariff each profile is timed
+    (:func:`heuristic.sts.timing.timed`; ``ran``: the hours the job has run since its
+    release; ``room``: where its configurations fit beside the profiles booked) and the
+    bounds are at the cheapest hour's bill.
     """
 
     def __init__(
@@ -159,8 +173,13 @@ class JobProfiles:
         types: tuple[str, ...],
         table: HullTable,
         earlier: float = 0.0,
+        ran: float = 0.0,
+        room: Room | None = None,
     ) -> None:
-        self.table = table
+        self.table, self.instance, self.now, self.ran = table, instance, now, ran
+        self.room = room
+        self.current = status.allocation.config if status.allocation is not None else None
+        self.progress, self.left = status.progress, status.overhead_left
         job = self.job = status.job
         self.dist = job.distribution.conditional(status.progress)
         self.budget = slot_budget(instance, job.due - earlier, now)
@@ -177,19 +196,53 @@ class JobProfiles:
         mean = self.dist.mean()
         least = table.least_costs(job)
         self.bounds = sorted((least[t] * mean, t) for t in types if t in least)
+        if table.tariff is not None and instance.energy_price > 0:
+            # a profile runs within its budget, or, late, back to back from now on its
+            # slowest hull option at worst
+            hours = max(self.budget, self.dist.max_epochs * table.slowest(job))
+            hours += instance.relaunch(job) + 1.0
+            ratio = table.tariff.least(now, now + hours) / instance.energy_price
+            self.bounds = [(b * ratio, t) for b, t in self.bounds]
 
     def solve(self, gpu_type: str) -> TypeProfile:
+        tariff = self.table.tariff
+        if tariff is None:
+            return TypeProfile(gpu_type, self._speed(gpu_type, self.budget))
+        return TypeProfile(
+            gpu_type,
+            timed(
+                self.instance,
+                self.job,
+                self.dist,
+                lambda budget: self._kept_speed(gpu_type, budget),
+                self.budget,
+                tariff,
+                self.now,
+                self.current,
+                self.ran,
+                self.room,
+            ),
+        )
+
+    def _kept_speed(self, gpu_type: str, budget: float) -> Profile:
+        """:meth:`_speed`, kept in the table for the job's progress and current
+        configuration (at most 100,000 kept: then the table starts again)."""
+        key = (self.job.id, gpu_type, self.progress, budget, self.current, self.left)
+        found = self.table.speeds.get(key)
+        if found is None:
+            if len(self.table.speeds) >= 100_000:
+                self.table.speeds.clear()
+            found = self.table.speeds[key] = self._speed(gpu_type, budget)
+        return found
+
+    def _speed(self, gpu_type: str, budget: float) -> Profile:
+        """The price-blind profile on ``gpu_type`` within ``budget`` hours."""
         if self.relaunch is not None:
             rl = self.relaunch
             chained = self.table.chain_set(self.job, gpu_type, rl)
-            return TypeProfile(
-                gpu_type,
-                relaunch_profile((), self.dist, self.budget, self.omega, rl, chained=chained),
-            )
+            return relaunch_profile((), self.dist, budget, self.omega, rl, chained=chained)
         hull = self.table.hull(self.job, gpu_type)
-        return TypeProfile(
-            gpu_type, exact_profile(hull, self.dist, self.budget, self.omega, on_hull=True)
-        )
+        return exact_profile(hull, self.dist, budget, self.omega, on_hull=True)
 
     def in_order(self) -> Iterator[TypeProfile]:
         """Profiles cheapest first (ties by type name), each solved when first needed."""

@@ -84,27 +84,46 @@ class Ledger:
             return last[3]
         out = []
         t = 0.0
+        timed = bool(profile.runs)
         for s in profile.steps:
             end = t + s.lost + s.epochs * self.instance.epoch_time(job, s.config)
-            lo, hi = int(t / self.step), min(self.bins, math.ceil(end / self.step - 1e-9))
-            if lo < hi:
-                # the chance the epochs just after ``start`` run: P(N > start)
-                p = dist.beyond(s.start)
-                out.append((s.config.gpu_type, lo, hi, self._gpus(s.config), p))
+            # back to back from now, or in the windows of a timed profile
+            for a, b in profile.on_clock(t, end) if timed else ((t, end),):
+                lo, hi = int(a / self.step), min(self.bins, math.ceil(b / self.step - 1e-9))
+                if lo < hi:
+                    # the chance the epochs just after ``start`` run: P(N > start)
+                    p = dist.beyond(s.start)
+                    out.append((s.config.gpu_type, lo, hi, self._gpus(s.config), p))
             t = end
         self._last = (profile, dist, job, out)
         return out
 
     def fits(self, job: Job, profile: Profile, dist: EpochDistribution) -> bool:
         """Whether every later step fits beside what is booked (the first step is the
-        one placed now; where it fits is the placement's business)."""
-        for gpu_type, lo, hi, gpus, p in self._spans(job, profile, dist)[1:]:
+        one placed now, unless the profile waits; where it fits is the placement's
+        business)."""
+        spans = self._spans(job, profile, dist)
+        for gpu_type, lo, hi, gpus, p in spans[0 if profile.wait > 0 else 1 :]:
             if np.any(self.load[gpu_type][lo:hi] + p * gpus > self.capacity[gpu_type] + 1e-9):
                 return False
             for key in self._thresholds(gpu_type, gpus):
                 if np.any(self.large[key][lo:hi] + p > self._hosts(key, lo, hi) + 1e-9):
                     return False
         return True
+
+    def room(self, cfg: Config, edges: np.ndarray) -> np.ndarray:
+        """Whether ``cfg`` fits beside what is booked throughout each interval between
+        ``edges`` (hours from now), as :meth:`fits` counts (the job surely running):
+        where a timed profile may run (:mod:`heuristic.sts.timing`)."""
+        gpu_type, gpus = cfg.gpu_type, self._gpus(cfg)
+        ok = self.load[gpu_type] + gpus <= self.capacity[gpu_type] + 1e-9
+        for key in self._thresholds(gpu_type, gpus):
+            ok &= self.large[key] + 1.0 <= self._hosts(key, 0, self.bins) + 1e-9
+        lo = np.minimum((edges[:-1] / self.step).astype(int), self.bins)
+        hi = np.minimum(np.ceil(edges[1:] / self.step - 1e-9).astype(int), self.bins)
+        # a cell fits where no bin of it is full: count the full bins in each
+        full = np.concatenate(([0], np.cumsum(~ok)))
+        return (full[hi] - full[np.minimum(lo, hi)]) == 0
 
     def _hosts(self, key: tuple[str, int], lo: int, hi: int) -> np.ndarray:
         """Large nodes the booked steps may use in bins ``lo..hi``: all of them up to the

@@ -59,7 +59,10 @@ class StsOptions:
     ``"slack"``); ``backfill``, late waiting jobs take free GPUs;
     ``unstick``, a running job that no step of its profiles and nothing on time fits
     moves to the free configuration cheapest in the worst case, if cheaper than staying;
-    ``pull``, a job runs now a last step whose class the ledger has booked full."""
+    ``pull``, a job runs now a last step whose class the ledger has booked full.
+    ``timing``: under a price (or priced carbon) that changes with time, each profile
+    also chooses when it runs (:mod:`heuristic.sts.timing`); off, STS is blind to the
+    series (it is still billed by it). A flat bill changes nothing either way."""
 
     lookahead: bool = True
     reserve: float = RESERVE
@@ -70,6 +73,7 @@ class StsOptions:
     backfill: bool = True
     unstick: bool = True
     pull: bool = True
+    timing: bool = True
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")

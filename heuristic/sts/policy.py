@@ -53,6 +53,7 @@ from heuristic.sts.ledger import Ledger
 from heuristic.sts.options import StsOptions, StsTuning
 from heuristic.sts.profile import Profile, Step
 from heuristic.sts.steps import grid, keep, place, rescue, step_now, waste
+from heuristic.sts.timing import Room
 from instances import EpochDistribution, Instance, Job
 
 # with the ledger: how much of the time left a profile whose later steps collide with
@@ -98,6 +99,8 @@ class _Round:
     # hours of remaining work per hour of slack in the order (``StsOptions.work_share``,
     # scaled by the share of jobs late with ``scale_work``)
     work_share: float = 0.0
+    # jobs that wait for cheaper hours by their profile's choice (not for capacity)
+    waiting: set[str] = field(default_factory=set)
 
 
 # a profile chosen for a job, the step it runs now, when that step ends, and whether it
@@ -130,6 +133,10 @@ class StsPolicy:
         # every present job where a caller decides for some of them only (the share of
         # jobs late is the cluster's, not the subset's: ``sts-incremental``)
         self.population: tuple[JobStatus, ...] = ()
+        # under a changing price: hours each job has run so far, and when it was last
+        # seen (its allocation since then is the one it holds at the next decision)
+        self._ran: dict[str, float] = {}
+        self._seen: dict[str, float] = {}
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)
@@ -150,7 +157,8 @@ class StsPolicy:
                 self._pull(rnd, status)
         self.asks, self.stuck = rnd.asks, rnd.stuck
         self.contended = rnd.contended or any(
-            rnd.assign.get(s.job.id, s.allocation) is None for s in state.jobs
+            rnd.assign.get(s.job.id, s.allocation) is None and s.job.id not in rnd.waiting
+            for s in state.jobs
         )
         wake = min(rnd.asks.values(), default=math.inf)
         return Decision(rnd.assign, wake_at=None if math.isinf(wake) else wake)
@@ -215,6 +223,8 @@ class StsPolicy:
         current = rnd.assign.get(job_id, status.allocation)
         if booked is None or current is None or len(booked[0].steps) < 2:
             return
+        if booked[0].runs:  # timed for cheap hours: its last step now would run dear
+            return
         assert rnd.ledger is not None
         moved = pull_forward(rnd.inst, rnd.occ, rnd.ledger, status, current, booked, rnd.now)
         if moved is None:
@@ -226,8 +236,12 @@ class StsPolicy:
     def _start(self, state: SchedulerState) -> _Round:
         inst, now = state.instance, state.time
         if self._table is None or self._table.instance is not inst:
-            self._table = HullTable(inst)
+            self._table = HullTable(inst, timing=self.options.timing)
             self._finish_by.clear()  # a new run
+            self._ran.clear()
+            self._seen.clear()
+        if self._table.tariff is not None:
+            self._count_runs(state)
         if self._finish_by:
             present = {s.job.id for s in state.jobs}
             self._finish_by = {j: t for j, t in self._finish_by.items() if j in present}
@@ -247,6 +261,16 @@ class StsPolicy:
             ledger,
         )
 
+    def _count_runs(self, state: SchedulerState) -> None:
+        """Add the hours each job ran since it was last seen (timed profiles plan their
+        run hours from the release: :func:`heuristic.sts.timing.timed`)."""
+        now = state.time
+        for s in state.jobs:
+            seen = self._seen.get(s.job.id)
+            if seen is not None and s.allocation is not None:
+                self._ran[s.job.id] = self._ran.get(s.job.id, 0.0) + now - seen
+            self._seen[s.job.id] = now
+
     def _decide_job(self, rnd: _Round, status: JobStatus) -> None:
         """Place one job (the more urgent ones are placed already)."""
         job_id = status.job.id
@@ -260,20 +284,29 @@ class StsPolicy:
         earlier = self.tuning.earlier.get(job_id, 0.0)
         if job_id in self._finish_by:  # pulled forward: it plans to finish by then
             earlier = max(earlier, status.job.due - self._finish_by[job_id])
+        ran = self._ran.get(job_id, 0.0)
+        # under a tariff, timed profiles run only where they fit beside the booked ones
+        room = rnd.ledger.room if rnd.ledger is not None and rnd.table.tariff else None
         cands: Iterable[TypeProfile] = self._candidates(
-            rnd.inst, status, rnd.now, types, rnd.table, earlier
+            rnd.inst, status, rnd.now, types, rnd.table, earlier, ran, room
         )
         dist = None
         if rnd.ledger is not None:
             dist = status.job.distribution.conditional(status.progress)
             cands = self._booked_first(
-                rnd.inst, status, rnd.now, cands, rnd.ledger, earlier, dist, rnd.table
+                rnd.inst, status, rnd.now, cands, rnd.ledger, earlier, dist, rnd.table, ran
             )
         if rnd.holds is not None:
             cands = _Replayable(cands)  # walked again where a placement displaces
         alloc, booked = self._first_fit(rnd, status, cands, types)
         if booked is not None and alloc is not None and rnd.holds is not None:
             alloc, booked = self._spare_displaced(rnd, status, cands, types, alloc, booked)
+        if booked is not None and alloc is None:  # its profile waits for cheaper hours
+            rnd.waiting.add(job_id)
+            rnd.asks[job_id] = grid(rnd.inst, rnd.now, booked[2])
+            if rnd.ledger is not None and dist is not None:
+                rnd.ledger.book(status.job, booked[0].profile, dist)
+                rnd.chosen[job_id] = (booked[0].profile, dist)
         if booked is not None and alloc is not None:
             plan, step, step_end, last = booked
             if not last or alloc.config != step.config:
@@ -282,7 +315,7 @@ class StsPolicy:
             if rnd.ledger is not None and dist is not None:
                 rnd.ledger.book(status.job, plan.profile, dist)
                 rnd.chosen[job_id] = (plan.profile, dist)
-        if alloc is None and status.allocation is not None:
+        if alloc is None and status.allocation is not None and job_id not in rnd.waiting:
             alloc = self._not_placed(rnd, status, types)
         if rnd.holds is not None and alloc is not None:
             rnd.holds.take(status.job, alloc)
@@ -299,10 +332,13 @@ class StsPolicy:
         displace: bool = True,
     ) -> tuple[Allocation | None, _Booked | None]:
         """The first candidate profile (costing at most ``limit``) whose current step
-        can be placed now, and where."""
+        can be placed now, and where; a profile that waits for cheaper hours needs no
+        place now (``None``, with the time it starts as its step's end)."""
         for plan in cands:
             if plan.profile.objective > limit:
                 continue
+            if plan.profile.wait > 0:
+                return None, (plan, plan.profile.first, rnd.now + plan.profile.wait, False)
             step, step_end, last = step_now(rnd.inst, status.job, plan.profile, rnd.now)
             alloc = place(rnd.occ, status, step.config, types, rnd.holds, displace)
             if alloc is not None:
@@ -365,6 +401,7 @@ class StsPolicy:
         earlier: float,
         dist: EpochDistribution,
         table: HullTable,
+        ran: float = 0.0,
     ) -> Iterator[TypeProfile]:
         """Profiles whose later steps fit beside the booked ones, then the same types
         planned to finish earlier (a quarter, a half, three quarters of the time left,
@@ -373,14 +410,16 @@ class StsPolicy:
         job = status.job
         deferred = []
         for p in cands:
-            if ledger.fits(job, p.profile, dist):
+            # a profile timed for cheap hours is not hurried for the ledger: its windows
+            # are where every timed job wants to run, and hurrying runs it at dear hours
+            if p.profile.runs or ledger.fits(job, p.profile, dist):
                 yield p
             else:
                 deferred.append(p)
         left = job.due - earlier - now
         if left > 0 and deferred:
             for f in EARLIER_FRACTIONS:
-                jp = JobProfiles(inst, status, now, (), table, earlier + f * left)
+                jp = JobProfiles(inst, status, now, (), table, earlier + f * left, ran, ledger.room)
                 for p in deferred:
                     q = jp.solve(p.gpu_type)
                     if ledger.fits(job, q.profile, dist):
@@ -399,12 +438,14 @@ class StsPolicy:
         types: tuple[str, ...],
         table: HullTable,
         earlier: float,
+        ran: float = 0.0,
+        room: Room | None = None,
     ) -> Iterable[TypeProfile]:
         """Profiles to try, in order. A waiting job: every GPU type in ``types``, cheapest
         first. A
         running job: the types whose profile is cheaper than on its own type (it may have
         started on a dear type because the cheap one was full), then its own type."""
-        jp = JobProfiles(inst, status, now, types, table, earlier)
+        jp = JobProfiles(inst, status, now, types, table, earlier, ran, room)
         if status.allocation is None:
             return jp.in_order()
         own = jp.solve(status.allocation.config.gpu_type)

@@ -50,6 +50,10 @@ class Profile:
 
     ``worst_time`` is the hours to run all remaining epochs; ``energy_cost`` the expected
     energy cost; ``tardiness_cost`` ``omega * max(0, worst_time - budget)``.
+
+    ``runs``: under a changing price (:mod:`heuristic.sts.timing`), the windows (hours
+    from now) in which the steps run, one after the other, idle between them; empty,
+    back to back from now. ``energy_cost`` is then the bill at those hours.
     """
 
     steps: tuple[Step, ...]
@@ -57,6 +61,7 @@ class Profile:
     energy_cost: float
     tardiness_cost: float
     budget: float
+    runs: tuple[tuple[float, float], ...] = ()
 
     @property
     def objective(self) -> float:
@@ -65,6 +70,34 @@ class Profile:
     @property
     def first(self) -> Step:
         return self.steps[0]
+
+    @property
+    def wait(self) -> float:
+        """Hours from now before the profile starts to run (0: at once)."""
+        return self.runs[0][0] if self.runs else 0.0
+
+    def clock(self, x: float) -> float:
+        """Hours from now when the run has done ``x`` hours of its worst case (the end
+        of a window, not the next one's start, for ``x`` at a window's end)."""
+        for start, end in self.runs:
+            if x <= end - start + 1e-9:
+                return start + x
+            x -= end - start
+        return self.runs[-1][1] + x if self.runs else x
+
+    def on_clock(self, a: float, b: float) -> list[tuple[float, float]]:
+        """The hours from now during which the run's ``[a, b)`` (worst-case hours of
+        run) is done: one interval, or one per window it spans."""
+        if not self.runs:
+            return [(a, b)]
+        out = []
+        done = 0.0
+        for start, end in self.runs:
+            lo, hi = max(a, done), min(b, done + end - start)
+            if hi > lo:
+                out.append((start + lo - done, start + hi - done))
+            done += end - start
+        return out
 
 
 def pareto_front(options: Sequence[Option]) -> list[Option]:

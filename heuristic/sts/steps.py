@@ -72,13 +72,31 @@ def step_now(inst: Instance, job: Job, profile: Profile, now: float) -> tuple[St
     """The profile step to run now, when its epochs are done, and whether it is the
     last. Slotted, a switch can only happen on the grid: a step that would end within
     the coming slot is skipped for the next, faster one (ahead of the plan, never
-    behind it)."""
+    behind it). A profile timed in windows (:mod:`heuristic.sts.timing`) also stops
+    at its first window's end: the job is re-planned then."""
+    if profile.runs:
+        return _timed_step(inst, job, profile, now)
     t = now
     for k, step in enumerate(profile.steps):
         t += step.lost + step.epochs * inst.epoch_time(job, step.config)
         last = k == len(profile.steps) - 1
         if last or inst.slot is None or t >= now + inst.slot - 1e-9:
             return step, t, last
+    raise AssertionError("a profile has at least one step")
+
+
+def _timed_step(inst: Instance, job: Job, profile: Profile, now: float) -> tuple[Step, float, bool]:
+    """:func:`step_now` for a profile with run windows (it starts at once)."""
+    x = 0.0
+    stop = profile.runs[0][1]
+    for k, step in enumerate(profile.steps):
+        x += step.lost + step.epochs * inst.epoch_time(job, step.config)
+        end = profile.clock(x)
+        if end > stop + 1e-9:  # the window closes first: re-planned then
+            return step, now + stop, False
+        last = k == len(profile.steps) - 1
+        if last or inst.slot is None or end >= inst.slot - 1e-9:
+            return step, now + end, last
     raise AssertionError("a profile has at least one step")
 
 

@@ -75,3 +75,29 @@ def test_a_full_disk_is_a_store_error_and_leaves_whole_runs(filled):
             store.save(big)
         assert store.finished("more") == set()  # nothing of the run was written
         assert len(store.runs()) == 12
+
+
+def test_a_store_written_before_the_carbon_columns_gains_them(filled):
+    """A store whose runs table predates LATER_METRICS (carbon, idle energy) is read
+    with those as NULL read-only, and gains them, its runs kept, when written."""
+    with sqlite3.connect(filled) as conn:  # as an older gpusched wrote it
+        for m in ("carbon_cost", "carbon_kg", "idle_kwh"):
+            conn.execute(f"ALTER TABLE runs DROP COLUMN {m}")
+    with Store(filled, readonly=True) as store:
+        old = store.runs()
+        assert old["carbon_kg"].isna().all() and len(old) > 0
+    with Store(filled, writer=True) as store:
+        again = store.runs()
+    assert len(again) == len(old)
+    assert list(again.columns) == list(old.columns)
+    with sqlite3.connect(filled) as conn:
+        cols = [r[1] for r in conn.execute("PRAGMA table_info(runs)")]
+    assert cols[-3:] == ["carbon_cost", "carbon_kg", "idle_kwh"]
+
+
+def test_runs_store_their_carbon_and_idle_energy(filled):
+    with Store(filled, readonly=True) as store:
+        runs = store.runs()
+    done = runs[runs["status"] == "ok"]
+    assert len(done) > 0
+    assert (done["carbon_kg"] == 0).all() and (done["idle_kwh"] == 0).all()

@@ -1,0 +1,200 @@
+"""STS deciding when under real hourly prices (docs/prices.md): its bill against STS
+blind to the series (``sts-price-blind``, billed by it) and against the baselines, and
+how much of the bill can move at all.
+
+- ``families``: worst-case rollouts, costed by the one evaluator (expected energy bill =
+  energy + priced carbon, total cost, missed due dates, seconds), on the thesis family
+  (synthetic, 10 nodes, 60 jobs, the three rates) and the contended family (the Philly
+  week's jobs on 32 GPUs at offered loads 0.6 and 1.2), with the bundled
+  ``au-nsw-2023`` series at several offsets and carbon at ``--carbon-price`` per tonne.
+- ``alone``: each job of the same instances alone at its release, the cluster all its
+  own: the bill of its price-blind profile run back to back, against its timed
+  profile's (the single-job search, heuristic/sts/timing.py) with the four shares STS
+  uses and with twelve (those and eight more): how much a job alone can move, and
+  what the coarse search of speed budgets leaves.
+
+- ``store``: the tables of docs/prices.md from a ``prices`` campaign's store: per
+  family, each policy's online figures summed over the scenarios and seeds run (bill =
+  energy + carbon, carbon, total cost, missed due dates), and the cut of STS, and of
+  price-blind STS, against each.
+
+Run: python -m benchmarks.when families [--offsets 0 840 1512] [--seeds 2]
+     python -m benchmarks.when alone [--offsets 840]
+     python -m benchmarks.when store prices.sqlite
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Iterator
+
+import pandas as pd
+
+from heuristic.core.policy import JobStatus
+from heuristic.core.registry import make_policy
+from heuristic.sts import timing
+from heuristic.sts.hulls import HullTable, JobProfiles
+from instances import Instance
+from instances.generators.prices import lay_prices
+from instances.generators.registry import GENERATORS
+from validation.evaluate import evaluate
+from validation.simulator import rollout
+
+POLICIES = ("sts", "sts-price-blind", "sts-greedy", "lp", "edf", "fifo", "static", "optimus")
+CLUSTER = [["k80", 4, 2], ["p100", 4, 2], ["v100", 8, 2]]
+
+
+def cases(seeds: int) -> Iterator[tuple[str, str, Instance]]:
+    """(family, name, instance without a series)."""
+    for rate in ("high", "exponential", "low"):
+        for s in range(seeds):
+            params = {"nodes": 10, "jobs": 60, "rate": rate}
+            yield "thesis", f"{rate}-s{s}", GENERATORS["synthetic"].instance(params, s)
+    for load in (0.6, 1.2):
+        for s in range(seeds):
+            params = {"start": 24.0, "hours": 6.0, "cluster": CLUSTER, "load": load}
+            yield "contended", f"load{load}-s{s}", GENERATORS["philly-week"].instance(params, s)
+
+
+def families(offsets: list[int], seeds: int, carbon: float, policies: list[str]) -> pd.DataFrame:
+    rows = []
+    for family, name, inst in cases(seeds):
+        for offset in offsets:
+            priced = lay_prices(inst, f"au-nsw-2023:{offset}", carbon)
+            for policy in policies:
+                t0 = time.perf_counter()
+                ev = evaluate(priced, rollout(priced, make_policy(policy)))
+                rows.append(
+                    {
+                        "family": family,
+                        "case": name,
+                        "offset_h": offset,
+                        "policy": policy,
+                        "bill": ev.energy_cost + ev.carbon_cost,
+                        "carbon_kg": ev.carbon_kg,
+                        "total": ev.total_cost,
+                        "missed": ev.missed,
+                        "seconds": time.perf_counter() - t0,
+                    }
+                )
+                print(rows[-1], flush=True)
+    return pd.DataFrame(rows)
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per family: each policy's bill, total and missed due dates summed over the cases,
+    and STS's cut of the bill and of the total against it, with timing and without."""
+    out = []
+    for family, part in df.groupby("family", sort=False):
+        sums = part.groupby("policy")[["bill", "total", "missed", "seconds"]].sum()
+        for policy, r in sums.iterrows():
+            row = {"family": family, "policy": policy, **r.to_dict()}
+            for sts in ("sts", "sts-price-blind"):
+                row[f"{sts} bill cut"] = 1 - sums.loc[sts, "bill"] / r["bill"]
+                row[f"{sts} total cut"] = 1 - sums.loc[sts, "total"] / r["total"]
+            out.append(row)
+    return pd.DataFrame(out)
+
+
+def alone(offsets: list[int], seeds: int, carbon: float) -> pd.DataFrame:
+    rows = []
+    for family, name, inst in cases(seeds):
+        for offset in offsets:
+            priced = lay_prices(inst, f"au-nsw-2023:{offset}", carbon)
+            row = {"family": family, "case": name, "offset_h": offset}
+            for label, shares in (("blind", None), ("four", timing.FRACTIONS), ("fine", FINE)):
+                row[label] = _alone_bill(priced, shares)
+            rows.append(row)
+            print(row, flush=True)
+    return pd.DataFrame(rows)
+
+
+# the four shares and eight more: a finer search of the speed budgets
+FINE = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.45, 0.4, 0.3, 0.25, 0.2, 0.1)
+
+
+def _alone_bill(inst: Instance, shares: tuple[float, ...] | None) -> float:
+    """The sum over jobs of each one's profile bill, alone from its release: price-blind
+    back to back (``None``) or timed with these shares of its window."""
+    kept = timing.FRACTIONS
+    table = HullTable(inst, timing=shares is not None)
+    blind = HullTable(inst, timing=False)
+    types = tuple(g.name for g in inst.gpu_types)
+    tariff = timing.Tariff.of(inst)
+    assert tariff is not None
+    total = 0.0
+    try:
+        if shares is not None:
+            timing.FRACTIONS = shares
+        for job in inst.jobs:
+            status = JobStatus(job, 0.0, None)
+            if shares is None:
+                p = next(iter(JobProfiles(inst, status, job.release, types, blind).in_order()))
+                rows = timing.load(inst, job, p.profile, job.distribution)
+                total += timing.contiguous(rows, tariff, job.release)
+            else:
+                p = next(iter(JobProfiles(inst, status, job.release, types, table).in_order()))
+                total += p.profile.energy_cost
+    finally:
+        timing.FRACTIONS = kept
+    return total
+
+
+def store_tables(path: str) -> str:
+    """docs/prices.md's tables from a ``prices`` store (runs that finished)."""
+    from experiments.store import Store
+
+    with Store(path, readonly=True) as store:
+        runs = store.runs("prices")
+    runs = runs[runs["status"] == "ok"].copy()
+    runs["family"] = runs["scenario"].str.split("[").str[0]
+    runs["bill"] = runs["energy_cost"] + runs["carbon_cost"]
+    # only scenarios and seeds every policy finished, so that sums compare
+    per = runs.groupby(["scenario", "seed"])["policy"].nunique()
+    whole = per[per == runs["policy"].nunique()].index
+    runs = runs.set_index(["scenario", "seed"]).loc[whole].reset_index()
+    out = []
+    for family, part in runs.groupby("family", sort=False):
+        cols = ["bill", "carbon_kg", "total_cost", "missed"]
+        sums = part.groupby("policy")[cols].sum()
+        sums = sums.sort_values("total_cost")
+        for sts in ("sts", "sts-price-blind"):
+            sums[f"{sts} bill cut"] = 1 - sums.loc[sts, "bill"] / sums["bill"]
+            sums[f"{sts} total cut"] = 1 - sums.loc[sts, "total_cost"] / sums["total_cost"]
+        runs_in = part.groupby(["scenario", "seed"]).ngroups
+        out.append(f"{family}: {runs_in} scenario runs per policy\n")
+        out.append(sums.to_markdown(floatfmt=".4g") + "\n")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("part", choices=("families", "alone", "store"))
+    ap.add_argument("store", nargs="?", help="a prices campaign's store (part store)")
+    ap.add_argument("--offsets", type=int, nargs="+", default=[0, 840, 1512])
+    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--carbon-price", type=float, default=100.0)
+    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--csv")
+    args = ap.parse_args()
+    if args.part == "store":
+        print(store_tables(args.store))
+        return
+    if args.part == "families":
+        df = families(args.offsets, args.seeds, args.carbon_price, args.policies.split(","))
+        if args.csv:
+            df.to_csv(args.csv, index=False)
+        print(summary(df).to_markdown(index=False, floatfmt=".4g"))
+        return
+    df = alone(args.offsets, args.seeds, args.carbon_price)
+    if args.csv:
+        df.to_csv(args.csv, index=False)
+    sums = df.groupby("family")[["blind", "four", "fine"]].sum()
+    sums["four cut"] = 1 - sums["four"] / sums["blind"]
+    sums["fine cut"] = 1 - sums["fine"] / sums["blind"]
+    print(sums.to_markdown(floatfmt=".4g"))
+
+
+if __name__ == "__main__":
+    main()

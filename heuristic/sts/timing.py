@@ -1,0 +1,380 @@
+"""When a job's profile runs, where the price of a kWh changes with time (docs/model.md,
+'STS deciding when').
+
+The single-job profile (:mod:`heuristic.sts.profile`) chooses how fast: which
+configuration runs which epochs, back to back from now. Under a price series its slack
+may instead wait for cheap hours. Time from now to the budget is cut into *cells* on the
+series' own grid (an hour for an hourly series; a multiple of the slot), so that the
+price is constant within each full cell; a profile's worst-case run of ``R`` hours is
+cut into *portions* of one cell each (the last one shorter). Running portion ``j`` in
+cell ``k`` costs ``w_k · a_j``: the cell's price (energy plus carbon priced per kWh)
+times the portion's expected energy (kWh), its configuration's power weighted by the
+probability that the job still runs then, exactly as the evaluator bills it. Which
+cells run is then a shortest path over (cell, portions done, running or not):
+:func:`place_runs`, exact on the grid for the profile given, in ``O(cells · portions)``.
+A run that resumes after an idle cell pays the relaunch overhead's energy (``δ`` hours
+at the portion's power and survival); its ``δ`` hours are not added to the run (the
+last portion's spare time and the re-plan at every decision absorb them).
+
+The speed profile and the timing are not optimised jointly: :func:`timed` tries the
+exact profiles for a few shorter budgets (faster profiles leave more hours to choose
+from) and keeps the cheapest timing of any. ``benchmarks/when.py`` measures the gap to
+the MILP, which chooses both at once, on single-job instances.
+
+With a flat bill (no series, a flat one, or carbon unpriced or flat) none of this runs:
+:meth:`Tariff.of` is ``None`` and STS is the price-blind STS to the last digit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from heuristic.sts.profile import Profile
+from instances import Config, EpochDistribution, Instance, Job
+from instances.energy import Series
+
+# budgets tried for the speed profile, as shares of the time left: a faster profile
+# leaves more cells idle for the timing to choose from
+# (five shares, 1.0-0.25 by 0.2, cut 0.3-0.9% more of the bill of single jobs at
+# their release on the synthetic family, at 1.3 times the time: docs/model.md)
+FRACTIONS = (1.0, 0.7, 0.45, 0.25)
+TOL = 1e-9
+# the share of the time left that a timed profile keeps free before its budget (0.1
+# against none: no more missed due dates than price-blind STS on the synthetic family,
+# docs/model.md)
+MARGIN = 0.1
+# the cells looked at, from now: thirty days of hours (a longer run is not timed; the
+# search holds a row of cells per portion of the run)
+HORIZON_CELLS = 720
+
+
+@dataclass(frozen=True)
+class Tariff:
+    """The bill of a kWh over time: the price series plus the carbon price times the
+    grid's intensity, on cells of ``cell`` hours from time 0."""
+
+    price: Series
+    carbon: Series | None
+    per_gram: float
+    cell: float
+
+    @classmethod
+    def of(cls, inst: Instance) -> Tariff | None:
+        """The instance's tariff, or ``None`` where the bill is the same every hour."""
+        price = inst.price_series
+        carbon, per_gram = None, 0.0
+        if inst.carbon is not None and inst.carbon.price > 0:
+            carbon, per_gram = inst.carbon.intensity, inst.carbon.price_per_gram
+        if price.constant is not None and (carbon is None or carbon.constant is not None):
+            return None
+        step = price.step if price.constant is None else None
+        if step is None and carbon is not None and carbon.constant is None:
+            step = carbon.step
+        cell = 1.0 if step is None else step
+        if inst.slot is not None:  # cells on the slot grid, so wake-ups are too
+            cell = inst.slot * max(1, round(cell / inst.slot))
+        return cls(price, carbon, per_gram, cell)
+
+    def least(self, a: float, b: float) -> float:
+        """A lower bound on the price per kWh over ``[a, b]`` (the least of the series'
+        values there for an hourly-like series, else over the whole series)."""
+        out = _least(self.price, a, b)
+        if self.carbon is not None:
+            out += self.per_gram * _least(self.carbon, a, b)
+        return out
+
+    def cost(self, edges: np.ndarray) -> np.ndarray:
+        """The bill of one kWh drawn evenly over each interval between ``edges``,
+        times its hours (price·hours, the integral of the tariff)."""
+        out = self.price.integrals(edges)
+        if self.carbon is not None:
+            out = out + self.per_gram * self.carbon.integrals(edges)
+        return out
+
+
+def _least(series: Series, a: float, b: float) -> float:
+    """The least value of ``series`` over ``[a, b]`` (its least value anywhere, unless
+    it repeats with a regular step: then only the intervals met are read)."""
+    step = series.step
+    n = len(series.values)
+    if step is None or series.after != "repeat" or (b - a) / step >= n:
+        return min(series.values)
+    first = math.floor(a / step + TOL)
+    count = math.floor(b / step + TOL) - first + 1
+    idx = (first + np.arange(count)) % n
+    return float(np.asarray(series.values)[idx].min())
+
+
+def load(inst: Instance, job: Job, profile: Profile, dist: EpochDistribution) -> np.ndarray:
+    """The profile's expected power over its worst-case run from 0: rows (from, to,
+    kW · probability the job still runs), overheads at ``P(N > start)`` and epochs at
+    their block's survival, as the evaluator bills them."""
+    stops = np.cumsum(dist.block_lengths)
+    q = dist.block_survival
+    rows = []
+    t = 0.0
+    for s in profile.steps:
+        kw = inst.power_w(s.config) / 1000.0
+        tau = inst.epoch_time(job, s.config)
+        if s.lost > 0:
+            rows.append((t, t + s.lost, kw * dist.beyond(s.start)))
+            t += s.lost
+        cuts = [s.start, *(float(e) for e in stops if s.start < e < s.end), s.end]
+        for a, b in itertools.pairwise(cuts):
+            if b > a:
+                block = min(int(np.searchsorted(stops, 0.5 * (a + b))), len(q) - 1)
+                rows.append((t, t + (b - a) * tau, kw * q[block]))
+                t += (b - a) * tau
+    return np.array(rows, dtype=float).reshape(-1, 3)
+
+
+def energy_in(rows: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Expected kWh of ``rows`` (:func:`load`) between consecutive ``edges`` of its run."""
+    if len(rows) == 0:
+        return np.zeros(len(edges) - 1)
+    times = np.concatenate((rows[:, 0], rows[-1:, 1]))
+    cum = np.concatenate(([0.0], np.cumsum((rows[:, 1] - rows[:, 0]) * rows[:, 2])))
+    return np.diff(np.interp(edges, times, cum))
+
+
+def power_at(rows: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Expected kW of ``rows`` at run times ``x`` (the row starting there)."""
+    k = np.clip(np.searchsorted(rows[:, 0], x, side="right") - 1, 0, len(rows) - 1)
+    out: np.ndarray = rows[k, 2]
+    return out
+
+
+def place_runs(
+    a: np.ndarray, w: np.ndarray, resume: np.ndarray, running: bool
+) -> tuple[float, list[int]]:
+    """The cheapest choice of cells for ``len(a)`` portions in order: portion ``j`` in
+    cell ``k`` costs ``a[j]·w[k]``; a portion after an idle cell (or the first, if the
+    job is ``running`` before cell 0 and idles) adds ``resume[j]·w[k]``. Exact (a
+    shortest path over portions and the cell each runs in: portion ``j`` in cell ``k``
+    follows portion ``j - 1`` in cell ``k - 1``, or, resuming, the cheapest in a cell
+    before ``k - 1``); returns the cost and the cells that run (``inf`` and ``[]`` if
+    the portions do not fit). Ties go to the earliest cells: runs come as early as they
+    can, keeping slack."""
+    n, cells = len(a), len(w)
+    if n > cells:
+        return math.inf, []
+    inf = math.inf
+    rows = np.full((n, cells), inf)  # rows[j, k]: least cost with portion j in cell k
+    rows[0] = a[0] * w + (resume[0] * w if running else 0.0)
+    if running:
+        rows[0, 0] = a[0] * w[0]  # it goes on in cell 0: no relaunch
+    gap = np.empty(cells - 2) if cells > 2 else np.empty(0)
+    for j in range(1, n):
+        prev, row = rows[j - 1], rows[j]
+        row[1:] = prev[:-1]  # on from the cell before
+        if cells > 2:  # or resumed after an idle cell, from the least before that
+            np.minimum.accumulate(prev[:-2], out=gap)
+            gap += resume[j] * w[2:]
+            np.minimum(row[2:], gap, out=row[2:])
+        row += a[j] * w
+    k = int(np.argmin(rows[-1]))  # the earliest cell on ties
+    cost = float(rows[-1, k])
+    if not math.isfinite(cost):
+        return inf, []
+    runs = [k]
+    for j in range(n - 1, 0, -1):
+        # where portion j - 1 ran: the cell before, unless resuming was cheaper (ties
+        # go to the earlier cells: runs come as early as they can)
+        here = rows[j, k] - a[j] * w[k]
+        if k >= 2:
+            best = int(np.argmin(rows[j - 1, : k - 1]))
+            resumed = rows[j - 1, best] + resume[j] * w[k]
+            if resumed <= rows[j - 1, k - 1] and _same(resumed, here):
+                k = best
+                runs.append(k)
+                continue
+        k -= 1
+        runs.append(k)
+    return cost, runs[::-1]
+
+
+def _same(x: float, y: float) -> bool:
+    """Equal up to the rounding of a sum taken in another order."""
+    return abs(x - y) <= 1e-9 * max(1.0, abs(x), abs(y))
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The cells from ``now`` to ``now + budget`` (at most :data:`HORIZON_CELLS`): the
+    first ends at the tariff's next cell boundary (it may be short), the rest are
+    whole; a last part-cell is left out."""
+
+    edges: np.ndarray  # hours from now
+    price: np.ndarray  # the tariff's price per kWh in each cell
+
+    @property
+    def floor(self) -> float:
+        """The least price per kWh of a cell."""
+        return float(self.price.min()) if len(self.price) else 0.0
+
+    @classmethod
+    def of(cls, tariff: Tariff, now: float, budget: float) -> Grid:
+        d = tariff.cell
+        first = (math.floor(now / d + TOL) + 1) * d
+        end = now + min(budget, HORIZON_CELLS * d)
+        last = math.floor(end / d + TOL) * d
+        if last <= first - TOL:
+            return cls(np.zeros(1), np.zeros(0))
+        count = round((last - first) / d)
+        absolute = np.concatenate(([now], first + d * np.arange(count + 1)))
+        edges = absolute - now
+        width = np.diff(edges)
+        keep = width > TOL  # now on a boundary: no empty first cell
+        price = tariff.cost(absolute)[keep] / width[keep]
+        edges = np.concatenate(([0.0], edges[1:][keep]))
+        return cls(edges, price)
+
+
+def timing(
+    rows: np.ndarray,
+    grid: Grid,
+    resume_hours: float,
+    running: bool,
+    beat: float = math.inf,
+) -> tuple[float, tuple[tuple[float, float], ...]] | None:
+    """The cheapest run windows (hours from now) of a profile whose expected power over
+    its run is ``rows``, on ``grid``, and their bill; ``None`` if the run does not fit
+    or cannot cost less than ``beat``. A short first cell is run (its hours first) or
+    idled: both are solved."""
+    if len(rows) == 0 or len(grid.price) == 0:
+        return None
+    total = float(rows[-1, 1])
+    widths = np.diff(grid.edges)
+    d = float(widths[-1])
+    head = float(widths[0])
+    best: tuple[float, tuple[tuple[float, float], ...]] | None = None
+    # (hours of the run done in cell 0, first cell of the search)
+    cases = [(0.0, 0)] if head >= d - TOL else [(head, 1), (0.0, 1)]
+    for done, k0 in cases:
+        if done >= total - TOL:
+            cost = float(energy_in(rows, np.array([0.0, total]))[0] * grid.price[0])
+            windows: tuple[tuple[float, float], ...] = ((0.0, total),)
+        else:
+            n = math.ceil((total - done) / d - TOL)
+            cuts = np.minimum(done + d * np.arange(n + 1), total)
+            a = energy_in(rows, cuts)
+            resume = resume_hours * power_at(rows, cuts[:-1])
+            w = grid.price[k0:]
+            if n > len(w):
+                continue
+            # no order of the portions costs less than the dearest on the cheapest
+            # cells (rearrangement): a case that cannot win is not searched
+            head_cost = float(energy_in(rows, np.array([0.0, done]))[0] * grid.price[0])
+            floor = float(np.sort(a)[::-1] @ np.sort(np.partition(w, n - 1)[:n]))
+            if floor + head_cost >= min(beat, best[0] if best else math.inf):
+                continue
+            cost, cells = place_runs(a, w, resume, running or done > 0)
+            if not cells or cost >= FULL:
+                continue
+            if done > 0:
+                cost += head_cost
+            spans = [(0.0, done)] if done > 0 else []
+            for j, k in enumerate(cells):
+                start = float(grid.edges[k0 + k])
+                spans.append((start, start + float(cuts[j + 1] - cuts[j])))
+            windows = _merged(spans)
+        if best is None or cost < best[0] - TOL * max(1.0, abs(best[0])):
+            best = (cost, windows)
+    return best
+
+
+def _merged(spans: Sequence[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    """Back-to-back spans as one window."""
+    out: list[tuple[float, float]] = []
+    for s, e in spans:
+        if out and s <= out[-1][1] + TOL:
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return tuple(out)
+
+
+# where a configuration fits beside the booked profiles, per interval between edges
+Room = Callable[[Config, np.ndarray], np.ndarray]
+FULL = 1e12  # the price of a cell where the profile does not fit: never chosen
+
+
+def _booked(grid: Grid, profile: Profile, room: Room | None) -> Grid:
+    """``grid`` with the cells where a step of ``profile`` does not fit priced out."""
+    if room is None:
+        return grid
+    ok = np.ones(len(grid.price), dtype=bool)
+    for cfg in {s.config for s in profile.steps}:
+        ok &= room(cfg, grid.edges)
+    if ok.all():
+        return grid
+    return Grid(grid.edges, np.where(ok, grid.price, FULL))
+
+
+def contiguous(rows: np.ndarray, tariff: Tariff, now: float) -> float:
+    """The bill of the profile run back to back from ``now``."""
+    if len(rows) == 0:
+        return 0.0
+    edges = now + np.concatenate((rows[:, 0], rows[-1:, 1]))
+    return float(np.dot(tariff.cost(edges), rows[:, 2]))
+
+
+def timed(
+    inst: Instance,
+    job: Job,
+    dist: EpochDistribution,
+    solve: Callable[[float], Profile],
+    budget: float,
+    tariff: Tariff,
+    now: float,
+    current: Config | None,
+    ran: float = 0.0,
+    room: Room | None = None,
+) -> Profile:
+    """The profile for ``budget`` (``solve(budget)``, price-blind) run back to back and
+    billed by ``tariff``, or, if cheaper, a profile planned to run a share ``f``
+    (:data:`FRACTIONS`) of the job's window (release to due date), less the ``ran``
+    hours it has run, with its cheapest run windows within ``budget``. ``room``: the
+    cells where a configuration fits beside the profiles booked before (a cell where a
+    step does not fit is not chosen), or ``None``. Only profiles that meet their
+    budget are timed: a late job runs now. ``current``: the configuration the job runs
+    now (idling first then pays a relaunch, where the profile continues it)."""
+    base = solve(budget)
+    rows = load(inst, job, base, dist)
+    best = replace(base, energy_cost=contiguous(rows, tariff, now))
+    if base.worst_time > budget + TOL:
+        return best  # late: it runs now
+    # the windows end a margin before the budget: a timed job meets others' timed
+    # jobs in the cheap hours, and the pauses and relaunches that costs come out of it
+    grid = Grid.of(tariff, now, budget * (1.0 - MARGIN))
+    resume = inst.relaunch(job)
+    seen: list[Profile] = []
+    # the shorter budgets are hours of run, fixed from the job's release (a share of its
+    # window, less the hours it has run): waiting spends none of them, so a later
+    # decision tries the same profiles' rests and a plan re-made at each event keeps
+    # to itself
+    window = job.due - job.release
+    for f in FRACTIONS:
+        short = f * window - ran
+        if f != 1.0 and not 0 < short < budget - TOL:
+            continue
+        prof = base if f == 1.0 else solve(short)
+        if prof.worst_time > budget + TOL or any(p.steps == prof.steps for p in seen):
+            continue
+        seen.append(prof)
+        rows = load(inst, job, prof, dist) if prof is not base else rows
+        if float(rows[:, 2] @ (rows[:, 1] - rows[:, 0])) * grid.floor >= best.energy_cost:
+            continue  # even at the cheapest cell it costs more
+        running = current is not None and prof.steps[0].config == current
+        found = timing(rows, _booked(grid, prof, room), resume, running, best.energy_cost)
+        if found is not None and found[0] < best.energy_cost * (1 - 1e-9):
+            # late only for its shorter budget: within the job's own it is on time
+            best = replace(
+                prof, energy_cost=found[0], tardiness_cost=0.0, runs=found[1], budget=budget
+            )
+    return best

@@ -1,0 +1,45 @@
+"""The bundled ``prices`` campaign (docs/prices.md), run small: every policy billed by
+the real series, carbon and its price stored with each run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from experiments.campaign import bundled_campaigns, load_campaign, parse_campaign
+from experiments.runner import run_campaign
+from experiments.store import Store
+
+
+def _small() -> str:
+    text = load_campaign("prices").text
+    text = text.replace("seeds = 3", "seeds = 1").replace("hours = 6.0", "hours = 0.5")
+    text = text.replace("jobs = 60", "jobs = 6").replace("nodes = 10", "nodes = 3")
+    text = text.replace("load = [0.6, 1.2]", "load = [1.2]")
+    text = text.replace('rate = ["high", "exponential", "low"]', 'rate = ["high"]')
+    text = re.sub(r"prices = \[[^\]]*\]", 'prices = ["au-nsw-2023:840"]', text)
+    policies = "[policies]\nsts = {}\nsts-price-blind = {}\nedf = {}\n\n"
+    return re.sub(r"\[policies\].*?(?=\[\[scenarios\]\])", policies, text, flags=re.S)
+
+
+def test_the_prices_campaign_is_bundled_over_both_families_and_three_offsets():
+    assert "prices" in bundled_campaigns()
+    c = load_campaign("prices")
+    assert {"sts", "sts-price-blind", "lp", "edf"} <= set(c.policies)
+    assert {s.generator for s in c.scenarios} == {"philly-week", "synthetic"}
+    offsets = {dict(s.params)["prices"] for s in c.scenarios}
+    assert len(offsets) == 3 and all(o.startswith("au-nsw-2023:") for o in offsets)
+
+
+def test_a_small_prices_campaign_stores_bill_carbon_and_missed(tmp_path):
+    c = parse_campaign(_small(), base=Path("."), default_name="prices")
+    store = tmp_path / "p.sqlite"
+    out = run_campaign(c, store, workers=1, progress=False)
+    assert out.errors == () and out.ran == 6
+    with Store(store, readonly=True) as s:
+        runs = s.runs("prices")
+    assert (runs["status"] == "ok").all()
+    assert (runs["carbon_kg"] > 0).all() and (runs["carbon_cost"] > 0).all()
+    assert (runs["idle_kwh"] == 0).all()
+    # carbon at 100 per tonne is priced into the energy bill and the total
+    assert (runs["total_cost"] >= runs["energy_cost"] + runs["carbon_cost"] - 1e-9).all()

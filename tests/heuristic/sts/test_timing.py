@@ -1,0 +1,174 @@
+"""STS deciding when under a changing price (heuristic/sts/timing.py; docs/model.md, 'STS
+deciding when')."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from heuristic.core.registry import make_policy
+from heuristic.sts.ledger import Ledger
+from heuristic.sts.profile import Profile, Step
+from heuristic.sts.timing import Grid, Tariff, place_runs, timing
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from instances.bundled import bundled
+from instances.energy import Carbon, Series
+from instances.generators import SyntheticSpec, synthetic
+from instances.generators.prices import lay_prices
+from tests.strategies import priced_instances
+from validation.evaluate import evaluate
+from validation.simulator import rollout, simulate
+
+ONE, FOUR = Config("v100", 1), Config("v100", 4)
+
+
+def _segments(plan):
+    return [(s.job, s.start, s.end, s.config, s.gpus) for s in plan.segments]
+
+
+def _cases() -> list[Instance]:
+    return [bundled("small"), synthetic(SyntheticSpec(nodes=4, jobs=12, slot=0.25), seed=3)]
+
+
+@pytest.mark.parametrize("inst", _cases(), ids=lambda i: i.name)
+def test_a_flat_bill_gives_the_price_blind_decisions(inst):
+    """A flat series, and a flat carbon intensity priced per tonne, leave the bill the
+    same every hour: STS makes the very plan it makes without them."""
+    plain = _segments(rollout(inst, make_policy("sts")))
+    flat = inst.replace(
+        prices=Series.regular(1.0, [inst.energy_price] * 24),
+        carbon=Carbon(Series.flat(300.0, upper=1e5), 100.0),
+    )
+    assert Tariff.of(flat) is None
+    assert _segments(rollout(flat, make_policy("sts"))) == plain
+
+
+@pytest.mark.parametrize("inst", _cases(), ids=lambda i: i.name)
+def test_price_blind_sts_decides_as_without_a_series(inst):
+    """``sts-price-blind`` (timing off) sees no series: its plan under the real series
+    is STS's plan without one; STS with timing makes another, billed lower."""
+    priced = lay_prices(inst, "au-nsw-2023:840")
+    plain = _segments(rollout(inst, make_policy("sts")))
+    blind = rollout(priced, make_policy("sts-price-blind"))
+    assert _segments(blind) == plain
+    timed = rollout(priced, make_policy("sts"))
+    assert _segments(timed) != plain
+    assert evaluate(priced, timed).energy_cost < evaluate(priced, blind).energy_cost
+
+
+def _brute(a, w, resume, running):
+    n, cells = len(a), len(w)
+    best = math.inf
+    for chosen in itertools.combinations(range(cells), n):
+        cost = 0.0
+        for j, k in enumerate(chosen):
+            cost += a[j] * w[k]
+            after_idle = k > 0 and (j == 0 or chosen[j - 1] != k - 1)
+            if j == 0 and k == 0:
+                after_idle = False
+            if after_idle and (j > 0 or running):
+                cost += resume[j] * w[k]
+        best = min(best, cost)
+    return best
+
+
+@settings(max_examples=150)
+@given(
+    st.integers(1, 5),
+    st.integers(0, 3),
+    st.booleans(),
+    st.lists(st.floats(0.0, 5.0), min_size=16, max_size=16),
+)
+def test_place_runs_is_the_enumeration_of_every_choice_of_cells(n, extra, running, values):
+    a = np.array(values[:n])
+    w = np.array(values[5 : 5 + n + extra])
+    resume = np.array(values[11 : 11 + n]) * 0.3
+    cost, cells = place_runs(a, w, resume, running)
+    assert cost == pytest.approx(_brute(a, w, resume, running), rel=1e-9, abs=1e-12)
+    assert len(cells) == n and cells == sorted(set(cells))
+    # the cells returned cost what the search says
+    again = sum(a[j] * w[k] for j, k in enumerate(cells))
+    for j, k in enumerate(cells):
+        if (j == 0 and k > 0 and running) or (j > 0 and cells[j - 1] != k - 1):
+            again += resume[j] * w[k]
+    assert again == pytest.approx(cost, rel=1e-9, abs=1e-12)
+
+
+def test_place_runs_refuses_more_portions_than_cells():
+    assert place_runs(np.ones(3), np.ones(2), np.zeros(3), False) == (math.inf, [])
+
+
+def _alone(dist: EpochDistribution, due: float) -> Instance:
+    """One job on one 4-GPU V100 node, billed 1.0 per kWh in hours 0-5 of every 12 and
+    0.1 in hours 6-11."""
+    job = Job("j", 0.0, due, dist, {ONE: 1.0, FOUR: 0.4}, 4.0)
+    prices = Series.regular(1.0, [1.0] * 6 + [0.1] * 6)
+    return Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        (Node("n", "v100", 4),),
+        (job,),
+        energy_price=0.55,
+        prices=prices,
+    )
+
+
+def test_sts_alone_waits_for_the_cheap_hours_and_pays_what_it_planned():
+    """Six epochs on one V100 (six hours) with a due date in 18 h: the dear hours 0-5
+    are left idle and the job runs in 6-11, which its profile prices exactly."""
+    inst = _alone(EpochDistribution((2.0, 6.0), (0.5, 0.5)), 18.0)
+    plan = simulate(inst, make_policy("sts")).plan
+    assert all(s.start >= 6.0 - 1e-9 and s.end <= 12.0 + 1e-9 for s in plan.segments)
+    ev = evaluate(inst, plan)
+    # 0.3 kW, at 0.1: two epochs surely, four with probability 0.5
+    assert ev.energy_cost == pytest.approx(0.1 * 0.3 * (2 + 0.5 * 4))
+    blind = evaluate(inst, simulate(inst, make_policy("sts-price-blind")).plan)
+    assert blind.energy_cost == pytest.approx(1.0 * 0.3 * (2 + 0.5 * 4))
+    assert ev.missed == 0
+
+
+def test_sts_speeds_up_to_fit_the_cheap_hours():
+    """Ten epochs (ten hours on one V100) due in 12 h: run back to back they meet six
+    dear hours; four V100s run them in four cheap hours, dearer per epoch (0.48 kWh
+    against 0.3) but at a tenth of the price."""
+    inst = _alone(EpochDistribution.deterministic(10.0), 12.0)
+    plan = simulate(inst, make_policy("sts")).plan
+    ev = evaluate(inst, plan)
+    blind = evaluate(inst, simulate(inst, make_policy("sts-price-blind")).plan)
+    assert ev.missed == 0 and blind.missed == 0
+    assert ev.energy_cost < 0.5 * blind.energy_cost
+    assert any(s.config == FOUR for s in plan.segments)
+
+
+def test_the_grid_and_the_windows_of_a_profile():
+    """From 2.5 h, cells end at 3, 4, ...; a 1.5-hour run that fits the cheap hours
+    6-7.5 waits 3.5 h; the ledger books it there, not from now."""
+    inst = _alone(EpochDistribution.deterministic(1.5), 18.0)
+    tariff = Tariff.of(inst)
+    assert tariff is not None and tariff.cell == 1.0
+    grid = Grid.of(tariff, 2.5, 9.5)
+    assert grid.edges.tolist() == [0.0, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5]
+    rows = np.array([[0.0, 1.5, 0.3]])
+    cost, windows = timing(rows, grid, 0.0, False)
+    assert windows == ((3.5, 5.0),)
+    assert cost == pytest.approx(0.1 * 0.3 * 1.5)
+    job = inst.jobs[0]
+    profile = Profile((Step(ONE, 0.0, 1.5),), 1.5, cost, 0.0, 9.5, windows)
+    ledger = Ledger(inst, 2.5, 12.0, 0.25)
+    ledger.book(job, profile, job.distribution)
+    booked = np.flatnonzero(ledger.load["v100"] > 0)
+    assert booked.min() == 14 and booked.max() == 19  # bins of 3.5 h to 5 h from now
+
+
+@settings(max_examples=25, deadline=None)
+@given(priced_instances(max_jobs=4, relaunch=True))
+def test_timed_sts_plans_are_feasible_and_priced(inst):
+    """Under any series (with relaunch overheads), STS's plans pass the checker and the
+    evaluator prices them; a job waits only while it can still meet its due date."""
+    res = simulate(inst, make_policy("sts"))
+    ev = evaluate(inst, res.plan)
+    assert math.isfinite(ev.total_cost)
