@@ -297,7 +297,10 @@ def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
     assert "total" in capsys.readouterr().out
     assert main(["solve", "tiny", "--policy", "sts", "--option", "reserv=0.3"]) == 2
     err = capsys.readouterr().err
-    options = "lookahead, reserve, lead_hours, urgency, work_share, scale_work, backfill, unstick, pull, timing"
+    options = (
+        "lookahead, reserve, lead_hours, urgency, work_share, scale_work, backfill, unstick,"
+        " pull, timing"
+    )
     assert f"policy 'sts': unknown option 'reserv' (options: {options})" in err
     assert "Traceback" not in err
     code = main(
