@@ -40,40 +40,21 @@ adjustment, is STS as above.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from heuristic.core.holds import Holds
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.core.urgency import slack
+from heuristic.sts.candidates import Replayable, booked_first, candidates
 from heuristic.sts.contention import backfill, late_share, pull_forward, unstick, urgency_key
-from heuristic.sts.hulls import HullTable, JobProfiles, TypeProfile
+from heuristic.sts.hulls import HullTable, TypeProfile
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.options import StsOptions, StsTuning
 from heuristic.sts.profile import Profile, Step
 from heuristic.sts.steps import grid, keep, place, rescue, step_now, waste
-from heuristic.sts.timing import Room
 from instances import EpochDistribution, Instance, Job
-
-# with the ledger: how much of the time left a profile whose later steps collide with
-# more urgent jobs' may plan to finish early, tried in order (1.0: as fast as it can)
-EARLIER_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
-
-
-class _Replayable:
-    """An iterable that can be walked again, still computing its items lazily (the
-    candidates solve their profiles on demand)."""
-
-    def __init__(self, items: Iterable[TypeProfile]) -> None:
-        self._seen: list[TypeProfile] = []
-        self._rest = iter(items)
-
-    def __iter__(self) -> Iterator[TypeProfile]:
-        yield from self._seen
-        for item in self._rest:
-            self._seen.append(item)
-            yield item
 
 
 @dataclass
@@ -287,17 +268,17 @@ class StsPolicy:
         ran = self._ran.get(job_id, 0.0)
         # under a tariff, timed profiles run only where they fit beside the booked ones
         room = rnd.ledger.room if rnd.ledger is not None and rnd.table.tariff else None
-        cands: Iterable[TypeProfile] = self._candidates(
+        cands: Iterable[TypeProfile] = candidates(
             rnd.inst, status, rnd.now, types, rnd.table, earlier, ran, room
         )
         dist = None
         if rnd.ledger is not None:
             dist = status.job.distribution.conditional(status.progress)
-            cands = self._booked_first(
+            cands = booked_first(
                 rnd.inst, status, rnd.now, cands, rnd.ledger, earlier, dist, rnd.table, ran
             )
         if rnd.holds is not None:
-            cands = _Replayable(cands)  # walked again where a placement displaces
+            cands = Replayable(cands)  # walked again where a placement displaces
         alloc, booked = self._first_fit(rnd, status, cands, types)
         if booked is not None and alloc is not None and rnd.holds is not None:
             alloc, booked = self._spare_displaced(rnd, status, cands, types, alloc, booked)
@@ -391,63 +372,6 @@ class StsPolicy:
             rnd.stuck.add(job_id)
         return alloc
 
-    @staticmethod
-    def _booked_first(
-        inst: Instance,
-        status: JobStatus,
-        now: float,
-        cands: Iterable[TypeProfile],
-        ledger: Ledger,
-        earlier: float,
-        dist: EpochDistribution,
-        table: HullTable,
-        ran: float = 0.0,
-    ) -> Iterator[TypeProfile]:
-        """Profiles whose later steps fit beside the booked ones, then the same types
-        planned to finish earlier (a quarter, a half, three quarters of the time left,
-        or as fast as they can), then the rest as STS orders them. Lazy: a profile that
-        fits and is placed ends the search before dearer types are solved."""
-        job = status.job
-        deferred = []
-        for p in cands:
-            # a profile timed for cheap hours is not hurried for the ledger: its windows
-            # are where every timed job wants to run, and hurrying runs it at dear hours
-            if p.profile.runs or ledger.fits(job, p.profile, dist):
-                yield p
-            else:
-                deferred.append(p)
-        left = job.due - earlier - now
-        if left > 0 and deferred:
-            for f in EARLIER_FRACTIONS:
-                jp = JobProfiles(inst, status, now, (), table, earlier + f * left, ran, ledger.room)
-                for p in deferred:
-                    q = jp.solve(p.gpu_type)
-                    if ledger.fits(job, q.profile, dist):
-                        yield q
-        yield from deferred
-
     def _types(self, job: Job, all_types: tuple[str, ...]) -> tuple[str, ...]:
         allowed = self.tuning.types.get(job.id)
         return all_types if allowed is None else tuple(t for t in all_types if t in allowed)
-
-    @staticmethod
-    def _candidates(
-        inst: Instance,
-        status: JobStatus,
-        now: float,
-        types: tuple[str, ...],
-        table: HullTable,
-        earlier: float,
-        ran: float = 0.0,
-        room: Room | None = None,
-    ) -> Iterable[TypeProfile]:
-        """Profiles to try, in order. A waiting job: every GPU type in ``types``, cheapest
-        first. A
-        running job: the types whose profile is cheaper than on its own type (it may have
-        started on a dear type because the cheap one was full), then its own type."""
-        jp = JobProfiles(inst, status, now, types, table, earlier, ran, room)
-        if status.allocation is None:
-            return jp.in_order()
-        own = jp.solve(status.allocation.config.gpu_type)
-        cheaper = own.profile.objective * (1 - 1e-9)  # a tie never moves a job
-        return [*jp.cheaper_than(cheaper, own.gpu_type), own]
