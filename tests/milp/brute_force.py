@@ -9,7 +9,12 @@ import itertools
 import math
 from collections.abc import Iterator
 
+import pytest
+
 from instances import Config, Instance, Plan, Segment
+from milp import SolutionStatus, solve
+from milp.data import milp_data
+from milp.result import Result
 from validation.evaluate import evaluate
 
 Schedule = tuple[Config | None, ...]  # configuration per slot, from slot 0
@@ -187,3 +192,18 @@ def _joint_plan(inst: Instance, chosen: dict[str, Schedule], slots: int) -> Plan
             segs.append(Segment(t * inst.slot, (t + 1) * inst.slot, j, c, gpus))
         held = now
     return Plan.of(segs)
+
+
+def solved_at_brute_force(inst: Instance, slots: int) -> tuple[float, Result]:
+    """Solve ``inst`` on ``slots`` slots and check it against the brute force: the
+    brute-force plan costs what it claims by the evaluator, HiGHS proves the same
+    optimum, the evaluator's cost of HiGHS's plan is its own objective, and the
+    capacity relaxation is below the optimum. The optimum and the solve's result."""
+    best, plan = brute_force(inst, slots)
+    assert evaluate(inst, plan).total_cost == pytest.approx(best, rel=1e-9)
+    res = solve(inst, slots=slots, time_limit=60)
+    assert res.status is SolutionStatus.OPTIMAL
+    assert res.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
+    assert res.objective == pytest.approx(res.solver_objective, rel=1e-6, abs=1e-9)
+    assert milp_data(inst, slots).separable_bound() <= best + 1e-12
+    return best, res

@@ -15,7 +15,7 @@ from instances.generators.suite import milp_suite
 from milp import MilpError, SolutionStatus, Termination, build_model, solve
 from milp.solve import default_slots
 from tests.delta0_golden import without_relaunch
-from tests.milp.brute_force import brute_force
+from tests.milp.brute_force import brute_force, solved_at_brute_force
 from validation.evaluate import evaluate
 from validation.simulator import rollout
 
@@ -63,19 +63,11 @@ def _tiny(seed: int, *, shared: bool = True, tardiness: str = "worst_case") -> I
 @pytest.mark.parametrize("mode", ["worst_case", "expected"])
 def test_milp_optimum_equals_brute_force(seed, mode):
     inst = _tiny(seed, shared=seed % 2 == 0, tardiness=mode)
-    slots = 7
-    best, plan = brute_force(inst, slots)
-    assert evaluate(inst, plan).total_cost == pytest.approx(best, rel=1e-9)
-    res = solve(inst, slots=slots, time_limit=60)
-    assert res.status is SolutionStatus.OPTIMAL and res.termination is Termination.OPTIMAL
-    assert res.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
-    # the evaluator's cost of the MILP's plan is the MILP's own objective
-    assert res.objective == pytest.approx(res.solver_objective, rel=1e-6, abs=1e-9)
+    # proved at the brute force's optimum, the evaluator's cost of the MILP's plan its
+    # own objective, the capacity relaxation (before any solve) below the optimum
+    _, res = solved_at_brute_force(inst, 7)
+    assert res.termination is Termination.OPTIMAL
     assert res.bound <= res.objective + 1e-9
-    # the capacity relaxation, before any solve, is below the brute-force optimum
-    from milp.data import milp_data
-
-    assert milp_data(inst, slots).separable_bound() <= best + 1e-12
 
 
 def _start_violations(inst: Instance, plan) -> tuple[float, float]:
@@ -156,15 +148,7 @@ def test_milp_with_relaunch_overhead_equals_brute_force(seed, delta, mode):
     is HiGHS's objective, and an STS warm start is feasible and never beaten upwards."""
     inst = _tiny(seed, shared=seed % 2 == 0, tardiness=mode).replace(relaunch_hours=delta)
     slots = 8
-    best, plan = brute_force(inst, slots)
-    assert evaluate(inst, plan).total_cost == pytest.approx(best, rel=1e-9)
-    res = solve(inst, slots=slots, time_limit=60)
-    assert res.status is SolutionStatus.OPTIMAL
-    assert res.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
-    assert res.objective == pytest.approx(res.solver_objective, rel=1e-6, abs=1e-9)
-    from milp.data import milp_data
-
-    assert milp_data(inst, slots).separable_bound() <= best + 1e-12
+    best, _ = solved_at_brute_force(inst, slots)
     start = rollout(inst, StsPolicy())
     horizon = max(slots, default_slots(inst, start))
     warm = solve(inst, initial_plan=start, slots=horizon, time_limit=60)

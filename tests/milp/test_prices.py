@@ -17,7 +17,7 @@ from milp import MilpError, SolutionStatus, solve
 from milp.data import milp_data
 from milp.lagrange import lagrangian_bound
 from milp.rolling import remaining_instance
-from tests.milp.brute_force import brute_force
+from tests.milp.brute_force import brute_force, solved_at_brute_force
 from tests.milp.test_milp import SLOT, _start_violations, _tiny
 from validation.evaluate import evaluate
 from validation.online import run_online
@@ -46,13 +46,7 @@ def _priced(seed: int, *, mode: str = "worst_case", carbon: bool = False, relaun
 def test_milp_with_prices_equals_brute_force(seed, mode):
     inst = _priced(seed, mode=mode, carbon=seed % 3 == 0)
     slots = 7
-    best, plan = brute_force(inst, slots)
-    assert evaluate(inst, plan).total_cost == pytest.approx(best, rel=1e-9)
-    res = solve(inst, slots=slots, time_limit=60)
-    assert res.status is SolutionStatus.OPTIMAL
-    assert res.objective == pytest.approx(best, rel=1e-6, abs=1e-9)
-    assert res.objective == pytest.approx(res.solver_objective, rel=1e-6, abs=1e-9)
-    assert milp_data(inst, slots).separable_bound() <= best + 1e-12
+    best, _ = solved_at_brute_force(inst, slots)
     lb = lagrangian_bound(inst, slots, upper=best, states=32)
     assert lb.capacity_relaxation - 1e-12 <= lb.bound <= best + 1e-9
 
