@@ -128,22 +128,15 @@ def unstick(
     relaunch) on the GPUs left free and its own. ``None``: it stays."""
     current = status.allocation
     assert current is not None
-    job = status.job
-
-    def stay_cost() -> float:
-        return worst_case_cost(
-            inst, job, current.config, status.remaining, now, overhead=status.overhead_left
-        )
-
-    best = stay_cost()
+    job, left = status.job, status.remaining
+    stay = worst_case_cost(inst, job, current.config, left, now, overhead=status.overhead_left)
     occ.release(job.id)
-    ranked = [c for c in ranked_configs(inst, job, status.remaining, now) if c.gpu_type in types]
-    for c in ranked:
-        if worst_case_cost(inst, job, c, status.remaining, now) >= best * (1 - 1e-9):
-            break  # ranked cheapest first: nothing further beats staying
-        alloc = occ.find(job, c)
-        if alloc is not None:
-            occ.place(job, alloc)
-            return alloc
-    occ.place(job, current)
-    return None
+    # ranked cheapest first, so the ones cheaper than staying are a prefix
+    cheaper = (
+        c
+        for c in ranked_configs(inst, job, left, now)
+        if c.gpu_type in types and worst_case_cost(inst, job, c, left, now) < stay * (1 - 1e-9)
+    )
+    alloc = first_placement(occ, job, cheaper)
+    occ.place(job, current if alloc is None else alloc)
+    return alloc
