@@ -83,6 +83,11 @@ class _Round:
     # jobs that wait for cheaper hours by their profile's choice (not for capacity)
     waiting: set[str] = field(default_factory=set)
 
+    def ask_next_slot(self, job_id: str) -> None:
+        """Wake ``job_id`` at the next slot (a quarter hour unslotted) to re-plan it."""
+        next_slot = grid(self.inst, self.now, self.now + (self.inst.slot or 0.25))
+        self.asks[job_id] = min(self.asks.get(job_id, math.inf), next_slot)
+
 
 # a profile chosen for a job, the step it runs now, when that step ends, and whether it
 # is the profile's last
@@ -174,28 +179,29 @@ class StsPolicy:
         if slack(rnd.inst, status, rnd.now, rnd.table.fastest(status.job)) > 0:
             return
         types = self._types(status.job, rnd.all_types)
-        alloc = backfill(rnd.inst, rnd.occ, status, rnd.now, types)
-        if alloc is None:
-            return
-        rnd.contended = True
-        if alloc == status.allocation:
-            rnd.assign.pop(job_id, None)
-        else:
-            rnd.assign[job_id] = alloc
-        next_slot = grid(rnd.inst, rnd.now, rnd.now + (rnd.inst.slot or 0.25))
-        rnd.asks[job_id] = min(rnd.asks.get(job_id, math.inf), next_slot)
+        self._off_profile(rnd, status, backfill(rnd.inst, rnd.occ, status, rnd.now, types))
 
     def _unstick(self, rnd: _Round, status: JobStatus) -> None:
         """A running job kept where it runs although late: the free configuration
         cheapest in the worst case, if cheaper than staying (re-planned next slot)."""
-        alloc = unstick(rnd.inst, rnd.occ, status, rnd.now, self._types(status.job, rnd.all_types))
+        types = self._types(status.job, rnd.all_types)
+        alloc = unstick(rnd.inst, rnd.occ, status, rnd.now, types)
+        if alloc is not None:
+            rnd.stuck.discard(status.job.id)
+        self._off_profile(rnd, status, alloc)
+
+    @staticmethod
+    def _off_profile(rnd: _Round, status: JobStatus, alloc: Allocation | None) -> None:
+        """A job placed off its profiles (backfilled or unstuck), if it was: capacity
+        binds, and it is re-planned at the next slot."""
         if alloc is None:
             return
         rnd.contended = True
-        rnd.stuck.discard(status.job.id)
-        rnd.assign[status.job.id] = alloc
-        next_slot = grid(rnd.inst, rnd.now, rnd.now + (rnd.inst.slot or 0.25))
-        rnd.asks[status.job.id] = min(rnd.asks.get(status.job.id, math.inf), next_slot)
+        if alloc == status.allocation:
+            rnd.assign.pop(status.job.id, None)
+        else:
+            rnd.assign[status.job.id] = alloc
+        rnd.ask_next_slot(status.job.id)
 
     def _pull(self, rnd: _Round, status: JobStatus) -> None:
         """A running job whose last step's class is booked full runs that step now."""
@@ -364,8 +370,7 @@ class StsPolicy:
             alloc = rescue(rnd.inst, rnd.occ, status, rnd.now, types)
             if alloc is not None:
                 rnd.contended = True
-                next_slot = grid(rnd.inst, rnd.now, rnd.now + (rnd.inst.slot or 0.25))
-                rnd.asks[job_id] = min(rnd.asks.get(job_id, math.inf), next_slot)
+                rnd.ask_next_slot(job_id)
                 return alloc
         alloc = keep(rnd.occ, status)
         if alloc is not None:
