@@ -42,6 +42,8 @@ from heuristic.core.options import require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.sts.options import StsOptions
 from heuristic.sts.policy import StsPolicy
+from heuristic.sts.profile import Profile
+from instances import EpochDistribution, Job
 
 EPS = 1e-9
 # below this many jobs present a full decision takes a few milliseconds: the partial one
@@ -49,6 +51,11 @@ EPS = 1e-9
 # real-data windows of 30-70 jobs and the contended 32-GPU runs (16 does not: up to
 # 1.28 x); 32 halves the Philly week's replay (22.6 s of CPU against 45.3 s)
 FULL_BELOW = 32
+CALM_HOURS = 1.0
+
+
+# a job's booked profile, its distribution then, and when it was chosen
+_Kept = tuple[Job, Profile, EpochDistribution, float]
 
 
 @dataclass(frozen=True)
@@ -57,10 +64,17 @@ class IncrementalOptions(StsOptions):
     decided in full (as STS)."""
 
     full_below: int = FULL_BELOW
+    calm_hours: float = CALM_HOURS
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require(self.full_below >= 0, "full_below", self.full_below, "must be at least 0")
+        require(
+            math.isfinite(self.calm_hours) and self.calm_hours >= 0,
+            "calm_hours",
+            self.calm_hours,
+            "must be a finite number of hours, at least 0",
+        )
 
 
 class IncrementalStsPolicy(StsPolicy):
@@ -72,12 +86,16 @@ class IncrementalStsPolicy(StsPolicy):
         super().__init__(opts, seed=seed)
         # STS's own options (no ``full_below``) take the default
         self.full_below = getattr(opts, "full_below", FULL_BELOW)
+        self.calm_hours = getattr(opts, "calm_hours", CALM_HOURS)
+        self._bound_at = -math.inf  # when a decision last found capacity binding
         self._due: dict[str, float] = {}  # job -> when its plan asked to be re-planned
         self._block: dict[str, int] = {}  # job -> its progress's block when planned
         # jobs re-planned at every event, as STS would: those running on a GPU type
         # dearer per epoch than their cheapest (STS moves them as soon as a cheaper type
         # frees up), and those STS kept as they were because no step of theirs fit
         self._restless: set[str] = set()
+        # job -> the profile its last planning booked, its distribution, and when
+        self._booked: dict[str, _Kept] = {}
         self.full_decisions = 0  # events decided by plain STS (for the benchmark)
 
     def decide(self, state: SchedulerState) -> Decision:
@@ -85,9 +103,12 @@ class IncrementalStsPolicy(StsPolicy):
             self._due.clear()  # a new run (StsPolicy.decide builds its table below)
             self._block.clear()
             self._restless.clear()
+            self._booked.clear()
+            self._bound_at = -math.inf
         present = {s.job.id for s in state.jobs}
         for gone in [j for j in self._due if j not in present]:
             del self._due[gone], self._block[gone]
+            self._booked.pop(gone, None)
             self._restless.discard(gone)
         in_full = self._in_full(state)
         dirty = tuple(s for s in state.jobs if self._dirty(s, state.time))
@@ -96,17 +117,26 @@ class IncrementalStsPolicy(StsPolicy):
         if len(dirty) < len(state.jobs) and not in_full:
             spare = state.occupancy.copy()  # plain STS's, should the dirty jobs not fit
             self.population = state.jobs  # the order's share of late jobs is everyone's
+            # the clean jobs' later steps are booked as planned, so that the dirty ones
+            # see the collisions a full decision would (and its contention)
+            ids = {s.job.id for s in dirty}
+            kept = tuple(b for j, b in self._booked.items() if j not in ids)
+            self.kept = kept
             try:
                 part = super().decide(SchedulerState(state.time, state.instance, dirty, spare))
             finally:
-                self.population = ()
-            # a partial decision that finds capacity binding is not kept either
-            if not self.contended and all(self._runs(s, part) for s in dirty):
-                self._remember(dirty, part)
+                self.population, self.kept = (), ()
+            # a partial decision that finds capacity binding is not kept either, nor one
+            # after which a kept job's last step is booked full (STS would pull it)
+            binds = self.contended or self._kept_full(kept, state.time)
+            if not binds and all(self._runs(s, part) for s in dirty):
+                self._remember(dirty, part, state.time)
                 return Decision(part.assign, wake_at=self._wake())
         self.full_decisions += 1
         whole = super().decide(state)
-        self._remember(state.jobs, whole)
+        if self.contended:
+            self._bound_at = state.time
+        self._remember(state.jobs, whole, state.time)
         return Decision(whole.assign, wake_at=self._wake())
 
     def _in_full(self, state: SchedulerState) -> bool:
@@ -114,7 +144,9 @@ class IncrementalStsPolicy(StsPolicy):
         last decision (``StsPolicy.contended``: a job left waiting, rescued, backfilled
         or pulled forward). STS's order and its rules for a contended cluster weigh
         every job against the others, which a partial decision cannot."""
-        return self.contended or len(state.jobs) < self.full_below
+        if self.contended or len(state.jobs) < self.full_below:
+            return True
+        return state.time < self._bound_at + self.calm_hours - EPS
 
     def _dirty(self, s: JobStatus, now: float) -> bool:
         job_id = s.job.id
@@ -124,21 +156,37 @@ class IncrementalStsPolicy(StsPolicy):
             return True
         return s.job.distribution.block_of(s.progress) != self._block[job_id]
 
+    def _kept_full(self, kept: tuple[_Kept, ...], now: float) -> bool:
+        """Whether a kept job of several steps finds its last step's class booked full
+        after the partial decision: STS would weigh pulling it forward."""
+        ledger = self.ledger
+        if ledger is None:
+            return False
+        return any(
+            len(profile.steps) > 1 and ledger.last_step_full(job, profile, dist, now - at)
+            for job, profile, dist, at in kept
+        )
+
     @staticmethod
     def _runs(s: JobStatus, decision: Decision) -> bool:
         """Whether the job has GPUs after ``decision`` (a tuning's hold aside)."""
         alloc = decision.assign.get(s.job.id, s.allocation)
         return alloc is not None
 
-    def _remember(self, planned: tuple[JobStatus, ...], decision: Decision) -> None:
-        """The planned jobs' wake-ups (STS's ``asks``), stopping blocks, and whether
-        each runs on a type of its cheapest cost per epoch."""
+    def _remember(self, planned: tuple[JobStatus, ...], decision: Decision, now: float) -> None:
+        """The planned jobs' wake-ups (STS's ``asks``), stopping blocks, booked profiles,
+        and whether each runs on a type of its cheapest cost per epoch."""
         table = self._table
         assert table is not None  # set by StsPolicy.decide
         for s in planned:
             job = s.job
             self._due[job.id] = self.asks.get(job.id, math.inf)
             self._block[job.id] = job.distribution.block_of(s.progress)
+            chosen = self.chosen.get(job.id)
+            if chosen is None:
+                self._booked.pop(job.id, None)
+            else:
+                self._booked[job.id] = (job, *chosen, now)
             alloc = decision.assign.get(job.id, s.allocation)
             self._restless.discard(job.id)
             if job.id in self.stuck:

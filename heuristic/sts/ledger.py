@@ -75,10 +75,22 @@ class Ledger:
             return float(cfg.nodes * cfg.gpus_per_node)
         return float(cfg.gpus)
 
-    def _spans(self, job: Job, profile: Profile, dist: EpochDistribution) -> list[_Span]:
+    def _spans(
+        self, job: Job, profile: Profile, dist: EpochDistribution, since: float = 0.0
+    ) -> list[_Span]:
         """Each step as (type, first bin, end bin, GPUs, probability that the job is
-        still running when it starts), run back to back from now. The last profile's
-        are kept: STS books the profile it has just checked."""
+        still running when it starts), run back to back from now, or from ``since`` hours
+        ago (the steps' bins before now dropped)."""
+        spans = self._from_now(job, profile, dist)
+        shift = int(since / self.step + 1e-9)
+        if shift <= 0:
+            return spans
+        shifted = [(t, max(0, lo - shift), hi - shift, g, p) for t, lo, hi, g, p in spans]
+        return [span for span in shifted if span[1] < span[2]]
+
+    def _from_now(self, job: Job, profile: Profile, dist: EpochDistribution) -> list[_Span]:
+        """:meth:`_spans` from now. The last profile's are kept: STS books the profile
+        it has just checked."""
         last = self._last
         if last is not None and last[0] is profile and last[1] is dist and last[2] is job:
             return last[3]
@@ -140,16 +152,26 @@ class Ledger:
         return [k for k in self.large if k[0] == gpu_type and k[1] <= gpus and 2 * gpus > k[1]]
 
     def book(self, job: Job, profile: Profile, dist: EpochDistribution) -> None:
-        for gpu_type, lo, hi, gpus, p in self._spans(job, profile, dist):
+        self._add(self._spans(job, profile, dist))
+
+    def book_since(self, job: Job, profile: Profile, dist: EpochDistribution, since: float) -> None:
+        """Book what is left of a profile chosen ``since`` hours ago (its steps run back
+        to back from then): a job kept as it was planned at an earlier decision."""
+        self._add(self._spans(job, profile, dist, since))
+
+    def _add(self, spans: list[_Span]) -> None:
+        for gpu_type, lo, hi, gpus, p in spans:
             self.load[gpu_type][lo:hi] += p * gpus
             for key in self._thresholds(gpu_type, gpus):
                 self.large[key][lo:hi] += p
 
-    def last_step_full(self, job: Job, profile: Profile, dist: EpochDistribution) -> bool:
-        """Whether, while the profile's last step would run, its class is booked to its
-        true capacity (no reserve), this job's own booking included: its type's GPUs,
-        or the nodes large enough for it."""
-        spans = self._spans(job, profile, dist)
+    def last_step_full(
+        self, job: Job, profile: Profile, dist: EpochDistribution, since: float = 0.0
+    ) -> bool:
+        """Whether, while the profile's last step would run (chosen ``since`` hours ago),
+        its class is booked to its true capacity (no reserve), this job's own booking
+        included: its type's GPUs, or the nodes large enough for it."""
+        spans = self._spans(job, profile, dist, since)
         if not spans:
             return False
         t, lo, hi, gpus, _ = spans[-1]

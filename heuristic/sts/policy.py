@@ -119,6 +119,12 @@ class StsPolicy:
         # every present job where a caller decides for some of them only (the share of
         # jobs late is the cluster's, not the subset's: ``sts-incremental``)
         self.population: tuple[JobStatus, ...] = ()
+        # profiles a caller keeps from earlier decisions (job, profile, its distribution,
+        # when it was chosen), booked in the ledger before any job is placed
+        self.kept: tuple[tuple[Job, Profile, EpochDistribution, float], ...] = ()
+        # the last decision's booked profile per job, and its distribution
+        self.chosen: dict[str, tuple[Profile, EpochDistribution]] = {}
+        self.ledger: Ledger | None = None  # the last decision's
         # under a changing price: hours each job has run so far, and when it was last
         # seen (its allocation since then is the one it holds at the next decision)
         self._ran: dict[str, float] = {}
@@ -141,7 +147,8 @@ class StsPolicy:
         if self.options.pull and rnd.ledger is not None and len(order) > 1:
             for status in order:
                 self._pull(rnd, status)
-        self.asks, self.stuck = rnd.asks, rnd.stuck
+        self.asks, self.stuck, self.chosen = rnd.asks, rnd.stuck, rnd.chosen
+        self.ledger = rnd.ledger
         self.contended = rnd.contended or any(
             rnd.assign.get(s.job.id, s.allocation) is None and s.job.id not in rnd.waiting
             for s in state.jobs
@@ -234,10 +241,14 @@ class StsPolicy:
             self._finish_by = {j: t for j, t in self._finish_by.items() if j in present}
         ledger = None
         if self.options.lookahead and state.jobs:
-            horizon = max(s.job.due for s in state.jobs) - now + 24.0
+            last_due = max(s.job.due for s in state.jobs)
+            last_due = max([last_due, *(kept[0].due for kept in self.kept)])
+            horizon = last_due - now + 24.0
             grid = inst.slot or 0.25
             o = self.options
             ledger = Ledger(inst, now, max(horizon, 1.0), grid, o.reserve, o.lead_hours)
+            for job, profile, dist, chosen_at in self.kept:
+                ledger.book_since(job, profile, dist, now - chosen_at)
         return _Round(
             inst,
             now,

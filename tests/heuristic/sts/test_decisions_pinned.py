@@ -71,19 +71,28 @@ def _run(policy: str, mode: str, options: dict) -> tuple[str, int, str, str]:
             {},
             ("e8e6e86441e56865", 154, "23.900098415687577", "0.5992050698135392"),
         ),
-        # every event partial unless capacity binds (22 of them decided in full)
+        # every event partial unless capacity binds or bound within the last hour
+        # (re-pinned when partial decisions began to book the kept jobs' profiles and
+        # to wait an hour of calm: 15.816026134124895 / 0.09834693510047997 before)
         (
             "sts-incremental",
             "sampled",
             {"full_below": 0},
-            ("120b0ea84c67f119", 148, "15.816026134124895", "0.09834693510047997"),
+            ("19b69ac6c98b6d5f", 144, "16.057660692375546", "0.07215651039741715"),
         ),
-        # before a stuck late job moved to free GPUs (``unstick``), the pin it had
+        # without the hour of calm
+        (
+            "sts-incremental",
+            "sampled",
+            {"full_below": 0, "calm_hours": 0.0},
+            ("bf215e7c67cc4c68", 147, "16.063676335837883", "0.07215651039740009"),
+        ),
+        # without ``unstick`` (a stuck late job kept where it runs)
         (
             "sts-incremental",
             "sampled",
             {"full_below": 0, "unstick": False},
-            ("751461d32919a3bc", 142, "15.710506435321182", "6.0361274205363395"),
+            ("5b8389681815c06e", 144, "16.066288271911052", "12.732120067435817"),
         ),
     ],
 )
