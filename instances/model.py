@@ -760,6 +760,12 @@ class Instance:
         """Whether powered nodes draw power of their own: a base power, or idle GPUs."""
         return any(n.base_w > 0 for n in self.nodes) or any(g.idle_w > 0 for g in self.gpu_types)
 
+    @property
+    def node_power(self) -> bool:
+        """Whether nodes cost anything of their own: idle power, or boots of nodes
+        powered off when empty (docs/model.md, 'Idle power')."""
+        return self.idle_power or (self.power_off is not None and self.power_off.boot_kwh > 0)
+
     def busy_share(self, cfg: Config) -> float:
         """GPUs a configuration keeps from idling: its GPUs, or ``1/K_max`` of one for a
         shared slot (a shared GPU idles by the slots its tenants leave free)."""
