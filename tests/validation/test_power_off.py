@@ -20,8 +20,9 @@ from instances.power import PowerOff
 from tests.strategies import priced_instances, serial_plans
 from validation.evaluate import evaluate, scenario_costs
 from validation.montecarlo import replay
+from validation.online import run_online
 from validation.powered import Completion, boots, node_spans, powered
-from validation.simulator import rollout
+from validation.simulator import rollout, simulate
 from validation.timeline import Timeline
 
 C1 = Config("v100", 1)
@@ -215,3 +216,78 @@ def test_bundled_always_on_against_a_delay_beyond_the_horizon(name):
     assert off.idle.kwh < on.idle.kwh  # an empty node draws nothing at once
     # the option without idle power or boot energy charges nothing
     assert evaluate(base.replace(power_off=PowerOff(0.0, 0.1)), plan) == evaluate(base, plan)
+
+
+def _released(option: PowerOff) -> Instance:
+    """Job a runs 1 epoch from 0; job b, released at 5, runs 1 epoch: the node is empty
+    from 1 to 5."""
+    gpu = GpuType("v100", 32.0, 300.0)
+    a = Job("a", 0.0, 20.0, EpochDistribution.deterministic(1.0), {C1: 1.0}, 8.0)
+    b = Job("b", 5.0, 20.0, EpochDistribution.deterministic(1.0), {C1: 1.0}, 8.0)
+    node = Node("n", "v100", 1, base_w=100.0)
+    return Instance((gpu,), (node,), (a, b), power_off=option)
+
+
+def test_a_job_placed_on_an_off_node_waits_for_its_boot():
+    inst = _released(PowerOff(after_h=1.0, boot_h=0.5, boot_kwh=0.3))
+    result = simulate(inst, make_policy("fifo"), mode="rollout")
+    assert [(s.job, s.start, s.end) for s in result.plan] == [("a", 0.0, 1.0), ("b", 5.5, 6.5)]
+    assert result.power is not None
+    assert result.power.off["n"][0] == (2.0, 5.0) and result.power.boots["n"] == (5.5,)
+    assert result.power.powered_hours("n", 6.5) == pytest.approx(3.5)
+    ev = evaluate(inst, result.plan)
+    assert ev.idle.boots == 1 and ev.idle.kwh == pytest.approx(0.1 * 3.5 + 0.3)
+    # within the delay the node is still on: no wait; without the option, no wait either
+    near = simulate(_released(PowerOff(after_h=4.0, boot_h=0.5)), make_policy("fifo"))
+    plain = simulate(_released(PowerOff(4.0)).replace(power_off=None), make_policy("fifo"))
+    assert near.plan == plain.plan and near.plan.segments[1].start == 5.0
+
+
+def _engine_against_evaluator(inst: Instance, result) -> float:
+    """The engine's powered hours and boots of every node are the evaluator's reading of
+    the realised plan; returns the energy (kWh) of the engine's powered nodes and boots,
+    less the idle power of the GPUs its segments kept busy."""
+    assert inst.power_off is not None and result.power is not None
+    ends = [
+        Timeline.of(inst, j.id, result.plan.for_job(j.id)).time_at(result.epochs[j.id])
+        for j in inst.jobs
+    ]
+    completions = [Completion.of([(t, 1.0)]) for t in ends]
+    horizon = max(ends)
+    kwh = 0.0
+    for node, spans in node_spans(inst, result.plan).items():
+        steps = powered(spans, completions, inst.power_off)
+        hours = sum(p * (b - a) for a, b, p in steps)
+        assert result.power.powered_hours(node, horizon) == pytest.approx(hours, abs=1e-7)
+        started = boots(spans, completions, inst.power_off)
+        assert [t for t, _ in started] == pytest.approx(list(result.power.boots[node]))
+        n = inst.node(node)
+        kwh += (n.base_w + inst.gpu(n.gpu_type).idle_w * n.num_gpus) / 1000.0 * hours
+        kwh += inst.power_off.boot_kwh * len(started)
+    for seg in result.plan:
+        busy = min(seg.end, ends[[j.id for j in inst.jobs].index(seg.job)]) - seg.start
+        idle_kw = inst.gpu(seg.config.gpu_type).idle_w * inst.busy_share(seg.config) / 1000.0
+        kwh -= idle_kw * max(0.0, busy)
+    return kwh
+
+
+@pytest.mark.parametrize("name", ["small", "medium"])
+@pytest.mark.parametrize("policy", ["fifo", "sts", "gandiva"])
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("slot", [None, 0.5])
+def test_the_engine_charges_what_the_evaluator_reads(name, policy, seed, slot):
+    """Online runs: every node's powered hours and boots as the engine kept them are the
+    evaluator's reading of the realised plan, and so is the idle energy charged."""
+    base = bundled(name)
+    inst = base.replace(
+        slot=slot,
+        gpu_types=tuple(replace(g, idle_w=0.2 * g.power_w) for g in base.gpu_types),
+        nodes=tuple(replace(n, base_w=150.0) for n in base.nodes),
+        power_off=PowerOff(after_h=0.5 * seed, boot_h=0.1, boot_kwh=0.2),
+    )
+    online = run_online(inst, policy, seed=seed)
+    result = online.result
+    kwh = _engine_against_evaluator(inst, result)
+    assert result.power is not None
+    assert sum(len(b) for b in result.power.boots.values()) > 0  # the case is exercised
+    assert online.evaluation.idle.kwh == pytest.approx(kwh, rel=1e-9)
