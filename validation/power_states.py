@@ -95,9 +95,9 @@ class NodePower:
             state.holders.add(job)
         return start
 
-    def leave(self, job: str, nodes: tuple[str, ...], t: float, busy_until: float | None) -> None:
-        """``job`` leaves ``nodes`` at ``t``, its work on them having ended at
-        ``busy_until`` (its completion, or ``t``; ``None``: it left before its work
+    def leave(self, job: str, nodes: tuple[str, ...], busy_until: float | None) -> None:
+        """``job`` leaves ``nodes``, its work on them having ended at
+        ``busy_until`` (its completion, or the time it left; ``None``: it left before its work
         started, waiting for a boot, and kept no node busy)."""
         for n in nodes:
             state = self.nodes[n]

@@ -119,7 +119,7 @@ class _Engine:
             if self.power is not None:
                 until = self.t if busy_until is None else busy_until
                 started = self.t > run.since + EPS  # else it left waiting for a boot
-                self.power.leave(job_id, _nodes(run.alloc), self.t, until if started else None)
+                self.power.leave(job_id, _nodes(run.alloc), until if started else None)
             self.occ.release(job_id)
             run.alloc = None
 

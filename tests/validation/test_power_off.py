@@ -291,3 +291,16 @@ def test_the_engine_charges_what_the_evaluator_reads(name, policy, seed, slot):
     assert result.power is not None
     assert sum(len(b) for b in result.power.boots.values()) > 0  # the case is exercised
     assert online.evaluation.idle.kwh == pytest.approx(kwh, rel=1e-9)
+
+
+@pytest.mark.parametrize("policy", ["fifo", "sts"])
+def test_an_option_that_never_turns_a_node_off_changes_no_run(policy):
+    """A delay beyond the horizon: the same segments, the same figures to the last
+    digit as without the option (no idle power charged, no boot energy)."""
+    inst = bundled("medium")
+    plain = run_online(inst, policy, seed=3)
+    never = run_online(inst.replace(power_off=PowerOff(1e5, 0.5)), policy, seed=3)
+    assert never.result.plan == plain.result.plan
+    figures = [k for k in plain.summary() if not k.endswith(("_s", "_ms"))]  # not clocks
+    assert [never.summary()[k] for k in figures] == [plain.summary()[k] for k in figures]
+    assert never.evaluation == plain.evaluation
