@@ -133,28 +133,23 @@ def boots(spans: Spans, completions: list[Completion], option: PowerOff) -> Boot
     same with no job starting at ``σ`` still running."""
     gap = option.gap
     starts = sorted({s for intervals in spans.values() for s, _ in intervals if s > gap + TIME_TOL})
-    out: Boots = []
-    for sigma in _distinct(starts):
-        lo = sigma - gap
-        quiet = quiet_idle = 1.0
-        for j, intervals in spans.items():
-            # the job keeps the node on if its work reaches lo (a completion at lo, within
-            # the tolerance, still does) or starts later and runs at all
-            keep = min(
-                (
-                    max(s, lo - 2 * TIME_TOL)
-                    for s, e in intervals
-                    if s < sigma - TIME_TOL and e >= lo - TIME_TOL
-                ),
-                default=math.inf,
-            )
-            starting = any(abs(s - sigma) <= TIME_TOL for s, _ in intervals)
-            stop = min(keep, sigma) if starting else keep
-            quiet *= float(completions[j].by(np.array(keep)))
-            quiet_idle *= float(completions[j].by(np.array(stop)))
-        if quiet - quiet_idle > 0:
-            out.append((sigma, quiet - quiet_idle))
-    return out
+    sigma = np.array(_distinct(starts))
+    lo = sigma - gap
+    quiet = np.ones_like(sigma)  # no job keeps the node on within d + b before sigma
+    quiet_idle = np.ones_like(sigma)  # that, and no job starting at sigma still running
+    for j, intervals in spans.items():
+        # the job keeps the node on if its work reaches lo (a completion at lo, within
+        # the tolerance, still does) or starts later and runs at all
+        keep = np.full(sigma.shape, math.inf)
+        starting = np.zeros(sigma.shape, dtype=bool)
+        for s, e in intervals:
+            inside = (s < sigma - TIME_TOL) & (e >= lo - TIME_TOL)
+            keep = np.where(inside, np.minimum(keep, np.maximum(s, lo - 2 * TIME_TOL)), keep)
+            starting |= np.abs(s - sigma) <= TIME_TOL
+        quiet *= completions[j].by(keep)
+        quiet_idle *= completions[j].by(np.where(starting, np.minimum(keep, sigma), keep))
+    p = quiet - quiet_idle
+    return [(float(t), float(q)) for t, q in zip(sigma, p, strict=True) if q > 0]
 
 
 def _distinct(times: list[float]) -> list[float]:
