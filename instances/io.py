@@ -43,6 +43,7 @@ from instances.model import (
     epoch_time_fits,
 )
 from instances.plan import Plan, Segment
+from instances.power import PowerOff, power_off_from_dict
 from instances.topology import Domain, Rack, Topology
 
 INSTANCE_FORMAT = "gpusched-instance/1"
@@ -354,6 +355,7 @@ def instance_from_dict(doc: Any) -> Instance:
         topology=_topology(doc.get("topology")),
         prices=_prices(doc.get("prices")),
         carbon=_carbon(doc.get("carbon")),
+        power_off=_power_off(doc.get("power_off")),
     )
     return inst
 
@@ -370,6 +372,13 @@ def _carbon(d: dict[str, Any] | None) -> Carbon | None:
         return None
     carbon: Carbon = _build("carbon", carbon_from_dict, d)
     return carbon
+
+
+def _power_off(d: dict[str, Any] | None) -> PowerOff | None:
+    if d is None:
+        return None
+    option: PowerOff = _build("power_off", power_off_from_dict, d)
+    return option
 
 
 def _topology(d: dict[str, Any] | None) -> Topology | None:
@@ -461,6 +470,8 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         doc["prices"] = inst.prices.to_dict()
     if inst.carbon is not None:
         doc["carbon"] = inst.carbon.to_dict()
+    if inst.power_off is not None:  # absent: every node always on, as files without it
+        doc["power_off"] = inst.power_off.to_dict()
     return doc
 
 

@@ -21,6 +21,7 @@ MAX_SLOT_HOURS = 1e3
 MAX_RELAUNCH_HOURS = 1e3  # a restart's overhead (real ones take seconds to minutes)
 MAX_POWER_W = 1e5  # per GPU (real ones draw under 1.5 kW)
 MAX_NODE_POWER_W = 1e6  # a node's base power (real servers draw a few kW)
+MAX_BOOT_KWH = 1e4  # a node's boot (real servers draw well under 1 kWh booting)
 MAX_MEMORY_GB = 1e6
 MAX_PRICE = 1e6  # currency per kWh (and per tonne of CO2)
 MAX_CARBON = 1e5  # g CO2-eq per kWh (real grids emit under 1,200)

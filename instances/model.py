@@ -39,6 +39,7 @@ from instances.limits import (
     MIN_EPOCH_HOURS,
     MIN_SLOT_HOURS,
 )
+from instances.power import PowerOff
 from instances.topology import SPANS, Network, Span, Topology, gbps, within
 
 TardinessMode = Literal["worst_case", "expected"]
@@ -460,6 +461,8 @@ class Instance:
     # (None: energy_price at every hour) and the grid's carbon intensity with its price
     prices: Series | None = None
     carbon: Carbon | None = None
+    # whether an empty node is powered off (docs/model.md, 'Idle power'); None: always on
+    power_off: PowerOff | None = None
     # Derived lookups, built once.
     _gpu: dict[str, GpuType] = field(init=False, repr=False, compare=False)
     _node: dict[str, Node] = field(init=False, repr=False, compare=False)
@@ -517,6 +520,8 @@ class Instance:
             raise InstanceError("prices", self.prices, "must be a Series")
         if self.carbon is not None and not isinstance(self.carbon, Carbon):
             raise InstanceError("carbon", self.carbon, "must be a Carbon")
+        if self.power_off is not None and not isinstance(self.power_off, PowerOff):
+            raise InstanceError("power_off", self.power_off, "must be a PowerOff")
         for i, j in enumerate(self.jobs):
             self._check_job(i, j)
         # after every job is checked: a default weight reads the allowed configurations
@@ -754,6 +759,12 @@ class Instance:
     def idle_power(self) -> bool:
         """Whether powered nodes draw power of their own: a base power, or idle GPUs."""
         return any(n.base_w > 0 for n in self.nodes) or any(g.idle_w > 0 for g in self.gpu_types)
+
+    @property
+    def node_power(self) -> bool:
+        """Whether nodes cost anything of their own: idle power, or boots of nodes
+        powered off when empty (docs/model.md, 'Idle power')."""
+        return self.idle_power or (self.power_off is not None and self.power_off.boot_kwh > 0)
 
     def busy_share(self, cfg: Config) -> float:
         """GPUs a configuration keeps from idling: its GPUs, or ``1/K_max`` of one for a

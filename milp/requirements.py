@@ -79,11 +79,11 @@ def require_billable(instance: Instance, slots: int, slot: float) -> None:
     within every slot of the horizon (breakpoints on the slot grid, as hourly prices are
     for slots dividing an hour); and it has no node-on variables, so it cannot charge
     idle power. Refused with :class:`MilpError` rather than mispriced."""
-    if instance.idle_power:
+    if instance.node_power:  # boots of nodes powered off when empty are charged too
         raise MilpError(
-            f"instance {instance.name!r} charges idle power (idle_w, base_w): the MILP has no "
-            "variables for powered nodes yet (docs/model.md, idle power); run it with a "
-            "policy, or without idle power"
+            f"instance {instance.name!r} charges idle power (idle_w, base_w) or node boots "
+            "(power_off.boot_kwh): the MILP has no variables for powered nodes yet "
+            "(docs/model.md, idle power); run it with a policy, or without idle power"
         )
     series = [("prices", instance.prices)]
     if instance.carbon is not None:

@@ -29,6 +29,7 @@ from validation.billing import (
     realised_exposure,
 )
 from validation.check import check_plan
+from validation.powered import Boots, boot_bill, node_pieces
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
 
 
@@ -75,6 +76,7 @@ class IdleCost:
     energy_cost: float = 0.0
     carbon_kg: float = 0.0
     carbon_cost: float = 0.0
+    boots: float = 0.0  # expected node boots where empty nodes are powered off (in kwh)
 
 
 @dataclass(frozen=True)
@@ -224,7 +226,7 @@ def evaluate(
             )
     mode = tardiness or instance.tardiness
     costs = tuple(_job_cost(instance, plan, j.id, mode) for j in instance.jobs)
-    if not instance.idle_power:
+    if not instance.node_power:
         return Evaluation(instance.name, mode, costs)
     return Evaluation(instance.name, mode, costs, _idle_cost(instance, plan))
 
@@ -232,8 +234,9 @@ def evaluate(
 def _idle_cost(
     instance: Instance, plan: Plan, epochs: Mapping[str, float] | None = None
 ) -> IdleCost:
-    """The cluster's idle power from time 0 to the last completion (docs/model.md):
-    expected over the stops, or realised when each job's stop is given (``epochs``)."""
+    """The cluster's own power (docs/model.md, idle power): every node powered from time
+    0 to the last completion, or as the power-off option says, with its boots; expected
+    over the stops, or realised when each job's stop is given (``epochs``)."""
     ends: list[list[tuple[float, float]]] = []
     busy: list[tuple[float, Exposure]] = []
     for job in instance.jobs:
@@ -252,11 +255,20 @@ def _idle_cost(
                     exposure(dist, p) if epochs is None else realised_exposure(p, epochs[job.id])
                 )
                 busy.append((kw, hours))
-    pieces = idle_pieces(instance, last_completion(ends), busy)
+    if instance.power_off is None:
+        pieces = idle_pieces(instance, last_completion(ends), busy)
+        started: Boots = []
+    else:
+        nodes, started = node_pieces(instance, plan, ends)
+        pieces = [*nodes, *((-k, hours) for k, hours in busy)]
     kwh = kwh_of(pieces)
     money, grams = job_bill(instance, kwh, lambda: pieces)
+    if started:
+        boot_kwh, boot_money, boot_grams = boot_bill(instance, started)
+        kwh, money, grams = kwh + boot_kwh, money + boot_money, grams + boot_grams
     price = 0.0 if instance.carbon is None else instance.carbon.price
-    return IdleCost(kwh, money, grams / 1000.0, price * grams / 1e6)
+    boots = math.fsum(p for _, p in started)
+    return IdleCost(kwh, money, grams / 1000.0, price * grams / 1e6, boots)
 
 
 @dataclass(frozen=True)
@@ -306,7 +318,7 @@ def scenario_costs(
         tard += instance.tardiness_weight(job.id) * max(0.0, late)
     price = 0.0 if instance.carbon is None else instance.carbon.price
     cost = ScenarioCost(energy, price * grams / 1e6, tard, grams / 1000.0)
-    if not instance.idle_power:
+    if not instance.node_power:
         return cost
     idle = _idle_cost(instance, plan, epochs)
     return ScenarioCost(

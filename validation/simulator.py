@@ -28,6 +28,7 @@ from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus, Policy, SchedulerState
 from instances import Instance, Plan, Segment
 from instances.distribution import reaches
+from validation.power_states import NodePower, PowerLedger
 from validation.scenario import scenario_epochs
 from validation.timeline import continues, slot_ceil, start_overhead
 
@@ -72,6 +73,8 @@ class SimulationResult:
     epochs: dict[str, float]  # epochs each job ran (its stop)
     completions: dict[str, float]  # time each job ended (slot-rounded when slotted)
     decision_seconds: tuple[float, ...] = field(repr=False)
+    # where empty nodes are powered off: their off spells and boots (docs/model.md)
+    power: PowerLedger | None = None
 
     @property
     def decisions(self) -> int:
@@ -98,15 +101,25 @@ class _Engine:
         self.t = self.arrivals[0][0] if self.arrivals else 0.0
         self.ended = 0  # jobs done, for a progress bar
         self.moved = True  # the last event advanced, admitted or ended some job
+        self.power = (
+            None
+            if instance.power_off is None
+            else NodePower(instance.power_off, [n.id for n in instance.nodes], slot)
+        )
 
-    def close(self, job_id: str) -> None:
-        """End the job's current segment now and free its GPUs."""
+    def close(self, job_id: str, busy_until: float | None = None) -> None:
+        """End the job's current segment now and free its GPUs; its work ended at
+        ``busy_until`` (its completion inside the slot; default now)."""
         run = self.runs[job_id]
         if run.alloc is not None:
             if self.t > run.since + EPS:
                 run.last = Segment(run.since, self.t, job_id, run.alloc.config, run.alloc.gpus)
                 run.last_left = max(0.0, run.busy_until - self.t)
                 self.segments.append(run.last)
+            if self.power is not None:
+                until = self.t if busy_until is None else busy_until
+                started = self.t > run.since + EPS  # else it left waiting for a boot
+                self.power.leave(job_id, _nodes(run.alloc), until if started else None)
             self.occ.release(job_id)
             run.alloc = None
 
@@ -119,21 +132,23 @@ class _Engine:
             left = run.last_left
         else:
             left = start_overhead(self.instance, run.last, now, run.last_left)
+        # a node powered off boots first (docs/model.md): the work starts when it is up
+        begin = self.t if self.power is None else self.power.place(job_id, _nodes(alloc), self.t)
         run.alloc = alloc
-        run.since = self.t
-        run.busy_until = self.t + left
+        run.since = begin
+        run.busy_until = begin + left
 
     def overhead_left(self, job_id: str) -> float:
         run = self.runs[job_id]
         return max(0.0, run.busy_until - self.t) if run.alloc is not None else 0.0
 
-    def finish_time(self, job_id: str) -> float:
-        """When a running job reaches its target (slot end when slotted)."""
+    def stop_time(self, job_id: str) -> float:
+        """When a running job reaches its target (inside its slot when slotted)."""
         run = self.runs[job_id]
         assert run.alloc is not None
         tau = self.instance.epoch_time(job_id, run.alloc.config)
         begin = run.busy_until if run.busy_until > self.t else self.t
-        return slot_ceil(begin + (run.target - run.progress) * tau, self.slot)
+        return begin + (run.target - run.progress) * tau
 
     def decide(self) -> None:
         inst = self.instance
@@ -197,7 +212,8 @@ class _Engine:
     def advance(self) -> bool:
         """Move the clock to the next event; False when every job has ended."""
         running = [j for j in self.present if self.runs[j].alloc is not None]
-        finish = {j: self.finish_time(j) for j in running}
+        stops = {j: self.stop_time(j) for j in running}
+        finish = {j: slot_ceil(stops[j], self.slot) for j in running}
         candidates = list(finish.values())
         if self.next_arrival < len(self.arrivals):
             candidates.append(self.arrivals[self.next_arrival][0])
@@ -232,7 +248,7 @@ class _Engine:
                 self.moved = True  # epochs were run (or the job ended)
             if ended:
                 run.progress = run.target
-                self.close(j)
+                self.close(j, min(stops[j], t_next))
                 run.done_at = t_next
                 self.present.remove(j)
                 self.ended += 1
@@ -241,6 +257,10 @@ class _Engine:
         while self.wakes and self.wakes[0] <= self.t + EPS:
             heapq.heappop(self.wakes)
         return True
+
+
+def _nodes(alloc: Allocation) -> tuple[str, ...]:
+    return tuple(sorted({n for n, _ in alloc.gpus}))
 
 
 def simulate(
@@ -293,6 +313,7 @@ def simulate(
             j: r.done_at if r.done_at is not None else math.inf for j, r in eng.runs.items()
         },
         decision_seconds=tuple(eng.seconds),
+        power=None if eng.power is None else eng.power.ledger(),
     )
 
 

@@ -13,6 +13,7 @@ from heuristic.sts.policy import StsPolicy
 from instances.energy import Carbon, Series
 from instances.generators.prices import lay_prices
 from instances.generators.suite import milp_suite
+from instances.power import PowerOff
 from milp import MilpError, SolutionStatus, solve
 from milp.data import milp_data
 from milp.lagrange import lagrangian_bound
@@ -111,6 +112,9 @@ def test_what_the_milp_cannot_price_is_refused():
     idle = inst.replace(gpu_types=tuple(replace(g, idle_w=30.0) for g in inst.gpu_types))
     with pytest.raises(MilpError, match="idle power"):
         solve(idle, slots=7)
+    booting = inst.replace(power_off=PowerOff(0.5, 0.1, 0.2))
+    with pytest.raises(MilpError, match="node boots"):
+        solve(booting, slots=7)
 
 
 def test_the_rolling_milp_sees_the_series_from_now():
