@@ -51,7 +51,7 @@ EPS = 1e-9
 # real-data windows of 30-70 jobs and the contended 32-GPU runs (16 does not: up to
 # 1.28 x); 32 halves the Philly week's replay (22.6 s of CPU against 45.3 s)
 FULL_BELOW = 32
-CALM_HOURS = 1.0
+CALM_HOURS = 2.0
 
 
 # a job's booked profile, its distribution then, and when it was chosen
