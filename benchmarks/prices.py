@@ -15,7 +15,7 @@ prices per slot, makes of the same instances.
 
 Run: python -m benchmarks.prices reprice [--offsets 0 168 ...] [--policies sts,edf,...]
      python -m benchmarks.prices milp [--time-limit 60] [--offset 17] [--threads 1]
-         [--bills flat,series]
+         [--bills flat,series] [--only NAME,...]
 """
 
 from __future__ import annotations
@@ -76,9 +76,13 @@ def reprice(offsets: list[int], policies: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def milp(time_limit: float, offset: int, threads: int, bills: list[str]) -> pd.DataFrame:
+def milp(
+    time_limit: float, offset: int, threads: int, bills: list[str], only: list[str] | None = None
+) -> pd.DataFrame:
     rows = []
     for inst in milp_suite():
+        if only is not None and inst.name not in only:
+            continue
         cases = {"flat": inst, "series": lay_prices(inst, f"{SERIES}:{offset}")}
         for label in bills:
             case = cases[label]
@@ -114,6 +118,7 @@ def main() -> None:
     ap.add_argument("--offset", type=int, default=17)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--bills", default="flat,series", help="milp: flat, series or both")
+    ap.add_argument("--only", help="milp: these suite instances only (comma-separated names)")
     args = ap.parse_args()
     if args.part == "reprice":
         df = reprice(args.offsets, args.policies.split(","))
@@ -122,7 +127,8 @@ def main() -> None:
         print()
         print(by.to_markdown(floatfmt=".3f"))
         return
-    df = milp(args.time_limit, args.offset, args.threads, args.bills.split(","))
+    only = args.only.split(",") if args.only else None
+    df = milp(args.time_limit, args.offset, args.threads, args.bills.split(","), only)
     print(df.to_markdown(index=False, floatfmt=".4g"))
     print()
     for label, part in df.groupby("bill"):
