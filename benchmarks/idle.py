@@ -25,27 +25,19 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pandas as pd
 
 from heuristic.core.registry import make_policy
 from instances import Instance
+from instances.generators.power import IDLE_LEVELS, lay_idle
 from instances.generators.registry import GENERATORS
 from validation.evaluate import evaluate
 from validation.simulator import rollout
 
 POLICIES = ("sts", "edf", "edf-fastest", "rg", "lp", "static")
-LEVELS = {"none": (0.0, 0.0), "low": (0.15, 50.0), "high": (0.30, 100.0)}
+LEVELS = tuple(IDLE_LEVELS)  # none, low, high: the generator option --idle's levels
 CLUSTER = [["k80", 4, 2], ["p100", 4, 2], ["v100", 8, 2]]
-
-
-def with_idle(inst: Instance, share: float, per_slot: float) -> Instance:
-    """The instance with GPUs idling at ``share`` of their power and nodes drawing
-    ``per_slot`` W per GPU they hold."""
-    types = tuple(replace(g, idle_w=share * g.power_w) for g in inst.gpu_types)
-    nodes = tuple(replace(n, base_w=per_slot * n.num_gpus) for n in inst.nodes)
-    return inst.replace(gpu_types=types, nodes=nodes)
 
 
 def cases(seeds: int) -> Iterator[tuple[str, str, Instance]]:
@@ -68,8 +60,8 @@ def measure(seeds: int, policies: list[str]) -> pd.DataFrame:
     for family, name, inst in cases(seeds):
         for policy in policies:
             plan = rollout(inst, make_policy(policy))
-            for level, (share, per_slot) in LEVELS.items():
-                ev = evaluate(with_idle(inst, share, per_slot), plan)
+            for level in LEVELS:
+                ev = evaluate(lay_idle(inst, level), plan)
                 rows.append(
                     {
                         "family": family,

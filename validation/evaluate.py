@@ -77,6 +77,13 @@ class IdleCost:
     carbon_kg: float = 0.0
     carbon_cost: float = 0.0
     boots: float = 0.0  # expected node boots where empty nodes are powered off (in kwh)
+    # whether the instance charges nodes' own power (idle, base or boots): only then do
+    # summaries show boots, so that every other summary keeps its keys
+    charged: bool = False
+
+    def figures(self) -> dict[str, float]:
+        """The summary's idle figures: its energy, and its boots where charged."""
+        return {"idle_kwh": self.kwh, **({"boots": self.boots} if self.charged else {})}
 
 
 @dataclass(frozen=True)
@@ -157,7 +164,7 @@ class Evaluation:
             "energy_kwh": self.expected_energy_kwh,
             "carbon_cost": self.carbon_cost,
             "carbon_kg": self.carbon_kg,
-            "idle_kwh": self.idle.kwh,
+            **self.idle.figures(),
             "missed": float(self.missed),
         }
 
@@ -268,7 +275,7 @@ def _idle_cost(
         kwh, money, grams = kwh + boot_kwh, money + boot_money, grams + boot_grams
     price = 0.0 if instance.carbon is None else instance.carbon.price
     boots = math.fsum(p for _, p in started)
-    return IdleCost(kwh, money, grams / 1000.0, price * grams / 1e6, boots)
+    return IdleCost(kwh, money, grams / 1000.0, price * grams / 1e6, boots, charged=True)
 
 
 @dataclass(frozen=True)

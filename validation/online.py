@@ -136,7 +136,7 @@ class OnlineRun:
             "energy_kwh": ev.expected_energy_kwh,
             "carbon_cost": ev.carbon_cost,
             "carbon_kg": ev.carbon_kg,
-            "idle_kwh": ev.idle.kwh,
+            **ev.idle.figures(),
             "missed": float(ev.missed),
             "relaunches": float(ev.relaunches),
             "overhead_kwh": ev.overhead_kwh,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from heuristic.core.power import PowerStates
 from instances.power import PowerOff
 from validation.timeline import TIME_TOL, slot_ceil
 
@@ -65,6 +66,19 @@ class NodePower:
     def _booting(self, state: NodeState, t: float) -> bool:
         """A boot is under way: it ends later than ``t``."""
         return state.boot_end is not None and state.boot_end > t + TIME_TOL
+
+    def states(self, t: float) -> PowerStates:
+        """What a policy deciding at ``t`` is told: the nodes booting (hours until up)
+        and those off."""
+        booting = {}
+        off = []
+        for n, state in self.nodes.items():
+            if self._booting(state, t):
+                assert state.boot_end is not None
+                booting[n] = state.boot_end - t
+            elif self._is_off(state, t):
+                off.append(n)
+        return PowerStates(booting, frozenset(off))
 
     def place(self, job: str, nodes: tuple[str, ...], t: float) -> float:
         """``job`` takes GPUs of ``nodes`` at ``t``; returns when its work starts: now if

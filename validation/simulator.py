@@ -162,6 +162,7 @@ class _Engine:
                 for j in self.present
             ),
             self.occ.copy(),
+            None if self.power is None else self.power.states(self.t),
         )
         t0 = clock.perf_counter()
         decision = self.policy.decide(state)

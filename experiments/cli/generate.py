@@ -14,6 +14,7 @@ from instances.generators import FAMILIES, GENERATORS
 from instances.generators.clusters import parse_cluster
 from instances.generators.histories import RUNNING_READINGS
 from instances.generators.measured_overheads import RELAUNCH_MODES
+from instances.generators.power import IDLE_LEVELS, lay_idle, lay_power_off
 from instances.generators.prices import SERIES, lay_prices
 from instances.generators.realdata import PHILLY_FILES
 from instances.generators.suite import milp_suite
@@ -29,6 +30,8 @@ _COSTS = {
     "relaunch": "relaunch",
     "prices": "prices",
     "carbon_price": "carbon_price",
+    "idle": "idle",
+    "power_off": "power_off",
 }
 _JOBS = {**_COSTS, "early_stopping": "early_stopping", "seed": "", "name": ""}
 _TRACE = {
@@ -60,7 +63,14 @@ def _sharing(kind: str) -> dict[str, str]:
 # only default to None here, and the spec's own default applies where none is given).
 READS: dict[str, dict[str, str]] = {
     **{kind: {**own, **_JOBS, **_sharing(kind)} for kind, own in _OWN.items()},
-    SUITE: {"slot": "slot", "relaunch": "relaunch", "prices": "", "carbon_price": ""},
+    SUITE: {
+        "slot": "slot",
+        "relaunch": "relaunch",
+        "prices": "",
+        "carbon_price": "",
+        "idle": "",
+        "power_off": "",
+    },
 }
 # this command's defaults, where they are not the spec's
 DEFAULTS: dict[str, Any] = {"nodes": 4, "jobs": 10, "seed": 0}
@@ -207,6 +217,26 @@ def _job_options(g: argparse.ArgumentParser) -> None:
         default=None,
         help="with --prices: the price of a tonne of CO2-eq (default 0: counted, not charged)",
     )
+    _power_options(g)
+
+
+def _power_options(g: argparse.ArgumentParser) -> None:
+    g.add_argument(
+        "--idle",
+        metavar="LEVEL|IDLE_FRACTION,BASE_W_PER_GPU",
+        default=None,
+        help=f"charge idle power: a level ({', '.join(IDLE_LEVELS)}: low is 15%% of busy "
+        "power per idle GPU and 50 W per GPU slot of node base power, high 30%% and 100 W) "
+        "or the fraction and the watts, e.g. 0.15,50 (docs/model.md; default: busy GPUs only)",
+    )
+    g.add_argument(
+        "--power-off",
+        metavar="AFTER_H[,BOOT_H[,BOOT_KWH]]",
+        default=None,
+        help="power an empty node off after AFTER_H hours; it boots for BOOT_H hours "
+        "drawing BOOT_KWH before its next work (both default 0; docs/model.md; default: "
+        "every node always on)",
+    )
 
 
 def _non_negative(text: str) -> float:
@@ -228,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
             suite = [lay_prices(inst, given["prices"], price) for inst in suite]
         elif "carbon_price" in given:
             raise CliError("--carbon-price prices a carbon series: give --prices too")
+        suite = [_powered(inst, given) for inst in suite]
         out.mkdir(parents=True, exist_ok=True)
         for inst in suite:
             write_instance(inst, out / f"{inst.name}.json")
@@ -237,6 +268,18 @@ def run(args: argparse.Namespace) -> int:
     write_instance(inst, args.out)
     print(f"wrote {args.out}: {inst.name}, {len(inst.nodes)} nodes, {len(inst.jobs)} jobs")
     return 0
+
+
+def _powered(inst: Instance, given: dict[str, Any]) -> Instance:
+    """A suite instance with the idle power and power-off options given (refused naming
+    the option, as the generators' own)."""
+    for option, lay in (("idle", lay_idle), ("power_off", lay_power_off)):
+        if option in given:
+            try:
+                inst = lay(inst, given[option])
+            except InstanceError as exc:
+                raise CliError(f"--{option.replace('_', '-')}: {exc}") from None
+    return inst
 
 
 def _given(args: argparse.Namespace) -> dict[str, Any]:

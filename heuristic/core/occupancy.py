@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from heuristic.core.placement import consolidated
+from heuristic.core.power import PowerStates
 from instances import Config, GpuRef, Instance, Job, LinkId
 from instances.topology import within
 
@@ -58,6 +59,10 @@ class Occupancy:
         # E4: bandwidth left on every link of the topology (none without one)
         net = instance.network
         self.link_free: dict[LinkId, float] = dict(net.capacity) if net is not None else {}
+        # where empty nodes are powered off, the nodes' states as a policy that sees
+        # them set them (heuristic/core/power.py): best fit then prefers, among equally
+        # fitting nodes, one already on (None: blind, every choice as always on)
+        self.power: PowerStates | None = None
 
     def copy(self) -> Occupancy:
         new = copy.copy(self)
@@ -215,10 +220,26 @@ class Occupancy:
 
     # -- best-fit search ----------------------------------------------------------------------
     def _nodes_with(self, gpu_type: str, at_least: int) -> Iterator[str]:
-        """Nodes of a type with at least ``at_least`` free GPUs, fewest free first."""
+        """Nodes of a type with at least ``at_least`` free GPUs, fewest free first (ties:
+        with power states seen, nodes on first, then booting, then off)."""
         buckets = self._bucket.get(gpu_type, {})
         for k in sorted(b for b in buckets if b >= at_least):
-            yield from buckets[k]
+            if self.power is None:
+                yield from buckets[k]
+            else:
+                yield from self._readiest(buckets[k], self.power)
+
+    @staticmethod
+    def _readiest(nodes: dict[str, None], power: PowerStates) -> Iterator[str]:
+        """``nodes`` in their order, those on first: a search stops at its first fit,
+        so the nodes not on are only sorted if no node on fits."""
+        later = []
+        for n in nodes:
+            if power.on(n):
+                yield n
+            else:
+                later.append(n)
+        yield from sorted(later, key=power.rank)  # stable: ties in the bucket's order
 
     def find(self, job: Job, cfg: Config) -> Allocation | None:
         """A best-fit placement of ``cfg`` for ``job`` now, or ``None``."""
@@ -274,6 +295,9 @@ class Occupancy:
         ]
         if len(whole) < cfg.nodes:
             return None
-        whole.sort(key=lambda n: n.num_gpus)  # smallest nodes first: least capacity blocked
+        power = self.power
+        # smallest nodes first: least capacity blocked (ties, with power states seen:
+        # nodes on first; blind, every tie ranks alike and keeps the nodes' order)
+        whole.sort(key=lambda n: (n.num_gpus, (0, 0.0) if power is None else power.rank(n.id)))
         gpus = tuple((n.id, g) for n in whole[: cfg.nodes] for g in range(cfg.gpus_per_node))
         return Allocation(cfg, gpus)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from heuristic.core.occupancy import Allocation, Occupancy
+from heuristic.core.power import PowerStates
 from instances import Instance, Job
 
 
@@ -43,6 +44,9 @@ class SchedulerState:
     instance: Instance
     jobs: tuple[JobStatus, ...]  # in arrival order
     occupancy: Occupancy
+    # where empty nodes are powered off: the nodes booting and off now (docs/model.md);
+    # None where every node is always on
+    power: PowerStates | None = None
 
 
 @dataclass(frozen=True)

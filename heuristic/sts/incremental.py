@@ -36,7 +36,7 @@ point). docs/benchmarks.md measures the cost of these against STS.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from heuristic.core.options import require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
@@ -123,7 +123,7 @@ class IncrementalStsPolicy(StsPolicy):
             kept = tuple(b for j, b in self._booked.items() if j not in ids)
             self.kept = kept
             try:
-                part = super().decide(SchedulerState(state.time, state.instance, dirty, spare))
+                part = super().decide(replace(state, jobs=dirty, occupancy=spare))
             finally:
                 self.population, self.kept = (), ()
             # a partial decision that finds capacity binding is not kept either, nor one

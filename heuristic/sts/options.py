@@ -62,7 +62,11 @@ class StsOptions:
     ``pull``, a job runs now a last step whose class the ledger has booked full.
     ``timing``: under a price (or priced carbon) that changes with time, each profile
     also chooses when it runs (:mod:`heuristic.sts.timing`); off, STS is blind to the
-    series (it is still billed by it). A flat bill changes nothing either way."""
+    series (it is still billed by it). A flat bill changes nothing either way.
+    ``power_states``: where empty nodes are powered off, best fit prefers, among the
+    nodes that fit a placement equally well, one already on (then one booting, then one
+    off; heuristic/core/power.py); off, STS is blind to power states (its nodes still
+    boot). Where nodes are always on it changes nothing either way."""
 
     lookahead: bool = True
     reserve: float = RESERVE
@@ -74,6 +78,7 @@ class StsOptions:
     unstick: bool = True
     pull: bool = True
     timing: bool = True
+    power_states: bool = True
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")

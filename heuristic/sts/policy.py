@@ -249,6 +249,10 @@ class StsPolicy:
             ledger = Ledger(inst, now, max(horizon, 1.0), grid, o.reserve, o.lead_hours)
             for job, profile, dist, chosen_at in self.kept:
                 ledger.book_since(job, profile, dist, now - chosen_at)
+        if self.options.power_states:
+            # best fit breaks its ties by the nodes' power states: set before the holds
+            # copy the occupancy, so that every search of this decision sees them
+            state.occupancy.power = state.power
         return _Round(
             inst,
             now,

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from instances.generators.power import lay_idle, lay_power_off
 from instances.generators.prices import lay_prices
 from instances.generators.spec import GeneratorSpec
 from instances.model import GpuType, Instance, Job, Node
@@ -71,6 +72,10 @@ def assemble(
         name=name,
         topology=topology,
     )
+    if spec.idle is not None:
+        inst = lay_idle(inst, spec.idle)
+    if spec.power_off is not None:
+        inst = lay_power_off(inst, spec.power_off)
     if spec.prices is None:
         return inst
     return lay_prices(inst, spec.prices, spec.carbon_price)

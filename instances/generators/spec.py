@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
 from instances.errors import InstanceError
 from instances.generators.early_stopping import FAMILIES
 from instances.generators.measured_overheads import RELAUNCH_MODES
+from instances.generators.power import parse_idle, parse_power_off
 from instances.generators.prices import parse_prices
 from instances.limits import (
     MAX_EPOCHS,
@@ -75,7 +76,9 @@ class GeneratorSpec:
     ``energy_price`` (per kWh), ``tardiness``, ``slot`` and ``max_share``: the
     instance's cost options; ``relaunch``: measured relaunch overheads, or none;
     ``prices``: a bundled real series laid over the instance (``NAME[:OFFSET]``, hours
-    into it; generators/prices.py), ``carbon_price`` the price of a tonne of its carbon.
+    into it; generators/prices.py), ``carbon_price`` the price of a tonne of its carbon;
+    ``idle`` and ``power_off``: idle power and empty nodes powered off, laid over the
+    instance (generators/power.py).
     """
 
     epochs: tuple[int, int] = (10, 50)
@@ -91,6 +94,11 @@ class GeneratorSpec:
     # and the price of a tonne of its carbon; None: energy_price at every hour
     prices: str | None = None
     carbon_price: float = 0.0
+    # idle power (a level or IDLE_FRACTION,BASE_W_PER_GPU) and the power-off option
+    # (AFTER_H[,BOOT_H[,BOOT_KWH]]) laid over the instance (generators/power.py); None:
+    # busy GPUs only, every node always on
+    idle: str | None = None
+    power_off: str | None = None
 
     BOUNDS: ClassVar[Mapping[str, Bound]] = {
         "epochs": Bound(1, MAX_EPOCHS),
@@ -114,6 +122,10 @@ class GeneratorSpec:
         ):
             if getattr(self, mode) not in known:
                 raise InstanceError(mode, getattr(self, mode), f"must be one of {known}")
+        if self.idle is not None:
+            parse_idle(self.idle)
+        if self.power_off is not None:
+            parse_power_off(self.power_off)
         if self.prices is not None:
             parse_prices(self.prices)
         elif self.carbon_price > 0:
