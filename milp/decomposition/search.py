@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from heuristic.core.result import Termination
-from milp.decomposition.branching import Decision, choose
+from milp.decomposition.branching import Decision, choose, other_side
 from milp.decomposition.colgen import CgOptions, generate
 from milp.decomposition.columns import Column
 from milp.decomposition.master import Master
@@ -183,5 +183,5 @@ def _solve_node(
             if cost < incumbent.cost:
                 incumbent.columns, incumbent.cost = chosen, cost
         return []  # (with an artificial column left, no plan meets the decisions)
-    off = Decision(decision.job, decision.slot, decision.choices, False)
+    off = other_side(space, decision, node.decisions)
     return [(bound, (*node.decisions, decision)), (bound, (*node.decisions, off))]
