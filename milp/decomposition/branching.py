@@ -90,10 +90,9 @@ def choose(space: Space, columns: list[Column], x: np.ndarray) -> Decision | Non
     """The decision to branch on at a master solution (columns and their values): the
     fractional use of a job running at all in a slot, else of a configuration, else of
     a placement, furthest from 0 and 1 (earliest slot on ties), else of a choice,
-    earliest slot first. Shared labels of one node are alike without overheads: a
-    decision on one moves a tenant to another at the same cost, so among choices the
-    search settles slot after slot rather than chasing them. ``None``: every use is 0
-    or 1."""
+    earliest slot first. Shared labels of one node are alike: among choices the search
+    settles slot after slot, and the second child forbids the label's whole orbit
+    (:func:`other_side`). ``None``: every use is 0 or 1."""
     for level in (_by_running, _by_config, _by_place, _by_choice):
         use: dict[tuple[int, int, tuple], float] = {}
         for col, v in zip(columns, x, strict=True):
