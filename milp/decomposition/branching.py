@@ -13,6 +13,20 @@ such use is 0 or 1 for every job and slot, all the columns a job uses run the sa
 choice in every slot, so they are one schedule per job; the master's link rows then
 hold every used label's ``y`` at 1 (:mod:`milp.decomposition.space`), so the schedules
 fit with whole GPUs in shared mode: the solution is a plan.
+
+**Orbital branching on shared labels** (Ostrowski, Linderoth, Rossi and Smriglio,
+Mathematical Programming 2011). A node's shared labels are alike: relabelling them
+consistently over all slots maps every plan to a plan of the same cost (the master's
+rows are the same for each label). Branching on one label of a job in one slot left
+a child that moved the tenant to another label at the same bound, so hundreds of nodes
+kept the root's bound. Instead the second child forbids the job in that slot every
+label of the *orbit* of the chosen one: the labels of its node that no decision of the
+node tells apart (each decision holds all of them or none). Valid: a plan of the node
+that runs the job on some label of the orbit in that slot is, relabelled by a
+permutation of the orbit (which maps the node's decisions onto themselves), a plan of
+the first child of the same cost; every other plan is in the second. A plan cheaper
+than the incumbent avoids the arcs reduced-cost fixing removed (:mod:`fixing`), and
+so does its relabelled copy, which costs the same.
 """
 
 from __future__ import annotations
@@ -76,10 +90,9 @@ def choose(space: Space, columns: list[Column], x: np.ndarray) -> Decision | Non
     """The decision to branch on at a master solution (columns and their values): the
     fractional use of a job running at all in a slot, else of a configuration, else of
     a placement, furthest from 0 and 1 (earliest slot on ties), else of a choice,
-    earliest slot first. Shared labels of one node are alike without overheads: a
-    decision on one moves a tenant to another at the same cost, so among choices the
-    search settles slot after slot rather than chasing them. ``None``: every use is 0
-    or 1."""
+    earliest slot first. Shared labels of one node are alike: among choices the search
+    settles slot after slot, and the second child forbids the label's whole orbit
+    (:func:`other_side`). ``None``: every use is 0 or 1."""
     for level in (_by_running, _by_config, _by_place, _by_choice):
         use: dict[tuple[int, int, tuple], float] = {}
         for col, v in zip(columns, x, strict=True):
@@ -102,6 +115,41 @@ def choose(space: Space, columns: list[Column], x: np.ndarray) -> Decision | Non
             members = {c for c, ch in enumerate(js.choices) if level(ch, c) == key}
             return Decision(j, t, frozenset(members), True)
     return None
+
+
+def other_side(space: Space, decision: Decision, decisions: tuple[Decision, ...]) -> Decision:
+    """The second child's decision beside ``decision`` (an ``on`` decision of the node
+    whose ``decisions`` are given): off the same choices, or, for a single shared label,
+    off every label of its orbit (see the module's docstring)."""
+    js = space.jobs[decision.job]
+    if len(decision.choices) != 1:
+        return Decision(decision.job, decision.slot, decision.choices, False)
+    (c,) = decision.choices
+    ch = js.choices[c]
+    if ch.label < 0:
+        return Decision(decision.job, decision.slot, decision.choices, False)
+    node = ch.nodes[0]
+    marks = [_labels_of(space, d, node) for d in decisions]
+    sign = tuple(ch.label in m for m in marks)
+    orbit = {
+        o
+        for o, other in enumerate(js.choices)
+        if other.k == ch.k
+        and other.nodes == ch.nodes
+        and other.label >= 0
+        and tuple(other.label in m for m in marks) == sign
+    }
+    return Decision(decision.job, decision.slot, frozenset(orbit), False)
+
+
+def _labels_of(space: Space, decision: Decision, node: str) -> frozenset[int]:
+    """The shared labels of ``node`` among a decision's choices."""
+    js = space.jobs[decision.job]
+    return frozenset(
+        js.choices[c].label
+        for c in decision.choices
+        if js.choices[c].label >= 0 and js.choices[c].nodes[0] == node
+    )
 
 
 def _by_running(ch: Choice, c: int) -> tuple:

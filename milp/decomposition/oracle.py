@@ -101,7 +101,7 @@ class Oracle:
                 continue
             price, must = restrict(m, j, self.prices(j, lam), decisions)
             bound = completion_bound(m, steps, price)
-            alone = steps.remaining(m, bound[0], m.first, np.zeros(1))[0]
+            alone = steps.remaining(m, bound[1, 0], m.first, np.zeros(1))[0]  # not started: idle
             lower[j] = min(max(alone, self.own[j]), upper[j])
             if np.isfinite(upper[j]) and lower[j] >= upper[j] - 1e-12 * max(1.0, abs(upper[j])):
                 exact[j] = True  # its best known column is its optimum: nothing to price

@@ -147,7 +147,7 @@ class _Run:
     def through(self, kids: Labels, done: np.ndarray, bounds: Bounds, i: int) -> None:
         """Lower each (choice, slot ``i``) arc's bound to the least cost plus completion
         bound of the children through it (0 to go once complete)."""
-        go = np.where(done, 0.0, bounds.remaining(i + 1, kids.job, kids.w))
+        go = np.where(done, 0.0, bounds.remaining(i + 1, kids.job, kids.w, kids.state < 0))
         np.minimum.at(self.arcs, self.base[kids.via] + i, kids.cost + go)
 
     def priced(
@@ -233,7 +233,7 @@ def _next(
     idle = _idle(labels)
     idle = idle.take(going[idle.job] & ~run.must[idle.job, i])
     nxt = Labels.join(kids.take(~done & going[kids.job]), idle)
-    score = nxt.cost + bounds.remaining(i + 1, nxt.job, nxt.w)
+    score = nxt.cost + bounds.remaining(i + 1, nxt.job, nxt.w, nxt.state < 0)
     alive = (score < run.upper[nxt.job]) & run.active[nxt.job]
     out = _prune(nxt.take(alive), score[alive], stack, beam)
     run.total += np.bincount(out.job, minlength=len(run.total))

@@ -12,10 +12,11 @@ cheaper. The search stops when no open node's bound is below the incumbent (the 
 is then optimal to within ``gap``), or at the deadline; the bound it returns is the
 least bound of the open nodes.
 
-Best-first search seldom reaches a leaf where many nodes share one bound (shared
-labels of a node are alike, and a decision on one moves a tenant to another at about
-the same bound), so plans come mostly from the *pool*: whenever the columns generated
-have grown by a quarter since it last ran, the integer master over all of them
+Best-first search seldom reaches a leaf where many nodes share one bound (alike shared
+labels did that until the second child forbade a label's whole orbit,
+:func:`milp.decomposition.branching.other_side`), so plans come mostly from the
+*pool*: whenever the columns generated have grown by a quarter since it last ran, the
+integer master over all of them
 (:func:`milp.decomposition.plans.integer_master`, the incumbent as MIP start, a tenth
 of the time left) looks for a cheaper plan (a restricted-master heuristic). On
 ``suite-share-2n6j-s1`` with overheads, 139 nodes left the incumbent at the STS plan's
@@ -32,7 +33,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from heuristic.core.result import Termination
-from milp.decomposition.branching import Decision, choose
+from milp.decomposition.branching import Decision, choose, other_side
 from milp.decomposition.colgen import CgOptions, generate
 from milp.decomposition.columns import Column
 from milp.decomposition.master import Master
@@ -183,5 +184,5 @@ def _solve_node(
             if cost < incumbent.cost:
                 incumbent.columns, incumbent.cost = chosen, cost
         return []  # (with an artificial column left, no plan meets the decisions)
-    off = Decision(decision.job, decision.slot, decision.choices, False)
+    off = other_side(space, decision, node.decisions)
     return [(bound, (*node.decisions, decision)), (bound, (*node.decisions, off))]

@@ -187,13 +187,15 @@ class Bounds:
             np.array([s.cheapest for s in steps]),
         )
 
-    def remaining(self, i: int, job: np.ndarray, w: np.ndarray) -> np.ndarray:
+    def remaining(self, i: int, job: np.ndarray, w: np.ndarray, idle: np.ndarray) -> np.ndarray:
         """The bound from progress ``w`` at the start of window slot ``i`` of each
-        label's job: as :meth:`Steps.remaining` with the job's row ``i``."""
+        label's job, having run the slot before or not (``idle``: its next run
+        relaunches): as :meth:`Steps.remaining` with the job's row ``i`` of that state."""
         s = self.stack
         g = self.grid[job]
         idx = np.minimum(g, np.ceil(w * g / s.big_e[job])).astype(np.int64)
-        excess = self.flat[self.offset[job] + i * (g + 1) + idx]
+        rows = np.where(idle, s.width[job] + 1 + i, i)  # the idle table follows the other
+        excess = self.flat[self.offset[job] + rows * (g + 1) + idx]
         left = s.phi_end[job] - s.phi(job, w)
         return self.cheapest[job] * left + np.maximum(excess, self._top_speed(i, job, w))
 

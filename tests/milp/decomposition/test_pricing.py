@@ -4,6 +4,7 @@ completion bound is below it, and the heuristic (beam) pricer never below it."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -72,7 +73,7 @@ def test_the_exact_pricer_finds_the_cheapest_schedule(seed, delta, mode, price_s
         assert math.isfinite(truth)  # every job fits the window alone
         exact = price_job(m, steps, price, bound, math.inf)
         assert exact.value == pytest.approx(truth, rel=1e-9, abs=1e-12)
-        start = float(steps.remaining(m, bound[0], m.first, np.zeros(1))[0])
+        start = float(steps.remaining(m, bound[1, 0], m.first, np.zeros(1))[0])
         assert start <= truth + 1e-9
         beam = price_job(m, steps, price, bound, math.inf, beam=1)
         assert beam.value >= truth - 1e-9
@@ -100,3 +101,25 @@ def test_jobs_priced_together_price_as_each_alone(seed, delta):
             alone = price_job(job.m, job.steps, job.price, job.bound, math.inf, beam=beam)
             assert got.value == pytest.approx(alone.value, rel=1e-12, abs=1e-12)
             assert got.schedules == alone.schedules
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("delta", [0.1, 0.7])
+def test_the_completion_bound_pays_the_first_relaunch(seed, delta):
+    """A job not yet started relaunches when it first runs: from its first slot the
+    bound holds the epochs at their cheapest cost plus the least overhead energy, and
+    stays below the cheapest schedule. Due dates are loose, so no tardiness can stand
+    in for the overhead (the bound without overheads is then the epochs alone)."""
+    inst = two_nodes(seed, delta=delta, shared=seed % 2 == 0, multi=seed % 3 == 0)
+    inst = inst.replace(jobs=tuple(dataclasses.replace(j, due=50.0) for j in inst.jobs))
+    space = build_space(milp_data(inst, SLOTS, check_size=False))
+    for j, js in enumerate(space.jobs):
+        m = SlotModel.of(js, space.d.slot, space.d.tardiness)
+        steps = Steps.of(m, 64)
+        price = np.zeros((len(js.choices), m.last - m.first + 1))
+        bound = completion_bound(m, steps, price)
+        start = float(steps.remaining(m, bound[1, 0], m.first, np.zeros(1))[0])
+        epochs = steps.cheapest * float(m.phi(np.array([m.big_e]))[0])
+        overhead = float(m.opower.min()) * min(m.delta, m.slot) / m.slot
+        assert start >= epochs + overhead - 1e-12
+        assert start <= _cheapest(space, j, price) + 1e-9
