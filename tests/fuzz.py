@@ -262,6 +262,8 @@ OPTIONAL: dict[str, Any] = {
     "nodes": 2,
     "cluster": [["k80", 4, 1], ["v100", 8, 1]],
     "prices": "au-nsw-2023:100",
+    "idle": "low",
+    "power_off": "0.5,0.1,0.2",
 }
 # fields that give one thing two ways and exclude each other: the first of each pair is
 # in a generator's fuzzed scenario, the second in its alternative scenario

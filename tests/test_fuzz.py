@@ -123,6 +123,7 @@ def _priced(doc: dict, regular: bool) -> dict:
         gpu["idle_w"] = 0.2 * gpu["power_w"]
     for node in doc["nodes"]:
         node["base_w"] = 150.0
+    doc["power_off"] = {"after_h": 0.5, "boot_h": 0.1, "boot_kwh": 0.2}
     return doc
 
 

@@ -24,11 +24,16 @@ rescued, backfilled or pulled one forward; and every event with fewer than
 ``full_below`` (32) jobs present, where a full decision takes milliseconds.
 STS's order and those rules weigh every job against every other, which an incremental
 decision cannot (without them it cost 1.12 times STS on 100 contended real-data windows,
-up to 1.83: docs/model.md).
+up to 1.83: docs/model.md). On a larger cluster contention comes and goes, so no
+partial decision is made within ``calm_hours`` (2) of one that found it binding, a
+partial decision books the clean jobs' earlier profiles in its ledger before placing
+the dirty ones, and one after which a clean job's last step finds its class booked
+full is not kept (docs/model.md measures each on 128 GPUs).
 
 What differs from STS, by design: a clean job (on its cheapest type) does not move
-until its own next wake-up; the ledger of an incremental decision books the
-dirty jobs only; and a kept profile is STS's earlier plan, not a re-solve from the
+until its own next wake-up; the ledger of an incremental decision books the clean
+jobs' earlier profiles (shifted to now by whole bins) before the dirty jobs' new ones,
+not all in urgency order; and a kept profile is STS's earlier plan, not a re-solve from the
 current progress (the same plan mathematically while the job runs it, not in floating
 point). docs/benchmarks.md measures the cost of these against STS.
 """
@@ -60,8 +65,9 @@ _Kept = tuple[Job, Profile, EpochDistribution, float]
 
 @dataclass(frozen=True)
 class IncrementalOptions(StsOptions):
-    """STS's options, and ``full_below``: with fewer jobs present, every event is
-    decided in full (as STS)."""
+    """STS's options, ``full_below`` (with fewer jobs present, every event is decided
+    in full, as STS) and ``calm_hours`` (no partial decision within so many hours of a
+    decision that found capacity binding)."""
 
     full_below: int = FULL_BELOW
     calm_hours: float = CALM_HOURS
@@ -88,6 +94,7 @@ class IncrementalStsPolicy(StsPolicy):
         self.full_below = getattr(opts, "full_below", FULL_BELOW)
         self.calm_hours = getattr(opts, "calm_hours", CALM_HOURS)
         self._bound_at = -math.inf  # when a decision last found capacity binding
+        self._last_time = -math.inf  # the last decision's time
         self._due: dict[str, float] = {}  # job -> when its plan asked to be re-planned
         self._block: dict[str, int] = {}  # job -> its progress's block when planned
         # jobs re-planned at every event, as STS would: those running on a GPU type
@@ -99,12 +106,15 @@ class IncrementalStsPolicy(StsPolicy):
         self.full_decisions = 0  # events decided by plain STS (for the benchmark)
 
     def decide(self, state: SchedulerState) -> Decision:
-        if self._table is None or self._table.instance is not state.instance:
+        # a new run: another instance, or the same one from an earlier time
+        new_run = self._table is None or self._table.instance is not state.instance
+        if new_run or state.time < self._last_time:
             self._due.clear()  # a new run (StsPolicy.decide builds its table below)
             self._block.clear()
             self._restless.clear()
             self._booked.clear()
             self._bound_at = -math.inf
+        self._last_time = state.time
         present = {s.job.id for s in state.jobs}
         for gone in [j for j in self._due if j not in present]:
             del self._due[gone], self._block[gone]
@@ -160,10 +170,12 @@ class IncrementalStsPolicy(StsPolicy):
         """Whether a kept job of several steps finds its last step's class booked full
         after the partial decision: STS would weigh pulling it forward."""
         ledger = self.ledger
-        if ledger is None:
+        if ledger is None or not self.options.pull:
             return False
         return any(
-            len(profile.steps) > 1 and ledger.last_step_full(job, profile, dist, now - at)
+            len(profile.steps) > 1
+            and not profile.runs  # a timed profile is not pulled (STS's rule)
+            and ledger.last_step_full(job, profile, dist, now - at)
             for job, profile, dist, at in kept
         )
 
