@@ -38,7 +38,11 @@ class Occupancy:
 
     def __init__(self, instance: Instance) -> None:
         self.instance = instance
-        self.free: dict[str, set[int]] = {n.id: set(range(n.num_gpus)) for n in instance.nodes}
+        # frozen, replaced on each change: a copy (STS copies the occupancy a few times per
+        # decision, ~500 nodes on the Philly week) then shares the unchanged nodes' sets
+        self.free: dict[str, frozenset[int]] = {
+            n.id: frozenset(range(n.num_gpus)) for n in instance.nodes
+        }
         # bucket[gpu_type][k] = nodes of that type with exactly k free GPUs (ordered dict as
         # an ordered set, so that choices are deterministic)
         self._bucket: dict[str, dict[int, dict[str, None]]] = {}
@@ -66,7 +70,7 @@ class Occupancy:
 
     def copy(self) -> Occupancy:
         new = copy.copy(self)
-        new.free = {k: set(v) for k, v in self.free.items()}
+        new.free = dict(self.free)
         new._bucket = {t: {k: dict(d) for k, d in b.items()} for t, b in self._bucket.items()}
         new.shared = {k: dict(v) for k, v in self.shared.items()}
         new._open = {t: dict(d) for t, d in self._open.items()}
@@ -121,14 +125,14 @@ class Occupancy:
         t = self.instance.node(node_id).gpu_type
         k = len(self.free[node_id])
         del self._bucket[t][k][node_id]
-        self.free[node_id] -= gpus
+        self.free[node_id] = self.free[node_id] - gpus
         self._bucket[t].setdefault(len(self.free[node_id]), {})[node_id] = None
 
     def _give(self, node_id: str, gpus: set[int]) -> None:
         t = self.instance.node(node_id).gpu_type
         k = len(self.free[node_id])
         del self._bucket[t][k][node_id]
-        self.free[node_id] |= gpus
+        self.free[node_id] = self.free[node_id] | gpus
         self._bucket[t].setdefault(len(self.free[node_id]), {})[node_id] = None
 
     def why_not(self, job: Job, alloc: Allocation) -> str | None:

@@ -138,7 +138,7 @@ class IncrementalStsPolicy(StsPolicy):
                 self.population, self.kept = (), ()
             # a partial decision that finds capacity binding is not kept either, nor one
             # after which a kept job's last step is booked full (STS would pull it)
-            binds = self.contended or self._kept_full(kept, state.time)
+            binds = self.contended or self._kept_full()
             if not binds and all(self._runs(s, part) for s in dirty):
                 self._remember(dirty, part, state.time)
                 return Decision(part.assign, wake_at=self._wake())
@@ -166,18 +166,14 @@ class IncrementalStsPolicy(StsPolicy):
             return True
         return s.job.distribution.block_of(s.progress) != self._block[job_id]
 
-    def _kept_full(self, kept: tuple[_Kept, ...], now: float) -> bool:
-        """Whether a kept job of several steps finds its last step's class booked full
-        after the partial decision: STS would weigh pulling it forward."""
-        ledger = self.ledger
-        if ledger is None or not self.options.pull:
+    def _kept_full(self) -> bool:
+        """Whether a kept job of several steps (not timed: STS's pull rule) finds its
+        last step's class booked full after the partial decision: STS would weigh
+        pulling it forward."""
+        booked = self.kept_bookings
+        if booked is None or not self.options.pull:
             return False
-        return any(
-            len(profile.steps) > 1
-            and not profile.runs  # a timed profile is not pulled (STS's rule)
-            and ledger.last_step_full(job, profile, dist, now - at)
-            for job, profile, dist, at in kept
-        )
+        return booked.last_step_full()
 
     @staticmethod
     def _runs(s: JobStatus, decision: Decision) -> bool:

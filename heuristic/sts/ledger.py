@@ -67,6 +67,9 @@ class Ledger:
                 if 2 * g > top:
                     self.large[t, g] = np.zeros(self.bins)
                     self.hosts[t, g] = sum(1 for n in nodes if n.num_gpus >= g)
+        # the types' and large-node classes' indices (kept bookings: heuristic.sts.kept)
+        self.kinds = {t: i for i, t in enumerate(self.capacity)}
+        self.keys = {k: i for i, k in enumerate(self.large)}
 
     def _gpus(self, cfg: Config) -> float:
         if cfg.shared:
@@ -94,6 +97,16 @@ class Ledger:
         last = self._last
         if last is not None and last[0] is profile and last[1] is dist and last[2] is job:
             return last[3]
+        out = [
+            (t, lo, min(self.bins, hi), g, p)
+            for t, lo, hi, g, p in self.unclipped(job, profile, dist)
+            if lo < min(self.bins, hi)
+        ]
+        self._last = (profile, dist, job, out)
+        return out
+
+    def unclipped(self, job: Job, profile: Profile, dist: EpochDistribution) -> list[_Span]:
+        """:meth:`_from_now`'s spans, not clipped at the horizon."""
         out = []
         t = 0.0
         timed = bool(profile.runs)
@@ -101,13 +114,12 @@ class Ledger:
             end = t + s.lost + s.epochs * self.instance.epoch_time(job, s.config)
             # back to back from now, or in the windows of a timed profile
             for a, b in profile.on_clock(t, end) if timed else ((t, end),):
-                lo, hi = int(a / self.step), min(self.bins, math.ceil(b / self.step - 1e-9))
+                lo, hi = int(a / self.step), math.ceil(b / self.step - 1e-9)
                 if lo < hi:
                     # the chance the epochs just after ``start`` run: P(N > start)
                     p = dist.beyond(s.start)
                     out.append((s.config.gpu_type, lo, hi, self._gpus(s.config), p))
             t = end
-        self._last = (profile, dist, job, out)
         return out
 
     def fits(self, job: Job, profile: Profile, dist: EpochDistribution) -> bool:
@@ -118,7 +130,7 @@ class Ledger:
         for gpu_type, lo, hi, gpus, p in spans[0 if profile.wait > 0 else 1 :]:
             if np.any(self.load[gpu_type][lo:hi] + p * gpus > self.capacity[gpu_type] + 1e-9):
                 return False
-            for key in self._thresholds(gpu_type, gpus):
+            for key in self.thresholds(gpu_type, gpus):
                 if np.any(self.large[key][lo:hi] + p > self._hosts(key, lo, hi) + 1e-9):
                     return False
         return True
@@ -129,7 +141,7 @@ class Ledger:
         where a timed profile may run (:mod:`heuristic.sts.timing`)."""
         gpu_type, gpus = cfg.gpu_type, self._gpus(cfg)
         ok = self.load[gpu_type] + gpus <= self.capacity[gpu_type] + 1e-9
-        for key in self._thresholds(gpu_type, gpus):
+        for key in self.thresholds(gpu_type, gpus):
             ok &= self.large[key] + 1.0 <= self._hosts(key, 0, self.bins) + 1e-9
         lo = np.minimum((edges[:-1] / self.step).astype(int), self.bins)
         hi = np.minimum(np.ceil(edges[1:] / self.step - 1e-9).astype(int), self.bins)
@@ -147,7 +159,7 @@ class Ledger:
             room[later:] = max(1.0, math.floor(hosts * (1 - self.reserve) + 0.5 + 1e-9))
         return room
 
-    def _thresholds(self, gpu_type: str, gpus: float) -> list[tuple[str, int]]:
+    def thresholds(self, gpu_type: str, gpus: float) -> list[tuple[str, int]]:
         """The large-node classes a step of ``gpus`` GPUs counts against."""
         return [k for k in self.large if k[0] == gpu_type and k[1] <= gpus and 2 * gpus > k[1]]
 
@@ -162,7 +174,7 @@ class Ledger:
     def _add(self, spans: list[_Span]) -> None:
         for gpu_type, lo, hi, gpus, p in spans:
             self.load[gpu_type][lo:hi] += p * gpus
-            for key in self._thresholds(gpu_type, gpus):
+            for key in self.thresholds(gpu_type, gpus):
                 self.large[key][lo:hi] += p
 
     def last_step_full(
@@ -179,5 +191,5 @@ class Ledger:
             return True
         return any(
             np.any(self.large[key][lo:hi] >= self.hosts[key] - 1e-9)
-            for key in self._thresholds(t, gpus)
+            for key in self.thresholds(t, gpus)
         )

@@ -50,6 +50,7 @@ from heuristic.core.urgency import slack
 from heuristic.sts.candidates import Replayable, booked_first, candidates
 from heuristic.sts.contention import backfill, late_share, pull_forward, unstick, urgency_key
 from heuristic.sts.hulls import HullTable, TypeProfile
+from heuristic.sts.kept import KeptBookings, KeptSpans
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.options import StsOptions, StsTuning
 from heuristic.sts.profile import Profile, Step
@@ -122,6 +123,8 @@ class StsPolicy:
         # profiles a caller keeps from earlier decisions (job, profile, its distribution,
         # when it was chosen), booked in the ledger before any job is placed
         self.kept: tuple[tuple[Job, Profile, EpochDistribution, float], ...] = ()
+        self.kept_bookings: KeptBookings | None = None  # as booked in the last ledger
+        self._kept_memo: dict[str, KeptSpans] = {}
         # the last decision's booked profile per job, and its distribution
         self.chosen: dict[str, tuple[Profile, EpochDistribution]] = {}
         self.ledger: Ledger | None = None  # the last decision's
@@ -234,12 +237,14 @@ class StsPolicy:
             self._finish_by.clear()  # a new run
             self._ran.clear()
             self._seen.clear()
+            self._kept_memo.clear()
         if self._table.tariff is not None:
             self._count_runs(state)
         if self._finish_by:
             present = {s.job.id for s in state.jobs}
             self._finish_by = {j: t for j, t in self._finish_by.items() if j in present}
         ledger = None
+        self.kept_bookings = None
         if self.options.lookahead and state.jobs:
             last_due = max(s.job.due for s in state.jobs)
             last_due = max([last_due, *(kept[0].due for kept in self.kept)])
@@ -247,8 +252,10 @@ class StsPolicy:
             grid = inst.slot or 0.25
             o = self.options
             ledger = Ledger(inst, now, max(horizon, 1.0), grid, o.reserve, o.lead_hours)
-            for job, profile, dist, chosen_at in self.kept:
-                ledger.book_since(job, profile, dist, now - chosen_at)
+            if self.kept:  # all at once, each one's spans memoised while it is kept
+                self.kept_bookings = KeptBookings(ledger, self.kept, self._kept_memo)
+                self._kept_memo = self.kept_bookings.memo
+                self.kept_bookings.book()
         if self.options.power_states:
             # best fit breaks its ties by the nodes' power states: set before the holds
             # copy the occupancy, so that every search of this decision sees them
