@@ -9,7 +9,7 @@ O(max GPUs per node), not O(nodes): the STS benchmarks run 16,000 nodes.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from heuristic.core.placement import consolidated
@@ -78,6 +78,15 @@ class Occupancy:
         new.cpus_free = dict(self.cpus_free)
         new.dram_free = dict(self.dram_free)
         new.link_free = dict(self.link_free)
+        return new
+
+    def masked(self, nodes: Iterable[str]) -> Occupancy:
+        """A copy on which ``nodes`` have no free GPU (a search there avoids them; shared
+        GPUs with room on them stay open)."""
+        new = self.copy()
+        for n in nodes:
+            if new.free[n]:
+                new._take(n, set(new.free[n]))
         return new
 
     def links_fit(self, cfg: Config, node_ids: tuple[str, ...]) -> bool:

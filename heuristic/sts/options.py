@@ -66,7 +66,9 @@ class StsOptions:
     ``power_states``: where empty nodes are powered off, best fit prefers, among the
     nodes that fit a placement equally well, one already on (then one booting, then one
     off; heuristic/core/power.py); off, STS is blind to power states (its nodes still
-    boot). Where nodes are always on it changes nothing either way."""
+    boot). Where nodes are always on it changes nothing either way. ``plan_boots`` (with
+    ``power_states``): a job placed where its work waits for a boot plans that wait
+    (:mod:`heuristic.sts.boots`); off, it plans as if its work started now."""
 
     lookahead: bool = True
     reserve: float = RESERVE
@@ -79,6 +81,7 @@ class StsOptions:
     pull: bool = True
     timing: bool = True
     power_states: bool = True
+    plan_boots: bool = True
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")

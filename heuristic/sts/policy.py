@@ -47,6 +47,7 @@ from heuristic.core.holds import Holds
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.core.urgency import slack
+from heuristic.sts.boots import Boots, Settled, replan, settle
 from heuristic.sts.candidates import Replayable, booked_first, candidates
 from heuristic.sts.contention import backfill, late_share, pull_forward, unstick, urgency_key
 from heuristic.sts.hulls import HullTable, TypeProfile
@@ -83,6 +84,8 @@ class _Round:
     work_share: float = 0.0
     # jobs that wait for cheaper hours by their profile's choice (not for capacity)
     waiting: set[str] = field(default_factory=set)
+    # where nodes may be off and STS plans their boots (:mod:`heuristic.sts.boots`)
+    boots: Boots | None = None
 
     def ask_next_slot(self, job_id: str) -> None:
         """Wake ``job_id`` at the next slot (a quarter hour unslotted) to re-plan it."""
@@ -135,6 +138,7 @@ class StsPolicy:
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)
+        rnd.boots = Boots.of(state, self.options.power_states and self.options.plan_boots)
         # Every present job is placed afresh in urgency order: a running job holds its
         # GPUs only if nothing more urgent needs them (else it pauses, progress kept).
         for status in state.jobs:
@@ -342,17 +346,51 @@ class StsPolicy:
     ) -> tuple[Allocation | None, _Booked | None]:
         """The first candidate profile (costing at most ``limit``) whose current step
         can be placed now, and where; a profile that waits for cheaper hours needs no
-        place now (``None``, with the time it starts as its step's end)."""
+        place now (``None``, with the time it starts as its step's end). A placement
+        that waits for a boot is settled by :func:`heuristic.sts.boots.settle`: one whose
+        wait costs the job is set aside while a later candidate costs less."""
+        aside: Settled | None = None
         for plan in cands:
-            if plan.profile.objective > limit:
+            cost = plan.profile.objective
+            if cost > limit or (aside is not None and cost >= aside.cost):
                 continue
             if plan.profile.wait > 0:
                 return None, (plan, plan.profile.first, rnd.now + plan.profile.wait, False)
             step, step_end, last = step_now(rnd.inst, status.job, plan.profile, rnd.now)
             alloc = place(rnd.occ, status, step.config, types, rnd.holds, displace)
-            if alloc is not None:
-                return alloc, (plan, step, step_end, last)
-        return None, None
+            if alloc is None:
+                continue
+            booked = (plan, step, step_end, last)
+            if rnd.boots is None or rnd.boots.wait(status, alloc) <= 0:
+                return alloc, booked
+            found = self._settle(rnd, status, (alloc, booked), types, displace)
+            if found.final:
+                rnd.occ.place(status.job, found.alloc)
+                return found.alloc, found.booked
+            if found.cost <= limit and (aside is None or found.cost < aside.cost):
+                aside = found
+        if aside is None:
+            return None, None
+        rnd.occ.place(status.job, aside.alloc)
+        return aside.alloc, aside.booked
+
+    def _settle(
+        self,
+        rnd: _Round,
+        status: JobStatus,
+        found: tuple[Allocation, _Booked],
+        types: tuple[str, ...],
+        displace: bool,
+    ) -> Settled:
+        """:func:`heuristic.sts.boots.settle` with this job's re-planning."""
+        assert rnd.boots is not None
+        ran = self._ran.get(status.job.id, 0.0)
+        room = rnd.ledger.room if rnd.ledger is not None and rnd.table.tariff else None
+
+        def replanned(plan: TypeProfile, wait: float) -> TypeProfile:
+            return replan(rnd.inst, status, rnd.now, rnd.table, plan, wait, ran, room)
+
+        return settle(rnd.boots, rnd.occ, rnd.holds, status, found, types, displace, replanned)
 
     def _spare_displaced(
         self,
