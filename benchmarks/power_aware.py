@@ -1,5 +1,8 @@
 """STS that sees the nodes' power states against STS blind to them (docs/model.md,
-'Nodes powered off when empty'), online, with idle power charged.
+'Nodes powered off when empty'), online, with idle power charged: ``planned`` is STS
+(it plans the boot's wait, heuristic/sts/boots.py), ``aware`` STS seeing power states
+without planning boots (``plan_boots = false``, STS before it did), ``blind`` STS with
+``power_states = false``.
 
 Idle power at the ``low`` level (GPUs idle at 15% of their busy power, 50 W of node base
 power per GPU slot) and empty nodes powered off after 0.5 h, booting 0.1 h and 0.2 kWh
@@ -7,7 +10,8 @@ power per GPU slot) and empty nodes powered off after 0.5 h, booting 0.1 h and 0
 and the contended family (the Philly week's jobs from hour 24 for 6 hours on
 k80x4:2,p100x4:2,v100x8:2 at an offered load of 0.6). Seed ``s`` draws the instance and
 the run's stops. Each run is costed by the one evaluator on its realised scenario;
-``always-on`` is STS on the same instance with nodes never powered off.
+``always-on`` is STS on the same instance with nodes never powered off. ``cpu_s``: the
+run's CPU time (the engine, the policy and the evaluation of its plan).
 
 Run: nice -n 10 python -m benchmarks.power_aware [--seeds 5] [--csv out.csv]
 """
@@ -15,7 +19,9 @@ Run: nice -n 10 python -m benchmarks.power_aware [--seeds 5] [--csv out.csv]
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 
@@ -31,8 +37,12 @@ FAMILIES = {
         {"start": 24.0, "hours": 6.0, "cluster": "k80x4:2,p100x4:2,v100x8:2", "load": 0.6},
     ),
 }
-VARIANTS = {"aware": True, "blind": False}
-FIGURES = ("total_cost", "energy_cost", "tardiness_cost", "idle_kwh", "boots", "missed")
+VARIANTS: dict[str, dict[str, Any]] = {
+    "planned": {},
+    "aware": {"plan_boots": False},
+    "blind": {"power_states": False},
+}
+FIGURES = ("total_cost", "energy_cost", "tardiness_cost", "idle_kwh", "boots", "missed", "cpu_s")
 
 
 def cases(seeds: int) -> Iterator[tuple[str, int, Instance]]:
@@ -45,11 +55,13 @@ def cases(seeds: int) -> Iterator[tuple[str, int, Instance]]:
 def measure(seeds: int) -> pd.DataFrame:
     rows = []
     for family, seed, inst in cases(seeds):
-        runs = {name: (inst, {"power_states": aware}) for name, aware in VARIANTS.items()} | {
+        runs = {name: (inst, options) for name, options in VARIANTS.items()} | {
             "always-on": (inst.replace(power_off=None), {})
         }
         for name, (case, options) in runs.items():
-            s = run_online(case, "sts", seed=seed, options=options).summary()
+            cpu = time.process_time()
+            run = run_online(case, "sts", seed=seed, options=options)
+            s = {**run.summary(), "cpu_s": time.process_time() - cpu}
             rows.append({"family": family, "seed": seed, "sts": name, **{k: s[k] for k in FIGURES}})
             print(rows[-1], flush=True)
     return pd.DataFrame(rows)
