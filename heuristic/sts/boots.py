@@ -49,6 +49,8 @@ Replan = Callable[[TypeProfile, float], TypeProfile]
 # a re-planned profile costing at most this much more than the plan from now: the wait
 # cost nothing (slack absorbed it)
 TOL = 1e-9
+# hours after a boot's end at which a job kept waiting for it is re-planned, unslotted
+MOMENT = 1.0 / 60.0
 
 
 def _nodes(alloc: Allocation) -> tuple[str, ...]:
@@ -98,6 +100,17 @@ class Boots:
         """Whether the job's allocation is still waiting for a boot."""
         cur = status.allocation
         return cur is not None and any(n in self.power.booting for n in _nodes(cur))
+
+    def resumed(self, status: JobStatus) -> float:
+        """When a job kept waiting for its boot is re-planned: once its overhead is done
+        and its work runs; at least a moment (a slot, slotted) after the boot's end, as
+        the engine counts a job that leaves then as leaving before its work began, and
+        cancels the boot."""
+        assert status.allocation is not None
+        up = max(self.power.booting.get(n, 0.0) for n in _nodes(status.allocation))
+        if status.overhead_left > up + 1e-6:
+            return self.now + status.overhead_left
+        return self.now + up + (self.inst.slot or MOMENT)
 
     def on_nodes(
         self, occ: Occupancy, status: JobStatus, cfg: Config, holds: Holds | None, displace: bool
@@ -153,8 +166,7 @@ def settle(
             return Settled(plan.profile.objective, on, (plan, step, step_end, last), True)
         cur = status.allocation
         if cur is not None and occ.why_not(job, cur) is None:
-            # re-planned once its overhead is done and its work runs (the boot's end)
-            kept = (plan, step, now + status.overhead_left, False)
+            kept = (plan, step, boots.resumed(status), False)
             return Settled(plan.profile.objective, cur, kept, True)
     waited = replanned(plan, wait)
     w_step, w_end, w_last = step_now(inst, job, waited.profile, now + wait)
