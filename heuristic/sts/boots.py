@@ -9,7 +9,8 @@ boot). Three rules, each for a placement that would wait:
 
 - **The profile waits too.** The job's profile on that GPU type is planned again with
   its budget shortened by the wait (faster steps where slack does not absorb it), its
-  step timed from when the node is up.
+  step timed from when the node is up (under a changing price, a profile so planned
+  that waits for cheaper hours is placed then, not now).
 - **A wait that costs is compared.** If the wait costs the job (its re-planned profile
   is dearer), the same step on a node already on (ignoring best fit) is taken; failing
   that, the later candidates are tried, and a cheaper one that starts now, or waits
@@ -135,10 +136,10 @@ class Settled(NamedTuple):
     """Where a candidate whose placement waits for a boot ends up: its cost to the job
     (its profile's objective, planned from when it starts), the allocation and booked
     profile, and whether it is taken at once (``final``) or only if no later candidate
-    costs less."""
+    costs less. No allocation: the profile, planned again, waits for cheaper hours."""
 
     cost: float
-    alloc: Allocation
+    alloc: Allocation | None
     booked: Booked
     final: bool
 
@@ -169,6 +170,9 @@ def settle(
             kept = (plan, step, boots.resumed(status), False)
             return Settled(plan.profile.objective, cur, kept, True)
     waited = replanned(plan, wait)
+    if waited.profile.wait > 0:  # under a tariff: it now waits for cheaper hours
+        first = (waited, waited.profile.first, now + waited.profile.wait, False)
+        return Settled(waited.profile.objective, None, first, True)
     w_step, w_end, w_last = step_now(inst, job, waited.profile, now + wait)
     w_alloc = alloc
     if w_step.config != alloc.config:  # a faster step now: placed afresh

@@ -365,12 +365,14 @@ class StsPolicy:
                 return alloc, booked
             found = self._settle(rnd, status, (alloc, booked), types, displace)
             if found.final:
-                rnd.occ.place(status.job, found.alloc)
+                if found.alloc is not None:
+                    rnd.occ.place(status.job, found.alloc)
                 return found.alloc, found.booked
             if found.cost <= limit and (aside is None or found.cost < aside.cost):
                 aside = found
         if aside is None:
             return None, None
+        assert aside.alloc is not None  # (only a placement is set aside)
         rnd.occ.place(status.job, aside.alloc)
         return aside.alloc, aside.booked
 

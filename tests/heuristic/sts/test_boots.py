@@ -10,7 +10,9 @@ from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus, SchedulerState
 from heuristic.core.power import PowerStates
 from heuristic.core.registry import make_policy
-from heuristic.sts.boots import MOMENT, Boots
+from heuristic.sts.boots import MOMENT, Boots, Settled, settle
+from heuristic.sts.hulls import TypeProfile
+from heuristic.sts.profile import Profile, Step
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.power import PowerOff
 from validation.evaluate import evaluate
@@ -121,3 +123,51 @@ def test_slotted_the_wait_of_a_boot_is_up_to_the_grid():
     inst = state.instance.replace(slot=0.25)
     boots = Boots.of(SchedulerState(1.1, inst, state.jobs, state.occupancy, state.power), True)
     assert boots is not None and boots.boot == pytest.approx(1.5 - 1.1)
+
+
+def _settling(replanned: Profile) -> tuple[Settled, Allocation]:
+    """:func:`settle` for a job placed at 1.0 on one GPU of n0, off (a boot of 0.2 h),
+    its profile planned from now one epoch on one GPU, and ``replanned`` its profile
+    planned from when n0 is up."""
+    b = Job("b", 1.0, 9.0, ONE, {C1: 1.0, C4: 0.4}, 8.0)
+    inst = _instance({"n0": 4}, (b,), BOOT)
+    occ = Occupancy(inst)
+    occ.power = PowerStates({}, frozenset({"n0"}))
+    status = JobStatus(b, 0.0, None)
+    state = SchedulerState(1.0, inst, (status,), occ, occ.power)
+    boots = Boots.of(state, aware=True)
+    assert boots is not None
+    alloc = Allocation(C1, (("n0", 0),))
+    occ.place(b, alloc)
+    plan = TypeProfile("v100", Profile((Step(C1, 0.0, 1.0),), 1.0, 1.0, 0.0, 8.0))
+    found = (alloc, (plan, plan.profile.first, 2.0, True))
+    asked: list[float] = []
+
+    def again(p: TypeProfile, wait: float) -> TypeProfile:
+        asked.append(wait)
+        return TypeProfile(p.gpu_type, replanned)
+
+    settled = settle(boots, occ, None, status, found, ("v100",), True, again)
+    assert asked == [pytest.approx(0.2)] and "b" not in occ.owner  # the caller places it
+    return settled, alloc
+
+
+def test_a_wait_that_costs_nothing_keeps_best_fit_and_times_the_step_from_the_boot():
+    same = Profile((Step(C1, 0.0, 1.0),), 1.0, 1.0, 0.0, 7.8)
+    settled, alloc = _settling(same)
+    assert settled.final and settled.alloc == alloc and settled.cost == 1.0
+    assert settled.booked[0].profile is same and settled.booked[2] == pytest.approx(2.2)
+
+
+def test_a_replanned_profile_that_waits_for_cheap_hours_is_placed_later():
+    timed = Profile((Step(C1, 0.0, 1.0),), 1.0, 0.8, 0.0, 7.8, runs=((3.0, 4.0),))
+    settled, _ = _settling(timed)
+    assert settled.final and settled.alloc is None
+    assert settled.booked[2] == pytest.approx(1.0 + 3.0)
+
+
+def test_a_wait_that_costs_is_set_aside_where_no_node_is_on():
+    dearer = Profile((Step(C1, 0.0, 0.5), Step(C4, 0.5, 1.0)), 0.7, 1.3, 0.0, 7.8)
+    settled, alloc = _settling(dearer)
+    assert not settled.final and settled.cost == pytest.approx(1.3)
+    assert settled.alloc == alloc  # its first step is the same, on the node booting
