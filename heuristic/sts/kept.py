@@ -37,14 +37,11 @@ class KeptSpans:
 
     profile: Profile  # the profile and distribution they were computed for (identity)
     dist: EpochDistribution
-    kind: np.ndarray  # GPU type's index
-    lo: np.ndarray
-    hi: np.ndarray
-    gpus: np.ndarray
-    p: np.ndarray  # the probability that the job still runs when the step starts
+    # a row per span: GPU type's index, first bin, end bin, GPUs, and the probability
+    # that the job still runs when the step starts (one array: one concatenation)
+    rows: np.ndarray
     # the large-node classes each span counts against: (span, class index) pairs
-    key_span: np.ndarray
-    key: np.ndarray
+    keys: np.ndarray
     # whether STS would weigh pulling its last step forward (several steps, not timed)
     pullable: bool
 
@@ -52,22 +49,17 @@ class KeptSpans:
 def spans_of(ledger: Ledger, job: Job, profile: Profile, dist: EpochDistribution) -> KeptSpans:
     """A profile's spans from ``ledger.now`` on its grid, not clipped at its horizon."""
     kinds, keys = ledger.kinds, ledger.keys
-    rows = ledger.unclipped(job, profile, dist)
-    key_span, key = [], []
-    for i, (t, _, _, g, _) in enumerate(rows):
-        for k in ledger.thresholds(t, g):
-            key_span.append(i)
-            key.append(keys[k])
+    spans = ledger.unclipped(job, profile, dist)
+    pairs = [
+        (i, keys[k]) for i, (t, _, _, g, _) in enumerate(spans) for k in ledger.thresholds(t, g)
+    ]
     return KeptSpans(
         profile,
         dist,
-        np.array([kinds[r[0]] for r in rows], dtype=np.int64),
-        np.array([r[1] for r in rows], dtype=np.int64),
-        np.array([r[2] for r in rows], dtype=np.int64),
-        np.array([r[3] for r in rows], dtype=float),
-        np.array([r[4] for r in rows], dtype=float),
-        np.array(key_span, dtype=np.int64),
-        np.array(key, dtype=np.int64),
+        np.array([(kinds[t], lo, hi, g, p) for t, lo, hi, g, p in spans], dtype=float).reshape(
+            -1, 5
+        ),
+        np.array(pairs, dtype=np.int64).reshape(-1, 2),
         len(profile.steps) > 1 and not profile.runs,
     )
 
@@ -78,36 +70,30 @@ class KeptBookings:
     def __init__(self, ledger: Ledger, kept: Sequence[Kept], memo: dict[str, KeptSpans]) -> None:
         self.ledger = ledger
         spans: list[KeptSpans] = []
-        shifts: list[int] = []
-        for job, profile, dist, at in kept:
+        for job, profile, dist, _ in kept:
             m = memo.get(job.id)
             if m is None or m.profile is not profile or m.dist is not dist:
                 m = spans_of(ledger, job, profile, dist)
             spans.append(m)
-            # whole bins since it was chosen, as ``Ledger.book_since`` shifts them
-            shifts.append(int((ledger.now - at) / ledger.step + 1e-9))
         # the memo keeps the profiles still kept only
         self.memo = {k[0].id: m for k, m in zip(kept, spans, strict=True)}
-        self.spans, self.shifts = spans, shifts
-        counts = np.array([len(m.lo) for m in spans], dtype=np.int64)
+        self.pullable = np.array([m.pullable for m in spans], dtype=bool)
+        counts = np.array([len(m.rows) for m in spans], dtype=np.int64)
         self.owner = np.repeat(np.arange(len(spans)), counts)
-        if not spans or not counts.sum():
-            self.kind = self.lo = self.hi = self.owner[:0]
-            self.gpus = self.p = np.zeros(0)
-            self.key_span = self.key = self.owner[:0]
-            return
-        shift = np.repeat(np.array(shifts, dtype=np.int64), counts)
-        self.kind = np.concatenate([m.kind for m in spans])
-        self.gpus = np.concatenate([m.gpus for m in spans])
-        self.p = np.concatenate([m.p for m in spans])
+        rows = np.concatenate([m.rows for m in spans]) if spans else np.zeros((0, 5))
+        # whole bins since each was chosen, as ``Ledger.book_since`` shifts them
+        at = np.array([k[3] for k in kept], dtype=float)
+        shift = ((ledger.now - at) / ledger.step + 1e-9).astype(np.int64)[self.owner]
+        self.kind = rows[:, 0].astype(np.int64)
+        self.gpus, self.p = rows[:, 3], rows[:, 4]
         # clipped at this ledger's horizon, then shifted (``Ledger.book_since``'s order)
-        lo = np.concatenate([m.lo for m in spans])
-        hi = np.concatenate([m.hi for m in spans])
-        self.lo = np.maximum(0, lo - shift)
-        self.hi = np.minimum(ledger.bins, hi) - shift
-        offset = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        self.key_span = np.concatenate([m.key_span + o for m, o in zip(spans, offset, strict=True)])
-        self.key = np.concatenate([m.key for m in spans])
+        self.lo = np.maximum(0, rows[:, 1].astype(np.int64) - shift)
+        self.hi = np.minimum(ledger.bins, rows[:, 2].astype(np.int64)) - shift
+        pairs = np.concatenate([m.keys for m in spans]) if spans else np.zeros((0, 2), np.int64)
+        first = np.cumsum(counts) - counts  # each job's first row
+        per_job = np.array([len(m.keys) for m in spans], dtype=np.int64)
+        self.key_span = pairs[:, 0] + np.repeat(first, per_job)
+        self.key = pairs[:, 1]
 
     def book(self) -> None:
         """Add every kept span to the ledger's loads."""
@@ -134,8 +120,7 @@ class KeptBookings:
         """Whether any pullable kept job's last step (of those left on this ledger's
         grid) finds its class booked full: :meth:`Ledger.last_step_full` for each."""
         ledger = self.ledger
-        pullable = np.array([m.pullable for m in self.spans], dtype=bool)
-        live = (self.lo < self.hi) & pullable[self.owner]
+        live = (self.lo < self.hi) & self.pullable[self.owner]
         idx = np.flatnonzero(live)
         if not len(idx):
             return False
