@@ -86,9 +86,9 @@ class KeptBookings:
         shift = ((ledger.now - at) / ledger.step + 1e-9).astype(np.int64)[self.owner]
         self.kind = rows[:, 0].astype(np.int64)
         self.gpus, self.p = rows[:, 3], rows[:, 4]
-        # clipped at this ledger's horizon, then shifted (``Ledger.book_since``'s order)
+        # shifted, then clipped at this ledger's horizon (as ``Ledger.book_since``)
         self.lo = np.maximum(0, rows[:, 1].astype(np.int64) - shift)
-        self.hi = np.minimum(ledger.bins, rows[:, 2].astype(np.int64)) - shift
+        self.hi = np.minimum(ledger.bins, rows[:, 2].astype(np.int64) - shift)
         pairs = np.concatenate([m.keys for m in spans]) if spans else np.zeros((0, 2), np.int64)
         first = np.cumsum(counts) - counts  # each job's first row
         per_job = np.array([len(m.keys) for m in spans], dtype=np.int64)

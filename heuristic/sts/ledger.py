@@ -84,11 +84,15 @@ class Ledger:
         """Each step as (type, first bin, end bin, GPUs, probability that the job is
         still running when it starts), run back to back from now, or from ``since`` hours
         ago (the steps' bins before now dropped)."""
-        spans = self._from_now(job, profile, dist)
         shift = int(since / self.step + 1e-9)
         if shift <= 0:
-            return spans
-        shifted = [(t, max(0, lo - shift), hi - shift, g, p) for t, lo, hi, g, p in spans]
+            return self._from_now(job, profile, dist)
+        # shifted, then clipped at the horizon: the steps' bins up to the horizon count,
+        # however long ago the profile was chosen
+        shifted = [
+            (t, max(0, lo - shift), min(self.bins, hi - shift), g, p)
+            for t, lo, hi, g, p in self.unclipped(job, profile, dist)
+        ]
         return [span for span in shifted if span[1] < span[2]]
 
     def _from_now(self, job: Job, profile: Profile, dist: EpochDistribution) -> list[_Span]:
