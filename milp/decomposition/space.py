@@ -13,12 +13,21 @@ slot):
 - ``tenants n,u``: tenants of label ``u`` ``<= K_max * y[n,u,t]``;
 - ``memory n,u``: their memory ``<= M * y[n,u,t]`` (only where the K_max largest
   sharers of that GPU type could overflow it; elsewhere it is implied);
-- ``link j,n,u``: job ``j`` is a tenant of label ``u`` at most ``y[n,u,t]`` (a tenant
-  makes its GPU shared, all of it). Implied for whole numbers by the rows above, it
-  keeps a fractional ``y`` from paying for a fraction of a GPU under a whole tenant:
-  without it, schedules settled to one per job could still share GPUs that do not
-  exist (the relaxation charged a 12 GB tenant 0.75 of a 16 GB GPU), and branching on
-  one ``y`` at a time moved tenants between symmetric labels without end;
+- ``link C,n,u``: the jobs of ``C`` are tenants of label ``u`` at most ``y[n,u,t]``
+  together, for every maximal clique ``C`` of the label's *conflict graph* (the jobs
+  that may share the GPU type, two of them joined when their memory together
+  overflows the GPU, so no two of ``C`` are ever its tenants at once); a job that
+  conflicts with none is a clique of its own: job ``j`` at most ``y[n,u,t]`` (a tenant
+  makes its GPU shared, all of it). Implied for whole numbers by the rows above, these
+  rows cut fractional points: a single job's row keeps a fractional ``y`` from paying
+  for a fraction of a GPU under a whole tenant (without it the relaxation charged a
+  12 GB tenant 0.75 of a 16 GB GPU, and branching on one ``y`` at a time moved tenants
+  between symmetric labels without end); a clique's row keeps two tenants that cannot
+  share from splitting a third over two GPUs (on ``suite-share-2n6j-s2`` without
+  overheads, an 8 GB tenant half on each of two 16 GB GPUs beside a 12 GB tenant on
+  each met every memory row, and hundreds of search nodes held that bound). The
+  memory ``m_i + m_j > M`` makes the conflict graph a threshold graph: its maximal
+  cliques are at most one per job;
 - ``cpu n`` and ``dram n`` (E3) where the node states them.
 
 These are the compact MILP's rows (with the link rows, its ``share <= shared_gpu``),
@@ -33,6 +42,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
@@ -45,7 +55,8 @@ GPU, TENANTS, MEMORY, LINK, CPU, DRAM = "gpu", "tenants", "memory", "link", "cpu
 @dataclass(frozen=True)
 class Resource:
     """One family of master rows, one per slot: ``kind`` on ``node`` (and ``label``,
-    and for a link row its ``job``), with right-hand side ``capacity``."""
+    and for a link row its clique's job ids, one a line, in ``job``), with right-hand
+    side ``capacity``."""
 
     kind: str
     node: str
@@ -57,8 +68,8 @@ class Resource:
 @dataclass(frozen=True)
 class Label:
     """Shared label ``u`` of ``node`` and the resources its ``y`` is in: the node's GPU
-    row, its tenants and memory rows (``memory = -1``: none), and the link rows of the
-    jobs that may be its tenants."""
+    row, its tenants and memory rows (``memory = -1``: none), and its link rows (one
+    per maximal clique of the conflict graph of the jobs that may be its tenants)."""
 
     node: str
     u: int
@@ -140,20 +151,26 @@ def build_space(d: MilpData) -> Space:
             rid(DRAM, n.id, capacity=float(n.dram_gb))
     memory_binds = _memory_binds(d)
     labels = []
+    cliques: dict[str, list[tuple[str, ...]]] = {}  # per node, its labels' link rows' jobs
     for n in inst.nodes:
         sharers = [
-            jd.job.id
+            jd
             for jd in d.jobs.values()
             if any(c.shared and c.gpu_type == n.gpu_type for c in jd.configs)
         ]
+        cliques[n.id] = conflict_cliques(
+            {jd.job.id: float(jd.job.memory_gb) for jd in sharers},
+            inst.gpu(n.gpu_type).memory_gb,
+            inst.max_share,
+        )
         for u in range(d.shared_labels[n.id]):
             mem = rid(MEMORY, n.id, u) if memory_binds[n.gpu_type] else -1
-            links = tuple(rid(LINK, n.id, u, job=j) for j in sharers)
+            links = tuple(rid(LINK, n.id, u, job=_key(c)) for c in cliques[n.id])
             gpu = ids[GPU, n.id, -1, ""]
             labels.append(Label(n.id, u, gpu, rid(TENANTS, n.id, u), mem, links))
     jobs = []
     for jd in d.jobs.values():
-        choices = tuple(_choices(d, jd, ids))
+        choices = tuple(_choices(d, jd, ids, cliques))
         jobs.append(JobSpace(jd, choices, _usage_matrix(choices, len(res))))
     return Space(d, tuple(res), tuple(jobs), tuple(labels))
 
@@ -189,7 +206,36 @@ def _host_usage(ids: Ids, cfg: Config, node: str) -> list[tuple[int, float]]:
     return out
 
 
-def _choices(d: MilpData, jd: JobData, ids: Ids) -> list[Choice]:
+def conflict_cliques(
+    memory: dict[str, float], gpu_memory: float, max_share: int
+) -> list[tuple[str, ...]]:
+    """The maximal cliques of the conflict graph of jobs (id: memory in GB) that may
+    share a GPU of ``gpu_memory`` GB: two conflict when their memory together exceeds
+    it (with ``max_share`` 1 no two share anyway, and the tenants row says so). Each
+    clique's ids in the order given; every job is in at least one."""
+    ids = list(memory)
+    graph = nx.Graph()
+    graph.add_nodes_from(ids)
+    if max_share >= 2:
+        graph.add_edges_from(
+            (a, b)
+            for i, a in enumerate(ids)
+            for b in ids[i + 1 :]
+            if memory[a] + memory[b] > gpu_memory + 1e-9
+        )
+    order = {j: i for i, j in enumerate(ids)}
+    found = [tuple(sorted(c, key=order.__getitem__)) for c in nx.find_cliques(graph)]
+    return sorted(found, key=lambda c: [order[j] for j in c])
+
+
+def _key(clique: tuple[str, ...]) -> str:
+    """A link row's name: its jobs' ids (printable, never containing a newline)."""
+    return "\n".join(clique)
+
+
+def _choices(
+    d: MilpData, jd: JobData, ids: Ids, cliques: dict[str, list[tuple[str, ...]]]
+) -> list[Choice]:
     """Every (configuration, placement) of the job, in a fixed order (configurations as
     allowed, nodes in file order)."""
     out = []
@@ -198,8 +244,10 @@ def _choices(d: MilpData, jd: JobData, ids: Ids) -> list[Choice]:
         if cfg.shared:
             mem = float(jd.job.memory_gb)
             for n in hosts:
+                mine = [c for c in cliques[n.id] if jd.job.id in c]
                 for u in range(d.shared_labels[n.id]):
-                    use = [(ids[TENANTS, n.id, u, ""], 1.0), (ids[LINK, n.id, u, jd.job.id], 1.0)]
+                    use = [(ids[TENANTS, n.id, u, ""], 1.0)]
+                    use += [(ids[LINK, n.id, u, _key(c)], 1.0) for c in mine]
                     if (MEMORY, n.id, u, "") in ids:
                         use.append((ids[MEMORY, n.id, u, ""], mem))
                     out.append(Choice(k, (n.id,), u, tuple(use + _host_usage(ids, cfg, n.id))))

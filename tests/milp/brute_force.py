@@ -97,6 +97,15 @@ def _shared_gpus(mems: list[float], cap: float, k: int) -> int:
 
 def brute_force(inst: Instance, slots: int) -> tuple[float, Plan]:
     """The cheapest slot-aligned plan within ``slots`` slots and its evaluator cost."""
+    cost, chosen = cheapest_schedules(inst, slots)
+    return cost, _joint_plan(inst, chosen, slots)
+
+
+def cheapest_schedules(inst: Instance, slots: int) -> tuple[float, dict[str, Schedule]]:
+    """The cheapest schedules, one per job, that fit the node together slot by slot
+    (tenants packed onto GPUs exhaustively), and their cost. Without relaunch overheads
+    it is the optimum whatever GPU ids a plan gives them; :func:`_joint_plan` gives ids
+    by first fit, which may fail to pack three or more tenants."""
     (node,) = inst.nodes
 
     def dummy(t: int, c: Config) -> tuple:
@@ -131,7 +140,7 @@ def brute_force(inst: Instance, slots: int) -> tuple[float, Plan]:
 
     rec(0, 0.0, {})
     assert best[1] is not None, "no feasible plan within the horizon"
-    return float(best[0]), _joint_plan(inst, best[1], slots)  # type: ignore[arg-type]
+    return float(best[0]), best[1]  # type: ignore[return-value]
 
 
 def _joint_plan(inst: Instance, chosen: dict[str, Schedule], slots: int) -> Plan:
