@@ -30,6 +30,7 @@ from heuristic.sts.search import SearchResult
 from instances import Instance, Plan
 from instances.io import write_atomic
 from milp import Improvement, LagrangeBound, Result, improve, lagrangian_bound, solve
+from milp.data import one_price
 from milp.decomposition import DecompositionResult
 from milp.decomposition import solve as decompose
 from milp.improve import tune_sts
@@ -112,7 +113,8 @@ def analyse(
 ) -> tuple[GapRow, dict[str, Plan | None]]:
     """Gap analysis of one slotted instance; also returns the plans (STS, tuned STS,
     improved, MILP). ``improve_time``: seconds for the neighbourhood search (0: none);
-    ``colgen_time``: for column generation and branch-and-price (0: none)."""
+    ``colgen_time``: for column generation and branch-and-price (0: none; on an
+    instance whose price changes by the hour, none either: its columns stay empty)."""
     require_slot(instance)  # a MilpError with a hint, before the search runs
     sts_plan = rollout(instance, StsPolicy())
     found = tune_sts(instance, evaluations=evaluations)
@@ -133,7 +135,9 @@ def analyse(
             threads=1 if threads is None else threads,
         )
     row = _row(instance, slots, found, lag, warm, cold, better, bound)
-    if colgen_time > 0:
+    # branch-and-price prices every slot at one price (milp.decomposition refuses a
+    # series): on a priced instance its columns stay empty rather than the report fail
+    if colgen_time > 0 and one_price(instance):
         start = better.plan if better is not None else tuned_plan
         row = _with_colgen(row, decompose(instance, start, slots=slots, time_limit=colgen_time))
     plans = {

@@ -297,17 +297,23 @@ def milp_data(
     return MilpData(instance, slots, slot, jobs, mode, outside or Outside())
 
 
+def one_price(instance: Instance) -> bool:
+    """Whether every hour pays the instance's ``energy_price``: no price series that
+    changes, no priced carbon."""
+    carbon = instance.carbon
+    priced_carbon = carbon is not None and carbon.price > 0
+    return instance.price_series.constant == instance.energy_price and not priced_carbon
+
+
 def slot_prices(instance: Instance, slots: int, slot: float) -> tuple[float, ...] | None:
     """The price of a kWh in each slot, its carbon's price included; ``None`` where every
     slot pays the instance's ``energy_price`` (the model as without a series). The
     series are constant within each slot (:func:`require_billable`)."""
-    price = instance.price_series
-    carbon = instance.carbon
-    priced_carbon = carbon is not None and carbon.price > 0
-    if price.constant == instance.energy_price and not priced_carbon:
+    if one_price(instance):
         return None
-    out = np.asarray(price.slot_means(slot, slots))
-    if carbon is not None and priced_carbon:
+    out = np.asarray(instance.price_series.slot_means(slot, slots))
+    carbon = instance.carbon
+    if carbon is not None and carbon.price > 0:
         out = out + carbon.price_per_gram * np.asarray(carbon.intensity.slot_means(slot, slots))
     return tuple(float(x) for x in out)
 
