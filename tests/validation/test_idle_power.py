@@ -4,7 +4,6 @@ evaluator, the Monte Carlo replay and online runs; absent, nothing changes."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import replace
 
@@ -28,6 +27,7 @@ from instances import (
 )
 from instances.energy import Series
 from tests.strategies import priced_instances, serial_plans
+from tests.validation.joint import joint_expectation
 from validation.evaluate import evaluate, scenario_costs
 from validation.montecarlo import replay
 from validation.online import run_online
@@ -84,32 +84,13 @@ def test_realised_idle_power():
     assert at4.energy_cost == pytest.approx(0.2 * (0.3 * 5 + 1.0 - 0.25))
 
 
-def _joint(inst: Instance, plan: Plan) -> tuple[float, float]:
-    """Expected (energy cost, carbon cost) over every combination of the jobs' stops,
-    each weighted by its probability: the idle power is not a sum over jobs (the cluster
-    runs until the last completes), so the whole joint distribution."""
-    energy = carbon = 0.0
-    dists = [j.distribution for j in inst.jobs]
-    for combo in itertools.product(*(range(len(d.stops)) for d in dists)):
-        p = 1.0
-        epochs = {}
-        for job, d, b in zip(inst.jobs, dists, combo, strict=True):
-            p *= d.probabilities[b]
-            epochs[job.id] = d.stops[b]
-        if p > 0:
-            cost = scenario_costs(inst, plan, epochs)
-            energy += p * cost.energy_cost
-            carbon += p * cost.carbon_cost
-    return energy, carbon
-
-
 @settings(max_examples=30)
 @given(st.data())
 def test_the_exact_bill_is_the_joint_enumeration_of_stops(data):
     inst = data.draw(priced_instances(max_jobs=3, relaunch=data.draw(st.booleans()), idle=True))
     plan = data.draw(serial_plans(inst))
     ev = evaluate(inst, plan)
-    energy, carbon = _joint(inst, plan)
+    energy, carbon = joint_expectation(inst, plan)
     assert ev.energy_cost == pytest.approx(energy, rel=1e-9, abs=1e-12)
     assert ev.carbon_cost == pytest.approx(carbon, rel=1e-9, abs=1e-12)
 
@@ -188,5 +169,5 @@ def test_a_subnormal_first_stop_keeps_the_bill_finite(price):
         (Segment(0.0, 2.0, "j0", k, (("n0", 0),)), Segment(2.0, 4.0, "j1", k, (("n0", 0),)))
     )
     ev = evaluate(inst, plan)
-    energy, _ = _joint(inst, plan)
+    energy, _ = joint_expectation(inst, plan)
     assert ev.energy_cost == pytest.approx(energy, rel=1e-9, abs=1e-12)

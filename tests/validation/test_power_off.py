@@ -5,7 +5,6 @@ beyond the horizon giving the always-on figures."""
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import replace
 
 import pytest
@@ -18,6 +17,7 @@ from instances.bundled import bundled
 from instances.energy import Series
 from instances.power import PowerOff
 from tests.strategies import priced_instances, serial_plans
+from tests.validation.joint import joint_expectation
 from validation.evaluate import evaluate, scenario_costs
 from validation.montecarlo import replay
 from validation.online import run_online
@@ -152,29 +152,13 @@ def test_realised_powered_hours_and_boots_are_the_interval_union(data):
         assert sum(p for _, p in boots(spans, completions, inst.power_off)) == started
 
 
-def _joint(inst: Instance, plan: Plan) -> tuple[float, float]:
-    """Expected (energy cost, carbon cost) over every combination of the jobs' stops."""
-    energy = carbon = 0.0
-    dists = [j.distribution for j in inst.jobs]
-    for combo in itertools.product(*(range(len(d.stops)) for d in dists)):
-        p = 1.0
-        for d, b in zip(dists, combo, strict=True):
-            p *= d.probabilities[b]
-        if p > 0:
-            epochs = {j.id: d.stops[b] for j, d, b in zip(inst.jobs, dists, combo, strict=True)}
-            cost = scenario_costs(inst, plan, epochs)
-            energy += p * cost.energy_cost
-            carbon += p * cost.carbon_cost
-    return energy, carbon
-
-
 @settings(max_examples=40)
 @given(st.data())
 def test_the_exact_bill_is_the_joint_enumeration_of_stops(data):
     inst = data.draw(powered_off(relaunch=data.draw(st.booleans())))
     plan = data.draw(gapped_plans(inst))
     ev = evaluate(inst, plan)
-    energy, carbon = _joint(inst, plan)
+    energy, carbon = joint_expectation(inst, plan)
     assert ev.energy_cost == pytest.approx(energy, rel=1e-9, abs=1e-12)
     assert ev.carbon_cost == pytest.approx(carbon, rel=1e-9, abs=1e-12)
 
