@@ -45,10 +45,9 @@ from dataclasses import dataclass, replace
 
 from heuristic.core.options import require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
+from heuristic.sts.kept import Kept
 from heuristic.sts.options import StsOptions
 from heuristic.sts.policy import StsPolicy
-from heuristic.sts.profile import Profile
-from instances import EpochDistribution, Job
 
 EPS = 1e-9
 # below this many jobs present a full decision takes a few milliseconds: the partial one
@@ -57,10 +56,6 @@ EPS = 1e-9
 # 1.28 x); 32 halves the Philly week's replay (22.6 s of CPU against 45.3 s)
 FULL_BELOW = 32
 CALM_HOURS = 2.0
-
-
-# a job's booked profile, its distribution then, and when it was chosen
-_Kept = tuple[Job, Profile, EpochDistribution, float]
 
 
 @dataclass(frozen=True)
@@ -102,7 +97,7 @@ class IncrementalStsPolicy(StsPolicy):
         # frees up), and those STS kept as they were because no step of theirs fit
         self._restless: set[str] = set()
         # job -> the profile its last planning booked, its distribution, and when
-        self._booked: dict[str, _Kept] = {}
+        self._booked: dict[str, Kept] = {}
         self.full_decisions = 0  # events decided by plain STS (for the benchmark)
 
     def decide(self, state: SchedulerState) -> Decision:

@@ -51,7 +51,7 @@ from heuristic.sts.boots import Boots, Settled, replan, settle
 from heuristic.sts.candidates import Replayable, booked_first, candidates
 from heuristic.sts.contention import backfill, late_share, pull_forward, unstick, urgency_key
 from heuristic.sts.hulls import HullTable, TypeProfile
-from heuristic.sts.kept import KeptBookings, KeptSpans
+from heuristic.sts.kept import Kept, KeptBookings, KeptSpans
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.options import StsOptions, StsTuning
 from heuristic.sts.profile import Profile, Step
@@ -125,7 +125,7 @@ class StsPolicy:
         self.population: tuple[JobStatus, ...] = ()
         # profiles a caller keeps from earlier decisions (job, profile, its distribution,
         # when it was chosen), booked in the ledger before any job is placed
-        self.kept: tuple[tuple[Job, Profile, EpochDistribution, float], ...] = ()
+        self.kept: tuple[Kept, ...] = ()
         self.kept_bookings: KeptBookings | None = None  # as booked in the last ledger
         self._kept_memo: dict[str, KeptSpans] = {}
         # the last decision's booked profile per job, and its distribution
