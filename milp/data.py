@@ -268,6 +268,7 @@ def milp_data(
     *,
     check_size: bool = True,
     outside: Outside | None = None,
+    idle_bound: bool = False,
 ) -> MilpData:
     """Index sets for ``instance`` over ``slots`` slots; raises :class:`MilpError` if the
     MILP cannot model the instance (:mod:`milp.requirements`), if a job cannot finish
@@ -281,7 +282,8 @@ def milp_data(
 
     ``outside``: what jobs outside the model hold (:class:`Outside`)."""
     slot = require_slot(instance)
-    require_billable(instance, slots, slot)
+    # idle power only where the model may bound it (milp.idle): a whole instance
+    require_billable(instance, slots, slot, idle_bound and outside is None)
     require_no_suspend(instance)
     require_one_shared_shape(instance)
     require_no_distributed(instance)

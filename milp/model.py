@@ -9,6 +9,7 @@ import pyomo.environ as pyo
 from instances import Instance, TardinessMode
 from milp.constraints import CONSTRAINT_FAMILIES
 from milp.data import MilpData, milp_data
+from milp.idle import add_idle
 from milp.objective import add_objective
 from milp.overhead import add_relaunch
 from milp.variables import add_variables
@@ -40,6 +41,7 @@ def model_of_data(d: MilpData, step: Callable[[str], None] | None = None) -> pyo
         ("variables", add_variables),
         ("relaunch", lambda m, d: add_relaunch(m, d, step)),
         *((f.__name__, f) for f in CONSTRAINT_FAMILIES),
+        ("idle power", add_idle),
         ("objective", add_objective),
     ]
     m = pyo.ConcreteModel(name=f"gpusched-{d.instance.name}")

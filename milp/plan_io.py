@@ -11,6 +11,7 @@ import pyomo.environ as pyo
 
 from instances import Config, GpuRef, Plan, PlanError, Segment
 from milp.data import MilpData
+from milp.idle import idle_values
 from milp.overhead import in_progress, lost_fractions, start_charge, survival_before
 
 ON = 0.5  # binaries read from a solution: above this is 1
@@ -61,6 +62,7 @@ def start_values(m: pyo.ConcreteModel, d: MilpData, plan: Plan) -> None:
     for j in d.jobs:
         _progress_values(m, d, j, _lost_values(m, d, j))
         _overhead_values(m, d, j)
+    idle_values(m, d)
 
 
 def _shared_labels(d: MilpData, plan: Plan) -> dict[tuple[str, int], dict[GpuRef, int]]:

@@ -24,7 +24,7 @@ from milp.highs import Answer, Matrices, compile_model, load_values, run_highs, 
 from milp.model import model_of_data
 from milp.plan_io import solution_plan, start_values
 from milp.requirements import MilpError, require_slot
-from milp.result import Result, SolutionStatus, Termination
+from milp.result import Result, SolutionStatus, Termination, relative_gap
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
 
@@ -151,7 +151,10 @@ def _solve(
     # the warm start's cost bounds every job's lateness in a plan at least as good, so
     # the model leaves out the slots after that (milp.data.milp_data)
     cutoff = None if warm is None else warm.total_cost
-    data = milp_data(instance, slots, tardiness, cutoff, outside=outside)
+    whole = outside == Outside()  # idle power is bounded over every job (milp.idle)
+    data = milp_data(
+        instance, slots, tardiness, cutoff, outside=None if whole else outside, idle_bound=whole
+    )
     try:
         model, mats, size = _build(data, initial_plan, clock)
     except _OutOfTime as out:
@@ -169,6 +172,11 @@ def _solve(
         plan = solution_plan(model, data)
         evaluation = evaluate(instance, plan, tardiness=tardiness)
         optimal = answer.termination is Termination.OPTIMAL
+        if optimal and instance.idle_power:
+            # HiGHS proved the bound's optimum, not the plan's: the evaluator's cost of the
+            # plan must meet the bound (milp.idle)
+            gap = relative_gap(evaluation.total_cost, _bound(data, answer))
+            optimal = gap is not None and gap <= settings.mip_gap
         status = SolutionStatus.OPTIMAL if optimal else SolutionStatus.FEASIBLE
     elif plan is not None:
         status = SolutionStatus.FEASIBLE
@@ -177,7 +185,7 @@ def _solve(
         plan=plan,
         evaluation=evaluation,
         solver_objective=answer.objective,
-        bound=max(data.separable_bound(), answer.bound if answer.bound is not None else -math.inf),
+        bound=_bound(data, answer),
         termination=answer.termination,
         status=status,
         runtime=clock.elapsed(),
@@ -187,6 +195,11 @@ def _solve(
         variables=size[0],
         constraints=size[1],
     )
+
+
+def _bound(data: MilpData, answer: Answer) -> float:
+    """HiGHS's dual bound, never below the capacity relaxation."""
+    return max(data.separable_bound(), answer.bound if answer.bound is not None else -math.inf)
 
 
 def _build(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -201,6 +202,58 @@ def _joint_plan(inst: Instance, chosen: dict[str, Schedule], slots: int) -> Plan
             segs.append(Segment(t * inst.slot, (t + 1) * inst.slot, j, c, gpus))
         held = now
     return Plan.of(segs)
+
+
+def joint_brute_force(inst: Instance, slots: int) -> tuple[float, Plan]:
+    """The cheapest slot-aligned plan where a plan's cost is not a sum over its jobs
+    (idle power: the cluster is powered until the last job completes). Each job's own
+    cost, which leaves the cluster's idle energy out, is a lower bound on its share, so
+    combinations are enumerated cheapest first and pruned by it; every complete one is
+    costed whole by the evaluator. Two jobs at most (``_joint_plan`` packs tenants by
+    first fit)."""
+    assert len(inst.jobs) <= 2
+    (node,) = inst.nodes
+
+    def dummy(t: int, c: Config) -> tuple:
+        return tuple((node.id, g) for g in range(1 if c.shared else c.gpus))
+
+    # a job's own cost leaves the cluster's energy out: costed on the nodes without
+    # their own power (a plan of one job never completes the other, powered for ever)
+    plain = inst.replace(
+        gpu_types=tuple(replace(g, idle_w=0.0) for g in inst.gpu_types),
+        nodes=tuple(replace(n, base_w=0.0) for n in inst.nodes),
+    )
+    options: dict[str, list[tuple[float, Schedule]]] = {}
+    for job in inst.jobs:
+        rows = []
+        for sched in job_schedules(inst, job.id, slots):
+            plan = Plan.of(_segments(inst, job.id, sched, dummy))
+            own = evaluate(plain, plan, check=False).by_job().loc[job.id, "total_cost"]
+            rows.append((float(own), sched))
+        rows.sort(key=lambda r: r[0])
+        options[job.id] = rows
+    ids = list(options)
+    best: list = [math.inf, None]
+    floor = [sum(options[j][0][0] for j in ids[i:]) for i in range(len(ids) + 1)]
+
+    def rec(i: int, cost: float, chosen: dict[str, Schedule]) -> None:
+        if i == len(ids):
+            plan = _joint_plan(inst, chosen, slots)
+            whole = evaluate(inst, plan).total_cost
+            if whole < best[0]:
+                best[0], best[1] = whole, plan
+            return
+        for c, sched in options[ids[i]]:
+            if cost + c + floor[i + 1] >= best[0] - 1e-12:
+                break
+            chosen[ids[i]] = sched
+            if _fits(inst, chosen, slots):
+                rec(i + 1, cost + c, chosen)
+            del chosen[ids[i]]
+
+    rec(0, 0.0, {})
+    assert best[1] is not None, "no feasible plan within the horizon"
+    return float(best[0]), best[1]
 
 
 def solved_at_brute_force(inst: Instance, slots: int) -> tuple[float, Result]:
