@@ -116,7 +116,7 @@ def _all_done(m: pyo.ConcreteModel, d: MilpData, before: int) -> dict[int, Any]:
                 rows.append(((t, i, b, "done"), m.chain[t, i, b] <= m.done[j, b, t]))
             y = sum(p * m.chain[t, i, b] for b, p in probs)
         out[t] = y
-    _add(m, "all_done", rows)
+    _add(m, "chain_bound", rows)
     return out
 
 

@@ -136,6 +136,14 @@ def test_the_product_of_completions_is_exact_at_a_plan(seed):
             (tl.time_at(e), p) for e, p in zip(dist.stops, dist.probabilities, strict=True)
         ]
     assert len(m.all_done_index) > 0
+    # the product's rows hold at the plan, and bind: a chain value above its product
+    # breaks one
+    rows = list(m.chain_bound.values())
+    assert rows and all(pyo.value(r.body) <= pyo.value(r.upper) + 1e-9 for r in rows)
+    t, i, b = next(iter(m.chain_index))
+    m.chain[t, i, b].set_value(pyo.value(m.chain[t, i, b]) + 0.5)
+    assert any(pyo.value(r.body) > pyo.value(r.upper) + 1e-9 for r in rows)
+    m.chain[t, i, b].set_value(pyo.value(m.chain[t, i, b]) - 0.5)
     for t in m.all_done_index:
         end = (t + 1) * SLOT
         want = float(np.prod([sum(p for c, p in ends[j] if c <= end + 1e-9) for j in ends]))
