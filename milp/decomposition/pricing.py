@@ -26,6 +26,14 @@ interchangeable (switching between them is a relaunch, which continuing would be
 epochs continuing adds cost at most the overhead energy it saves), so only the first of
 each such group is priced. With ``beam`` set, only that many labels per state and
 position survive, best bound first: the heuristic pricer.
+
+Under prices of a kWh by the slot every rule holds as stated: dominance compares
+labels at the start of one slot, whose continuations pay the same slots' prices
+(:func:`milp.decomposition.dominance.dominated` says why each margin still bounds);
+a relaunch in a slot costs the same from every state, at that slot's price; choices of
+one configuration pay the same energy price in each slot, so alike choices stay alike;
+the completion bound counts the slots left at their floor
+(:mod:`milp.decomposition.completion`).
 """
 
 from __future__ import annotations
