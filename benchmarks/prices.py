@@ -10,12 +10,15 @@ prices per slot, makes of the same instances.
   the instance's energy price: a ratio above 1 means the plan's hours are dearer than
   the mean hour.
 - ``milp``: the MILP suite under the series, warm-started from STS, against the same
-  instances at the flat price: proved or not within the time limit, seconds, and STS's
-  cost over the MILP's (the most a price-aware STS could gain on these instances).
+  instances at the flat price: proved or not within the time limit, seconds (wall and
+  CPU), and STS's cost over the MILP's (the most a price-aware STS could gain on these
+  instances). ``--methods milp,bp`` solves each instance by the compact MILP and by
+  branch-and-price (:mod:`milp.decomposition`) from the same STS plan, and says where
+  both proved an optimum whether the two agree.
 
 Run: python -m benchmarks.prices reprice [--offsets 0 168 ...] [--policies sts,edf,...]
      python -m benchmarks.prices milp [--time-limit 60] [--offset 17] [--threads 1]
-         [--bills flat,series] [--only NAME,...]
+         [--bills flat,series] [--only NAME,...] [--methods milp,bp]
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from instances.generators import SyntheticSpec, synthetic
 from instances.generators.prices import lay_prices
 from instances.generators.suite import milp_suite
 from milp import solve
+from milp.decomposition import solve as decompose
 from validation.evaluate import evaluate
 from validation.simulator import rollout
 
@@ -77,7 +81,12 @@ def reprice(offsets: list[int], policies: list[str]) -> pd.DataFrame:
 
 
 def milp(
-    time_limit: float, offset: int, threads: int, bills: list[str], only: list[str] | None = None
+    time_limit: float,
+    offset: int,
+    threads: int,
+    bills: list[str],
+    only: list[str] | None = None,
+    methods: tuple[str, ...] = ("milp",),
 ) -> pd.DataFrame:
     rows = []
     for inst in milp_suite():
@@ -88,25 +97,46 @@ def milp(
             case = cases[label]
             start = rollout(case, StsPolicy())
             sts = evaluate(case, start).total_cost
-            t0, c0 = time.perf_counter(), time.process_time()
-            res = solve(case, initial_plan=start, time_limit=time_limit, threads=threads)
-            # CPU time beside the wall clock: on a shared machine the wall clock counts
-            # other processes' time too (HiGHS runs in this process, its threads counted)
-            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-            assert res.objective is not None
-            rows.append(
-                {
-                    "instance": inst.name,
-                    "bill": label,
-                    "proved": res.optimal,
-                    "seconds": seconds,
-                    "cpu_s": cpu,
-                    "sts_cost": sts,
-                    "milp_cost": res.objective,
-                    "sts_over_milp": sts / res.objective,
-                }
-            )
+            for method in methods:
+                t0, c0 = time.perf_counter(), time.process_time()
+                if method == "bp":  # its HiGHS masters run on one thread
+                    res = decompose(case, initial_plan=start, time_limit=time_limit)
+                    proved, cost = res.optimal, res.objective
+                else:
+                    one = solve(case, initial_plan=start, time_limit=time_limit, threads=threads)
+                    proved, cost = one.optimal, one.objective
+                # CPU time beside the wall clock: on a shared machine the wall clock
+                # counts other processes' time too (HiGHS runs in this process, its
+                # threads counted)
+                seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+                assert cost is not None
+                rows.append(
+                    {
+                        "instance": inst.name,
+                        "bill": label,
+                        "method": method,
+                        "proved": proved,
+                        "seconds": seconds,
+                        "cpu_s": cpu,
+                        "sts_cost": sts,
+                        "milp_cost": cost,
+                        "sts_over_milp": sts / cost,
+                    }
+                )
     return pd.DataFrame(rows)
+
+
+def agreement(df: pd.DataFrame) -> pd.DataFrame:
+    """Per instance and bill proved by both methods, the two optima and their relative
+    difference."""
+    both = df[df["proved"]].pivot_table(
+        index=["instance", "bill"], columns="method", values="milp_cost"
+    )
+    both = both.dropna()
+    if not {"milp", "bp"} <= set(both.columns):
+        return pd.DataFrame()
+    both["relative"] = (both["bp"] - both["milp"]).abs() / both["milp"]
+    return both
 
 
 def main() -> None:
@@ -119,6 +149,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--bills", default="flat,series", help="milp: flat, series or both")
     ap.add_argument("--only", help="milp: these suite instances only (comma-separated names)")
+    ap.add_argument(
+        "--methods", default="milp", help="milp: milp (the compact MILP), bp (branch-and-price)"
+    )
     args = ap.parse_args()
     if args.part == "reprice":
         df = reprice(args.offsets, args.policies.split(","))
@@ -128,16 +161,23 @@ def main() -> None:
         print(by.to_markdown(floatfmt=".3f"))
         return
     only = args.only.split(",") if args.only else None
-    df = milp(args.time_limit, args.offset, args.threads, args.bills.split(","), only)
-    print(df.to_markdown(index=False, floatfmt=".4g"))
+    methods = tuple(args.methods.split(","))
+    df = milp(args.time_limit, args.offset, args.threads, args.bills.split(","), only, methods)
+    print(df.to_markdown(index=False, floatfmt=".6g"))
     print()
-    for label, part in df.groupby("bill"):
+    for (label, method), part in df.groupby(["bill", "method"]):
         print(
-            f"{label}: proved {int(part['proved'].sum())} of {len(part)}, slowest "
+            f"{label} {method}: proved {int(part['proved'].sum())} of {len(part)}, slowest "
             f"{part['seconds'].max():.1f} s ({part['cpu_s'].max():.1f} s CPU), total "
             f"{part['seconds'].sum():.0f} s ({part['cpu_s'].sum():.0f} s CPU), STS over "
-            f"MILP mean {part['sts_over_milp'].mean():.4f}, max {part['sts_over_milp'].max():.4f}"
+            f"plan mean {part['sts_over_milp'].mean():.4f}, max {part['sts_over_milp'].max():.4f}"
         )
+    both = agreement(df)
+    if len(both):
+        print()
+        print(both.to_markdown(floatfmt=".9g"))
+        worst = both["relative"].max()
+        print(f"proved by both: {len(both)}, largest relative difference {worst:.2e}")
 
 
 if __name__ == "__main__":

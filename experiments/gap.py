@@ -30,7 +30,6 @@ from heuristic.sts.search import SearchResult
 from instances import Instance, Plan
 from instances.io import write_atomic
 from milp import Improvement, LagrangeBound, Result, improve, lagrangian_bound, solve
-from milp.data import one_price
 from milp.decomposition import DecompositionResult
 from milp.decomposition import solve as decompose
 from milp.improve import tune_sts
@@ -135,9 +134,7 @@ def analyse(
             threads=1 if threads is None else threads,
         )
     row = _row(instance, slots, found, lag, warm, cold, better, bound)
-    # branch-and-price prices every slot at one price (milp.decomposition refuses a
-    # series): on a priced instance its columns stay empty rather than the report fail
-    if colgen_time > 0 and one_price(instance):
+    if colgen_time > 0:
         start = better.plan if better is not None else tuned_plan
         row = _with_colgen(row, decompose(instance, start, slots=slots, time_limit=colgen_time))
     plans = {

@@ -8,7 +8,9 @@ previous one when it runs the same choice in the slot before (the plan keeps its
 there), else it relaunches and the first ``delta_j`` hours make no progress, paid at
 the configuration's power with the probability that the job runs past its progress; a
 continuation carries what is left of the overhead; epochs cost ``pi * e_c`` times their
-survival; completions count at the end of their slot.
+survival; completions count at the end of their slot. With prices that change by the
+slot (:func:`milp.data.slot_prices`), the epochs and the overhead of slot ``t`` are paid
+at slot ``t``'s price of a kWh, carbon included, as the compact MILP pays them.
 """
 
 from __future__ import annotations
@@ -88,10 +90,13 @@ def schedule_cost(
         w1 = min(big_e, w + (slot - lost) * jd.speed[k] / slot)
         if big_e - w1 <= TOL_E * max(1.0, big_e):
             w1 = big_e
-        cost += jd.cost[k] * (dist.phi(w1) - dist.phi(w))
+        t = start + i
+        # the slot's own price of a kWh where it has one (the series are constant
+        # within a slot, so the evaluator's integral over the slot is this product)
+        cost += jd.epoch_cost(k, t) * (dist.phi(w1) - dist.phi(w))
         if lost > 0:
-            cost += jd.slot_power_cost[k] * lost / slot * dist.beyond(w)
-        late = max(0.0, (start + i + 1) * slot - job.due)
+            cost += jd.power_cost(k, t) * lost / slot * dist.beyond(w)
+        late = max(0.0, (t + 1) * slot - job.due)
         cost += jd.omega * late * _crossed(jd, mode, w, w1)
         w, prev = w1, c
         if w1 >= big_e:

@@ -32,6 +32,21 @@ s on 0.25 h slots), at the prices of a late exact round, 7 of the 20 jobs' bound
 meet the heuristic's schedule (none before), so they need no pricing (one of them took
 7.3 million labels and 58 s of CPU to price exactly); the sum rose from 29.58 to 29.74.
 
+**Prices by the slot.** Where a kWh costs ``pi_t`` in slot ``t`` (a price or carbon
+series), an epoch in slot ``t`` costs ``e_k pi_t``, so no epoch run in slot ``t`` or
+later costs less than the *floor* ``f_t = min_k e_k * min_{s >= t} pi_s`` (the least
+kWh per epoch at the least price of the slots left; it rises with ``t``). The bound
+from slot ``t`` is then ``f_t`` times the epochs left (exact) plus an excess over
+``f_t``: a slot's kWh at its own price, less ``f_t`` per epoch it runs, plus the
+floor's rise ``f_{t+1} - f_t`` times the epochs still left after it (those are paid
+from ``t + 1`` on, at ``f_{t+1}`` at least), and idling a slot costs that rise times
+the epochs left. Every epoch's excess is ``e_k pi_s - f_t >= 0`` for ``s >= t`` (prices
+are never negative), so more progress still never costs more excess, and the epochs
+left after a slot are counted at the grid point at or above where it ends (fewer, and
+the rise is at least 0): each grid value is still at most the true relaxed excess. At
+one price the floor is the cheapest cost per epoch in every slot and the rise 0: the
+tables and figures are those without prices, to the last digit.
+
 The pricing prunes a partial schedule whose cost plus this bound cannot beat the best
 schedule known; its value at the job's first slot with no progress bounds the job's
 priced optimum from below, so the Lagrangian bound holds at every round, also where
@@ -51,12 +66,29 @@ STEPS_PER_SLOT = 4
 
 
 @dataclass(frozen=True)
+class BySlot:
+    """What :class:`Steps` needs where a kWh costs ``price`` in each window slot: the
+    slot tables at a price of 1 (expected kWh, overhead included; the expected epochs
+    run, ``dphi``; the epochs left at the grid point it ends at, ``left``) and those
+    left at each grid point (``left_grid``)."""
+
+    price: np.ndarray  # (W,)
+    kwh: np.ndarray  # (2, K, G+1)
+    dphi: np.ndarray  # (2, K, G+1)
+    left: np.ndarray  # (2, K, G+1)
+    left_grid: np.ndarray  # (G+1,)
+
+
+@dataclass(frozen=True)
 class Steps:
     """Price-free tables of the relaxation on ``grid + 1`` progress points, per
     configuration (its first choice stands for it) and per way into the slot (0:
     continuing, 1: relaunching after an idle slot): the slot's excess energy, its
     tardiness weight, whether it completes and the grid point at or above where it
-    ends; ``cheapest``, the job's least cost per epoch."""
+    ends; ``cheapest``, the job's least cost per epoch; ``floor``, per window slot (and
+    one past the window), the least cost of an epoch in it or later (``cheapest`` in
+    every slot at one price); ``by_slot``, the tables of prices by the slot (``None`` at
+    one price: ``energy`` is then the excess of every slot)."""
 
     grid: int
     cheapest: float
@@ -65,6 +97,8 @@ class Steps:
     crossed: np.ndarray  # (2, K, G+1)
     done: np.ndarray  # (2, K, G+1)
     after: np.ndarray  # (2, K, G+1)
+    floor: np.ndarray  # (W+1,)
+    by_slot: BySlot | None = None
 
     @classmethod
     def of(cls, m: SlotModel, grid: int) -> Steps:
@@ -72,9 +106,46 @@ class Steps:
         configuration's progress per slot is coarser."""
         starts = np.flatnonzero(np.r_[True, m.k[1:] != m.k[:-1]])
         grid = int(min(grid, max(8, np.ceil(STEPS_PER_SLOT * m.big_e / m.speed.min()))))
-        ways = [_slot_tables(m, starts, grid, lost) for lost in (0.0, min(m.delta, m.slot))]
-        energy, crossed, done, after = (np.stack(t) for t in zip(*ways, strict=True))
-        return cls(grid, float(m.ecost.min()), starts, energy, crossed, done, after)
+        losses = (0.0, min(m.delta, m.slot))
+        width = m.last - m.first + 1
+        if m.price is None:
+            cheapest = float(m.ecost.min())
+            ways = [_slot_tables(m, starts, grid, lost, m.ecost, m.opower) for lost in losses]
+            cost, dphi, crossed, done, after = (np.stack(t) for t in zip(*ways, strict=True))
+            energy = cost - cheapest * dphi
+            floor = np.full(width + 1, cheapest)
+            return cls(grid, cheapest, starts, energy, crossed, done, after, floor)
+        # a kWh's price by the slot: the tables at a price of 1 (kWh), priced per slot
+        # by :meth:`excess`; an epoch run in slot t or later costs at least the least
+        # kWh per epoch times the least price from t on
+        ways = [_slot_tables(m, starts, grid, lost, m.energy, m.kwh) for lost in losses]
+        kwh, dphi, crossed, done, after = (np.stack(t) for t in zip(*ways, strict=True))
+        price = m.window_prices()
+        ahead = np.minimum.accumulate(price[::-1])[::-1]
+        floor = float(m.energy.min()) * np.append(ahead, ahead[-1])
+        points = np.arange(grid + 1) * (m.big_e / grid)
+        end = float(m.phi(np.array([m.big_e]))[0])
+        left = end - m.phi(after * (m.big_e / grid))
+        by_slot = BySlot(price, kwh, dphi, left, end - m.phi(points))
+        energy = np.zeros_like(kwh)  # unused: :meth:`excess` prices each slot
+        return cls(grid, float(floor[0]), starts, energy, crossed, done, after, floor, by_slot)
+
+    def excess(self, i: int) -> np.ndarray:
+        """Window slot ``i``'s excess over the floor, per way in, configuration and grid
+        point (see :func:`completion_bound`)."""
+        b = self.by_slot
+        if b is None:
+            return self.energy
+        lo, rise = self.floor[i], self.floor[i + 1] - self.floor[i]
+        return b.price[i] * b.kwh - lo * b.dphi + rise * b.left
+
+    def waiting(self, i: int, idle: np.ndarray) -> np.ndarray:
+        """The excess of idling through window slot ``i`` from each grid point, given
+        the next slot's idle row: the floor's rise over the epochs left."""
+        b = self.by_slot
+        if b is None:
+            return idle
+        return idle + (self.floor[i + 1] - self.floor[i]) * b.left_grid
 
     def index(self, m: SlotModel, w: np.ndarray) -> np.ndarray:
         """The grid point at or above each progress ``w``."""
@@ -82,27 +153,33 @@ class Steps:
 
     def remaining(self, m: SlotModel, excess: np.ndarray, t: int, w: np.ndarray) -> np.ndarray:
         """The bound from progress ``w`` at the start of slot ``t``, given that slot's
-        row of the excess bound: the epochs left at the cheapest cost, plus the larger
+        row of the excess bound: the epochs left at the floor's cost, plus the larger
         of the excess and the tardiness of the stops left reached at top speed (the
         grid may run ahead of the true progress; this never does)."""
         left = m.phi(np.full_like(w, m.big_e)) - m.phi(w)
-        return self.cheapest * left + np.maximum(excess[self.index(m, w)], _top_speed(m, t, w))
+        floor = self.floor[t - m.first]
+        return floor * left + np.maximum(excess[self.index(m, w)], _top_speed(m, t, w))
 
 
 def _slot_tables(
-    m: SlotModel, starts: np.ndarray, grid: int, lost: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    m: SlotModel,
+    starts: np.ndarray,
+    grid: int,
+    lost: float,
+    ecost: np.ndarray,
+    opower: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One slot on each configuration from each grid point, losing ``lost`` hours to
-    a relaunch: excess energy (overhead energy included), tardiness weight, completion
-    and the grid point at or above where it ends, each (K, G+1)."""
-    cheapest = float(m.ecost.min())
+    a relaunch, its epochs and power at ``ecost`` and ``opower``: energy (overhead
+    energy included), expected epochs run, tardiness weight, completion and the grid
+    point at or above where it ends, each (K, G+1)."""
     g = np.arange(grid + 1) * (m.big_e / grid)
     n_k = len(starts)
     w = np.tile(g, n_k)
     choice = np.repeat(starts, grid + 1)
     # slot -1: never late; the cost is energy, the overhead's included
-    w1, cost, done = m.step(-1, w, choice, np.full_like(w, lost))
-    energy = cost - cheapest * (m.phi(w1) - m.phi(w))
+    w1, cost, done = m.advance(-1, w, choice, np.full_like(w, lost), ecost, opower)
+    dphi = m.phi(w1) - m.phi(w)
     after = np.where(done, grid, np.ceil(w1 * grid / m.big_e)).astype(np.int64)
     after = np.minimum(after, grid)
     # a stop counts as reached once the grid passes it: never later than truly
@@ -111,7 +188,8 @@ def _slot_tables(
     crossed = ((w[:, None] < e - 1e-12) & (e - 1e-12 <= reach[:, None] + 1e-12)) @ m.late
     done = after == grid
     shape = (n_k, grid + 1)
-    return energy.reshape(shape), crossed.reshape(shape), done.reshape(shape), after.reshape(shape)
+    parts = (cost, dphi, crossed, done, after)
+    return tuple(a.reshape(shape) for a in parts)  # type: ignore[return-value]
 
 
 def _top_speed(m: SlotModel, t: int, w: np.ndarray) -> np.ndarray:
@@ -126,11 +204,11 @@ def _top_speed(m: SlotModel, t: int, w: np.ndarray) -> np.ndarray:
 
 
 def completion_bound(m: SlotModel, steps: Steps, price: np.ndarray) -> np.ndarray:
-    """``H[s, i, g]``: a lower bound on the excess cost, prices included, of finishing
-    the job from the start of slot ``m.first + i`` at grid progress ``g``, having run
-    the slot before (``s = 0``) or not (``s = 1``: its next run relaunches). Row ``i =
-    last - first + 1``: after the window, infinite unless complete (see the module's
-    docstring). ``price``: choices x window slots."""
+    """``H[s, i, g]``: a lower bound on the excess cost (over the floor of window slot
+    ``i``), prices included, of finishing the job from the start of slot ``m.first + i``
+    at grid progress ``g``, having run the slot before (``s = 0``) or not (``s = 1``:
+    its next run relaunches). Row ``i = last - first + 1``: after the window, infinite
+    unless complete (see the module's docstring). ``price``: choices x window slots."""
     width = m.last - m.first + 1
     cheapest = np.minimum.reduceat(price, steps.configs, axis=0)  # (K, W)
     out = np.full((2, width + 1, steps.grid + 1), np.inf)
@@ -139,8 +217,9 @@ def completion_bound(m: SlotModel, steps: Steps, price: np.ndarray) -> np.ndarra
         t = m.first + i
         late = m.omega * max(0.0, (t + 1) * m.slot - m.due)
         running, idle = out[0, i + 1], out[1, i + 1]
-        cand = steps.energy + late * steps.crossed + cheapest[None, :, i : i + 1]
+        cand = steps.excess(i) + late * steps.crossed + cheapest[None, :, i : i + 1]
         cand = cand + np.where(steps.done, 0.0, running[steps.after])
+        idle = steps.waiting(i, idle)
         out[:, i] = np.minimum(idle[None, :], cand.min(axis=1))  # idle, or run a slot
         out[:, i, steps.grid] = 0.0
     return out

@@ -58,8 +58,9 @@ def pareto(group: np.ndarray, w: np.ndarray, cost: np.ndarray) -> np.ndarray:
     return keep
 
 
-def dominated(labels: Labels, group: np.ndarray, stack: Stack) -> np.ndarray:
-    """The labels another label of their job dominates:
+def dominated(labels: Labels, group: np.ndarray, stack: Stack, i: int) -> np.ndarray:
+    """The labels (at the start of window slot ``i`` of their jobs) another label of
+    their job dominates:
 
     - in the same state and position, at least its progress at most its cost;
     - an idle label, by any label at least as far at no more cost (from any state the
@@ -67,8 +68,17 @@ def dominated(labels: Labels, group: np.ndarray, stack: Stack) -> np.ndarray:
       in that slot: the epochs it adds cost at most the overhead energy it saves);
     - with an overhead of at most a slot, any label, by one ahead by what one relaunch
       can lose (``delta / slot`` of a slot at top speed) and cheaper by what it can
-      cost (``delta / slot`` of a slot's energy at the dearest power): relaunching onto
-      the other's state, it is no worse after that slot, and then in the same state.
+      cost (``delta / slot`` of a slot's energy at the dearest power, in slot ``i``):
+      relaunching onto the other's state in slot ``i``, it is no worse after that slot,
+      and then in the same state.
+
+    With prices that change by the slot each rule still holds, because a kWh's price
+    is never negative (the series refuse negative values) and every comparison is made
+    within one slot: the same continuation runs the same slots at the same prices, so
+    later epochs (of no higher survival) cost no more; the epochs continuing adds and
+    the overhead energy it saves are paid in the same slot, at its price; and the
+    relaunch the margin pays for is made in slot ``i``, so the dearest power at slot
+    ``i``'s price bounds it (:meth:`Stack.dearest_slot`).
     """
     out = ~pareto(group, labels.w, labels.cost)
     has = stack.delta[labels.job] > 0
@@ -80,7 +90,8 @@ def dominated(labels: Labels, group: np.ndarray, stack: Stack) -> np.ndarray:
     one = has & (stack.positions[labels.job] == 1)
     if one.any():
         share = stack.delta[labels.job] / stack.slot
-        lead, dearer = share * stack.top[labels.job], share * stack.dearest[labels.job]
+        lead = share * stack.top[labels.job]
+        dearer = share * stack.dearest_slot(i, labels.job)
         out |= one & beaten(labels, one, lead, dearer)
     return out
 

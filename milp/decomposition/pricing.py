@@ -26,6 +26,14 @@ interchangeable (switching between them is a relaunch, which continuing would be
 epochs continuing adds cost at most the overhead energy it saves), so only the first of
 each such group is priced. With ``beam`` set, only that many labels per state and
 position survive, best bound first: the heuristic pricer.
+
+Under prices of a kWh by the slot every rule holds as stated: dominance compares
+labels at the start of one slot, whose continuations pay the same slots' prices
+(:func:`milp.decomposition.dominance.dominated` says why each margin still bounds);
+a relaunch in a slot costs the same from every state, at that slot's price; choices of
+one configuration pay the same energy price in each slot, so alike choices stay alike;
+the completion bound counts the slots left at their floor
+(:mod:`milp.decomposition.completion`).
 """
 
 from __future__ import annotations
@@ -235,7 +243,7 @@ def _next(
     nxt = Labels.join(kids.take(~done & going[kids.job]), idle)
     score = nxt.cost + bounds.remaining(i + 1, nxt.job, nxt.w, nxt.state < 0)
     alive = (score < run.upper[nxt.job]) & run.active[nxt.job]
-    out = _prune(nxt.take(alive), score[alive], stack, beam)
+    out = _prune(nxt.take(alive), score[alive], stack, beam, i + 1)
     run.total += np.bincount(out.job, minlength=len(run.total))
     return out
 
@@ -275,15 +283,16 @@ def _idle(labels: Labels) -> Labels:
     return Labels(labels.job, labels.w, labels.cost, none, 0 * none, np.arange(n), none)
 
 
-def _prune(labels: Labels, score: np.ndarray, stack: Stack, beam: int | None) -> Labels:
-    """Dominance (see :func:`_dominated`), then at most ``beam`` labels per job, state
-    and position, lowest ``score`` first."""
+def _prune(labels: Labels, score: np.ndarray, stack: Stack, beam: int | None, i: int) -> Labels:
+    """Dominance among the labels at the start of window slot ``i`` (see
+    :func:`milp.decomposition.dominance.dominated`), then at most ``beam`` labels per
+    job, state and position, lowest ``score`` first."""
     pmax = int(stack.positions.max())
     has = stack.delta[labels.job] > 0
     # a running label of a job with overhead: its state and position; else its job
     group = np.where(has & (labels.state >= 0), labels.state * (pmax + 1) + labels.pos, -1)
     group = np.where(group >= 0, group, -(labels.job + 1))
-    keep = ~dominated(labels, group, stack)
+    keep = ~dominated(labels, group, stack, i)
     labels, score, group = labels.take(keep), score[keep], group[keep]
     if beam is not None and len(group):
         order = np.lexsort((score, group))

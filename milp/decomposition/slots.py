@@ -19,9 +19,16 @@ from milp.decomposition.space import JobSpace
 class SlotModel:
     """A job's slot arithmetic: per choice its configuration's epochs per slot
     (``speed``), energy cost per epoch (``ecost``) and a whole slot's energy cost at its
-    power (``opower``); the stopping points (``stops``, block starts, survival ``q`` and
-    tardiness weights ``late``); the overhead ``delta`` (hours) and the positions in a
-    run that still carry some (``positions``)."""
+    power (``opower``) at the instance's one energy price; the stopping points
+    (``stops``, block starts, survival ``q`` and tardiness weights ``late``); the
+    overhead ``delta`` (hours) and the positions in a run that still carry some
+    (``positions``).
+
+    With prices that change by the slot (``price``: a kWh's price, carbon in, per slot
+    of the horizon, as :func:`milp.data.slot_prices` gives it; ``None``: one price), a
+    slot ``t`` costs per epoch ``energy * price[t]`` and per slot of power ``kwh *
+    price[t]`` instead (:meth:`rates`), as the compact MILP and the evaluator charge it
+    when the series are constant within each slot."""
 
     slot: float
     big_e: float
@@ -41,6 +48,9 @@ class SlotModel:
     late: np.ndarray  # tardiness weight of reaching e_b
     knots: np.ndarray  # 0 and the stops
     phi_knots: np.ndarray  # Phi there
+    energy: np.ndarray  # kWh per epoch, per choice
+    kwh: np.ndarray  # kWh of a whole slot at its power, per choice
+    price: np.ndarray | None  # per slot of the horizon; None: the one price above
 
     @classmethod
     def of(cls, js: JobSpace, slot: float, mode: TardinessMode) -> SlotModel:
@@ -75,7 +85,22 @@ class SlotModel:
             phi_knots=np.concatenate(
                 [[0.0], np.cumsum(q * np.diff(np.concatenate([[0.0], stops])))]
             ),
+            energy=np.array(jd.energy)[k],
+            kwh=np.array(jd.slot_kwh)[k],
+            price=None if jd.slot_price is None else np.array(jd.slot_price),
         )
+
+    def rates(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per choice, the cost of an epoch and of a whole slot at its power in slot
+        ``t`` (the same in every slot at one price)."""
+        if self.price is None:
+            return self.ecost, self.opower
+        return self.energy * self.price[t], self.kwh * self.price[t]
+
+    def window_prices(self) -> np.ndarray:
+        """The price of a kWh in each slot of the window (prices by the slot only)."""
+        assert self.price is not None
+        return self.price[self.first : self.last + 1]
 
     def phi(self, w: np.ndarray) -> np.ndarray:
         """Expected epochs run among the first ``w``: the integral of the survival,
@@ -91,13 +116,29 @@ class SlotModel:
         self, t: int, w: np.ndarray, choice: np.ndarray, lost: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Slot ``t`` on ``choice`` from progress ``w`` with ``lost`` hours of overhead:
-        the progress after it, its cost (energy and tardiness, prices not included) and
-        whether the job completes in it."""
+        the progress after it, its cost (energy at the slot's price of a kWh and
+        tardiness; the master's prices not included) and whether the job completes in
+        it."""
+        ecost, opower = self.rates(t)
+        return self.advance(t, w, choice, lost, ecost, opower)
+
+    def advance(
+        self,
+        t: int,
+        w: np.ndarray,
+        choice: np.ndarray,
+        lost: np.ndarray,
+        ecost: np.ndarray,
+        opower: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`step` with the energy costs given per choice (``ecost`` per epoch,
+        ``opower`` per slot of power): at a price of 1, ``energy`` and ``kwh`` give the
+        slot's expected kWh."""
         w1 = np.minimum(self.big_e, w + (self.slot - lost) * self.speed[choice] / self.slot)
         done = self.big_e - w1 <= TOL_E * max(1.0, self.big_e)
         w1 = np.where(done, self.big_e, w1)
-        cost = self.ecost[choice] * (self.phi(w1) - self.phi(w))
-        cost = cost + self.opower[choice] * (lost / self.slot) * self.beyond(w)
+        cost = ecost[choice] * (self.phi(w1) - self.phi(w))
+        cost = cost + opower[choice] * (lost / self.slot) * self.beyond(w)
         late = self.omega * max(0.0, (t + 1) * self.slot - self.due)
         if late > 0:
             e = self.stops

@@ -48,7 +48,6 @@ import scipy.sparse as sp
 
 from instances import Config, Instance, Node
 from milp.data import JobData, MilpData
-from milp.requirements import MilpError
 
 GPU, TENANTS, MEMORY, LINK, CPU, DRAM = "gpu", "tenants", "memory", "link", "cpu", "dram"
 
@@ -132,9 +131,7 @@ class Space:
 
 
 def build_space(d: MilpData) -> Space:
-    """The choices of every job of ``d`` and the master's resources; :class:`MilpError`
-    if ``d`` prices its slots apart (:func:`require_one_price`)."""
-    require_one_price(d)
+    """The choices of every job of ``d`` and the master's resources."""
     inst = d.instance
     res: list[Resource] = []
     ids: dict[tuple[str, str, int, str], int] = {}
@@ -207,22 +204,6 @@ def _host_usage(ids: Ids, cfg: Config, node: str) -> list[tuple[int, float]]:
     if cfg.dram_gb and (DRAM, node, -1, "") in ids:
         out.append((ids[DRAM, node, -1, ""], float(cfg.dram_per_node)))
     return out
-
-
-def require_one_price(d: MilpData) -> None:
-    """The decomposition costs every epoch and every slot of overhead at the instance's
-    one energy price (:mod:`milp.decomposition.slots`, its completion bound and its
-    dominance rules): with a price or carbon series that changes by the slot (the
-    compact MILP's ``slot_price``), its columns' costs would not be the evaluator's and
-    its bound not a bound, so such an instance is refused (a flat series, priced as
-    without one, is not)."""
-    priced = [j for j, jd in d.jobs.items() if jd.slot_price is not None]
-    if priced:
-        raise MilpError(
-            f"branch-and-price prices every slot at one energy price; {d.instance.name!r} "
-            "has a price or carbon series that changes by the slot (solve it with the "
-            "compact MILP, milp.solve)"
-        )
 
 
 def conflict_cliques(

@@ -66,6 +66,25 @@ class Flat:
         return np.searchsorted(self.key, job + 1j * w, side="right") - 1
 
 
+def _prices(ms: Sequence[SlotModel]) -> dict[str, np.ndarray | None]:
+    """The stack's per-slot price fields (none where every job has one price; the jobs
+    of one instance share its series)."""
+    priced = [m.price is not None for m in ms]
+    if not any(priced):
+        return {}
+    if not all(priced):
+        raise ValueError("a stack mixes jobs at one price with jobs priced by the slot")
+    rate = np.zeros((len(ms), max(m.last - m.first + 1 for m in ms) + 1))
+    for j, m in enumerate(ms):
+        rate[j, : m.last - m.first + 1] = m.window_prices()
+    return {
+        "energy": np.concatenate([m.energy for m in ms]),
+        "kwh": np.concatenate([m.kwh for m in ms]),
+        "top_kwh": np.array([float(m.kwh.max()) for m in ms]),
+        "rate": rate,
+    }
+
+
 @dataclass(frozen=True)
 class Stack:
     """Per job (index ``j`` in the stack) its scalars as arrays, per global choice its
@@ -93,6 +112,13 @@ class Stack:
     knot: Flat  # 0 and the stops, with Phi there and its slope after
     stop: Flat  # the stops, with P(N > w) once that many are passed
     reach: Flat  # the stops less the evaluator's tolerance, with the tardiness weights summed
+    # prices by the slot (None: every job at its one price, the costs above): per global
+    # choice kWh per epoch and per slot, per job the largest kWh of a slot, and the
+    # price of a kWh in each window slot (jobs, widest window + 1; 0 past a window)
+    energy: np.ndarray | None = None
+    kwh: np.ndarray | None = None
+    top_kwh: np.ndarray | None = None
+    rate: np.ndarray | None = None
 
     @classmethod
     def of(cls, models: Sequence[SlotModel]) -> Stack:
@@ -125,7 +151,25 @@ class Stack:
             knot=Flat.of(knots, [m.phi_knots for m in ms], slopes),
             stop=Flat.of([m.stops for m in ms], [np.append(m.q, 0.0) for m in ms]),
             reach=Flat.of([m.stops - TOL_STOP for m in ms], cum),
+            **_prices(ms),
         )
+
+    def rates(self, i: int, job: np.ndarray, choice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each label's cost of an epoch and of a whole slot at its power on global
+        ``choice`` in window slot ``i`` of its job (as :meth:`SlotModel.rates`)."""
+        if self.rate is None:
+            return self.ecost[choice], self.opower[choice]
+        assert self.energy is not None and self.kwh is not None
+        price = self.rate[job, i]
+        return self.energy[choice] * price, self.kwh[choice] * price
+
+    def dearest_slot(self, i: int, job: np.ndarray) -> np.ndarray:
+        """Each label's job's dearest energy cost of a whole slot in window slot ``i``:
+        the largest power at that slot's price."""
+        if self.rate is None:
+            return self.dearest[job]
+        assert self.top_kwh is not None
+        return self.top_kwh[job] * self.rate[job, i]
 
     def phi(self, job: np.ndarray, w: np.ndarray) -> np.ndarray:
         """``Phi(w)`` of each label's job, as :func:`numpy.interp` computes it."""
@@ -156,8 +200,9 @@ class Stack:
         w1 = np.minimum(e, w + (self.slot - lost) * self.speed[choice] / self.slot)
         done = e - w1 <= TOL_E * np.maximum(1.0, e)
         w1 = np.where(done, e, w1)
-        cost = self.ecost[choice] * (self.phi(job, w1) - self.phi(job, w))
-        cost = cost + self.opower[choice] * (lost / self.slot) * self.beyond(job, w)
+        ecost, opower = self.rates(i, job, choice)
+        cost = ecost * (self.phi(job, w1) - self.phi(job, w))
+        cost = cost + opower * (lost / self.slot) * self.beyond(job, w)
         late = self.lateness(job, self.first[job] + i)
         if late.any():
             some = late > 0
@@ -174,7 +219,7 @@ class Bounds:
     flat: np.ndarray
     offset: np.ndarray  # where each job's table starts
     grid: np.ndarray
-    cheapest: np.ndarray
+    floor: np.ndarray  # (jobs, widest window + 1): each job's Steps.floor, padded
 
     @classmethod
     def of(cls, stack: Stack, steps: Sequence[Steps], tables: Sequence[np.ndarray]) -> Bounds:
@@ -184,7 +229,7 @@ class Bounds:
             np.concatenate([t.ravel() for t in tables]),
             np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
             np.array([s.grid for s in steps], dtype=np.int64),
-            np.array([s.cheapest for s in steps]),
+            _pad([s.floor for s in steps], 0.0),
         )
 
     def remaining(self, i: int, job: np.ndarray, w: np.ndarray, idle: np.ndarray) -> np.ndarray:
@@ -197,7 +242,7 @@ class Bounds:
         rows = np.where(idle, s.width[job] + 1 + i, i)  # the idle table follows the other
         excess = self.flat[self.offset[job] + rows * (g + 1) + idx]
         left = s.phi_end[job] - s.phi(job, w)
-        return self.cheapest[job] * left + np.maximum(excess, self._top_speed(i, job, w))
+        return self.floor[job, i] * left + np.maximum(excess, self._top_speed(i, job, w))
 
     def _top_speed(self, i: int, job: np.ndarray, w: np.ndarray) -> np.ndarray:
         """The tardiness of the stops not yet reached, each as soon as the fastest

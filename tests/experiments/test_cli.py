@@ -169,6 +169,30 @@ def test_improve_by_column_generation_writes_a_plan_and_certifies_it(tmp_path, c
     assert json.loads(plan.read_text())["policy"] == "colgen"
 
 
+def test_improve_by_column_generation_under_a_price_series(tmp_path, capsys):
+    """``--method colgen`` on an instance under the bundled series (its evening peak
+    first): branch-and-price prices each slot at its own price and proves the compact
+    MILP's optimum; the plan file is the evaluator's figure under the series."""
+    from instances import write_instance
+    from instances.generators.prices import lay_prices
+    from instances.generators.suite import suite_instance
+    from milp import solve as milp_solve
+
+    path = tmp_path / "priced.json"
+    write_instance(lay_prices(suite_instance("suite-share-2n4j-s1"), "au-nsw-2023:17"), path)
+    inst = read_instance(path)
+    plan = tmp_path / "colgen.json"
+    args = ["improve", str(path), "--method", "colgen", "--time-limit", "60"]
+    assert main([*args, "--search-evaluations", "10", "--out", str(plan)]) == 0
+    out = capsys.readouterr().out
+    assert "certified gap 0.0%" in out and "status          optimal" in out
+    cost = evaluate(inst, read_plan(plan)).total_cost
+    assert float(f"{cost:.6g}") == float(out.split("objective")[1].split()[0])
+    slots = int(out.split(" slots,")[0].split()[-1])  # the horizon it solved over
+    exact = milp_solve(inst, slots=slots, time_limit=60)
+    assert exact.optimal and cost == pytest.approx(exact.objective, rel=1e-6)
+
+
 def test_improve_from_a_plan_that_does_not_fit_is_a_clean_error(tmp_path, capsys):
     plan = tmp_path / "p.json"
     assert main(["solve", "tiny", "--policy", "fifo", "--out", str(plan)]) == 0

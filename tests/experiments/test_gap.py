@@ -214,18 +214,20 @@ def test_branch_and_price_joins_the_report_as_a_plan_and_a_bound(tmp_path):
     assert "B&amp;P bound" in (tmp_path / "r" / "index.html").read_text()
 
 
-def test_on_a_priced_instance_branch_and_price_is_left_out_and_the_report_still_made(tmp_path):
-    """Branch-and-price refuses prices that change by the hour (it would price every slot
-    at one price): the gap report leaves its columns empty there, and gives the MILP's
-    figures as for any instance."""
+def test_on_a_priced_instance_branch_and_price_agrees_with_the_milp(tmp_path):
+    """Under prices that change by the hour (the bundled series from its evening peak),
+    branch-and-price prices every slot at its own price: its plan and bound join the
+    report, and both meet the compact MILP's proved optimum."""
     from instances.generators.prices import lay_prices
     from instances.generators.suite import suite_instance
 
-    inst = lay_prices(suite_instance("suite-excl-2n4j-s1"), "au-nsw-2023:17")
+    inst = lay_prices(suite_instance("suite-share-3n6j-s1"), "au-nsw-2023:17")
     df = gap_report(
-        [inst], tmp_path / "r", time_limit=10, evaluations=10, improve_time=0, colgen_time=30
+        [inst], tmp_path / "r", time_limit=30, evaluations=10, improve_time=0, colgen_time=30
     )
     row = df.loc[inst.name]
-    assert pd.isna(row["colgen_cost"]) and pd.isna(row["colgen_bound"])
     assert row["proved"]
+    assert row["colgen_cost"] == pytest.approx(row["milp_cost"], rel=1e-6)
+    assert row["colgen_bound"] == pytest.approx(row["colgen_cost"], rel=1e-6)
+    assert row["colgen_certified"] == pytest.approx(0.0, abs=1e-6)
     assert row["best_cost"] <= row["sts_cost"] + 1e-12

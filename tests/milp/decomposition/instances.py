@@ -1,12 +1,14 @@
 """Small instances for the decomposition's tests: two v100 nodes of two GPUs each, two or
 three jobs with exclusive, shared and multi-node (both nodes) configurations, early
-stopping, tight due dates and a relaunch overhead shorter or longer than a slot."""
+stopping, tight due dates and a relaunch overhead shorter or longer than a slot; and
+any instance under a price of a kWh that changes by the slot, carbon priced."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from instances.energy import Carbon, Series
 
 SLOT = 0.5
 
@@ -46,3 +48,17 @@ def two_nodes(
         relaunch_hours=delta,
         name=f"two-nodes-{seed}",
     )
+
+
+def priced(inst: Instance, seed: int, *, carbon: bool = True) -> Instance:
+    """``inst`` under a price of a kWh drawn for every slot of 0.5 h (odd seeds: every
+    hour) from 0 to 0.8, one in seven free, repeated every eight steps; with
+    ``carbon``, an hourly carbon intensity of 100-700 g/kWh at 400 a tonne on top."""
+    rng = np.random.default_rng(1000 + seed)
+    step = SLOT if seed % 2 == 0 else 2 * SLOT
+    values = rng.uniform(0.0, 0.8, 8) * (rng.random(8) > 1 / 7)
+    out = inst.replace(prices=Series.regular(step, tuple(float(x) for x in values)))
+    if carbon:
+        grams = tuple(float(x) for x in rng.uniform(100.0, 700.0, 3))
+        out = out.replace(carbon=Carbon(Series.regular(1.0, grams, upper=1e5), 400.0))
+    return out

@@ -1,5 +1,5 @@
-"""A column's cost is the evaluator's cost of that job's schedule alone, and a plan cut
-into columns gives them back."""
+"""A column's cost is the evaluator's cost of that job's schedule alone (at one price and
+under a price series), and a plan cut into columns gives them back."""
 
 from __future__ import annotations
 
@@ -14,11 +14,25 @@ from milp.decomposition.columns import columns_of_plan, first_completion
 from milp.decomposition.plans import assemble
 from milp.decomposition.space import build_space
 from milp.solve import default_slots
-from tests.milp.decomposition.instances import two_nodes
+from tests.milp.decomposition.instances import priced, two_nodes
 from validation.evaluate import evaluate
 from validation.simulator import rollout
 
 SLOTS = 14
+
+
+def _costs_what_the_evaluator_says(inst, job: int, drawn: list[int]) -> None:
+    """The drawn schedule of ``job`` (choices past its choices idle), completed on its
+    fastest choice: the column's cost is the evaluator's for the job alone."""
+    space = build_space(milp_data(inst, SLOTS, check_size=False))
+    js = space.jobs[job]
+    fastest = max(range(len(js.choices)), key=lambda c: js.jd.speed[js.choices[c].k])
+    choices = [c if c < len(js.choices) else -1 for c in drawn] + [fastest] * SLOTS
+    col = first_completion(space, job, js.jd.first_slot, choices)
+    assert col is not None
+    alone = inst.replace(jobs=(js.jd.job,))
+    plan = assemble(space, [col])
+    assert evaluate(alone, plan).total_cost == pytest.approx(col.cost, rel=1e-9, abs=1e-12)
 
 
 @settings(max_examples=60, deadline=None)
@@ -33,16 +47,26 @@ def test_a_column_costs_what_the_evaluator_says(seed, delta, mode, job, drawn):
     """Random schedules (pauses, switches of configuration, node and shared label, a
     multi-node configuration, overheads shorter and longer than a slot), completed on
     the fastest choice: the column's cost is the evaluator's for the job alone."""
-    inst = two_nodes(seed, delta=delta, tardiness=mode)
-    space = build_space(milp_data(inst, SLOTS, check_size=False))
-    js = space.jobs[job]
-    fastest = max(range(len(js.choices)), key=lambda c: js.jd.speed[js.choices[c].k])
-    choices = [c if c < len(js.choices) else -1 for c in drawn] + [fastest] * SLOTS
-    col = first_completion(space, job, js.jd.first_slot, choices)
-    assert col is not None
-    alone = inst.replace(jobs=(js.jd.job,))
-    plan = assemble(space, [col])
-    assert evaluate(alone, plan).total_cost == pytest.approx(col.cost, rel=1e-9, abs=1e-12)
+    _costs_what_the_evaluator_says(two_nodes(seed, delta=delta, tardiness=mode), job, drawn)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.sampled_from([0.0, 0.2, 0.7]),
+    st.sampled_from(["worst_case", "expected"]),
+    st.integers(0, 1),
+    st.lists(st.integers(-1, 40), max_size=8),
+    st.booleans(),
+)
+def test_a_column_costs_what_the_evaluator_says_under_a_series(
+    seed, delta, mode, job, drawn, carbon
+):
+    """The same under a price of a kWh that changes every slot or every two (free slots
+    among them), with and without a priced carbon series: each slot's epochs and
+    overhead are paid at that slot's price, as the evaluator integrates the series."""
+    inst = priced(two_nodes(seed, delta=delta, tardiness=mode), seed, carbon=carbon)
+    _costs_what_the_evaluator_says(inst, job, drawn)
 
 
 @pytest.mark.parametrize("name", ["small", "tiny"])

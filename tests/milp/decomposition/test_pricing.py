@@ -1,6 +1,7 @@
 """The pricing programs against enumeration: at random prices, the exact label-setting
 program finds the cheapest schedule (its dominance and pruning lose nothing), the
-completion bound is below it, and the heuristic (beam) pricer never below it."""
+completion bound is below it, and the heuristic (beam) pricer never below it; at one
+energy price and under a price per slot."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from milp.decomposition.completion import Steps, completion_bound
 from milp.decomposition.pricing import Job, price_job, price_jobs
 from milp.decomposition.slots import SlotModel
 from milp.decomposition.space import build_space
-from tests.milp.decomposition.instances import two_nodes
+from tests.milp.decomposition.instances import priced, two_nodes
 
 SLOTS = 5
 
@@ -50,20 +51,21 @@ def _cheapest(space, j: int, price: np.ndarray) -> float:
     return best[0]
 
 
-@settings(max_examples=30, deadline=None)
-@given(
-    st.integers(0, 10_000),
-    st.sampled_from([0.0, 0.1, 0.7]),
-    st.sampled_from(["worst_case", "expected"]),
-    st.integers(0, 10_000),
-)
-def test_the_exact_pricer_finds_the_cheapest_schedule(seed, delta, mode, price_seed):
-    inst = two_nodes(seed, delta=delta, tardiness=mode, shared=seed % 2 == 0, multi=seed % 3 == 0)
-    space = build_space(milp_data(inst, SLOTS, check_size=False))
-    rng = np.random.default_rng(price_seed)
-    lam = rng.exponential(0.3, (len(space.resources), SLOTS)) * (
+def _random_prices(space, seed: int) -> np.ndarray:
+    """Prices of the master's rows (resources x slots), half of them 0."""
+    rng = np.random.default_rng(seed)
+    return rng.exponential(0.3, (len(space.resources), SLOTS)) * (
         rng.random((len(space.resources), SLOTS)) < 0.5
     )
+
+
+def _prices_exactly(inst, price_seed: int) -> None:
+    """At random prices, each job's exact pricing is the cheapest schedule by
+    enumeration, also when told that cheapest cost as its ``upper`` (a bound above the
+    cost to go anywhere on the optimal schedule would prune it there); the completion
+    bound at the first slot is below it and the beam never below it."""
+    space = build_space(milp_data(inst, SLOTS, check_size=False))
+    lam = _random_prices(space, price_seed)
     for j, js in enumerate(space.jobs):
         m = SlotModel.of(js, space.d.slot, space.d.tardiness)
         steps = Steps.of(m, 64)
@@ -73,22 +75,53 @@ def test_the_exact_pricer_finds_the_cheapest_schedule(seed, delta, mode, price_s
         assert math.isfinite(truth)  # every job fits the window alone
         exact = price_job(m, steps, price, bound, math.inf)
         assert exact.value == pytest.approx(truth, rel=1e-9, abs=1e-12)
+        tight = price_job(m, steps, price, bound, truth * (1 + 1e-9) + 1e-12)
+        assert tight.schedules and tight.value == pytest.approx(truth, rel=1e-9, abs=1e-12)
         start = float(steps.remaining(m, bound[1, 0], m.first, np.zeros(1))[0])
         assert start <= truth + 1e-9
         beam = price_job(m, steps, price, bound, math.inf, beam=1)
         assert beam.value >= truth - 1e-9
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.sampled_from([0.0, 0.1, 0.7]),
+    st.sampled_from(["worst_case", "expected"]),
+    st.integers(0, 10_000),
+)
+def test_the_exact_pricer_finds_the_cheapest_schedule(seed, delta, mode, price_seed):
+    inst = two_nodes(seed, delta=delta, tardiness=mode, shared=seed % 2 == 0, multi=seed % 3 == 0)
+    _prices_exactly(inst, price_seed)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.sampled_from([0.0, 0.1, 0.7]),
+    st.sampled_from(["worst_case", "expected"]),
+    st.integers(0, 10_000),
+)
+def test_the_exact_pricer_finds_the_cheapest_schedule_under_a_series(seed, delta, mode, price_seed):
+    """Under a price of a kWh that changes every slot or two (some slots free) and a
+    priced carbon: the completion bound (the floor of the slots left, each slot's
+    excess at its price), the dominance rules (margins at the slot's price) and the
+    pruning still lose no schedule and bound none from above."""
+    inst = two_nodes(seed, delta=delta, tardiness=mode, shared=seed % 2 == 0, multi=seed % 3 == 0)
+    _prices_exactly(priced(inst, seed, carbon=seed % 3 != 1), price_seed)
+
+
+@pytest.mark.parametrize("series", [False, True])
 @pytest.mark.parametrize(("seed", "delta"), [(0, 0.0), (1, 0.1), (2, 0.7), (3, 0.1)])
-def test_jobs_priced_together_price_as_each_alone(seed, delta):
+def test_jobs_priced_together_price_as_each_alone(seed, delta, series):
     """Three jobs stepped together (the heuristic's way, and the exact program's over a
-    stack) find what each finds alone: the rules compare only labels of one job."""
+    stack) find what each finds alone: the rules compare only labels of one job (under
+    a series too: each job reads its own window's prices)."""
     inst = two_nodes(seed, jobs=3, delta=delta, shared=seed % 2 == 0, multi=seed != 2)
+    if series:
+        inst = priced(inst, seed)
     space = build_space(milp_data(inst, SLOTS, check_size=False))
-    rng = np.random.default_rng(seed)
-    lam = rng.exponential(0.3, (len(space.resources), SLOTS)) * (
-        rng.random((len(space.resources), SLOTS)) < 0.5
-    )
+    lam = _random_prices(space, seed)
     jobs = []
     for js in space.jobs:
         m = SlotModel.of(js, space.d.slot, space.d.tardiness)
