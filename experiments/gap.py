@@ -112,8 +112,9 @@ def analyse(
 ) -> tuple[GapRow, dict[str, Plan | None]]:
     """Gap analysis of one slotted instance; also returns the plans (STS, tuned STS,
     improved, MILP). ``improve_time``: seconds for the neighbourhood search (0: none);
-    ``colgen_time``: for column generation and branch-and-price (0: none; on an
-    instance whose price changes by the hour, none either: its columns stay empty)."""
+    ``colgen_time``: for column generation and branch-and-price (0: none). Where the
+    instance charges idle power, neither runs (their sub-MILPs and columns see single
+    jobs, not the cluster's own energy: docs/milp.md): their columns stay empty."""
     require_slot(instance)  # a MilpError with a hint, before the search runs
     sts_plan = rollout(instance, StsPolicy())
     found = tune_sts(instance, evaluations=evaluations)
@@ -124,7 +125,8 @@ def analyse(
     solved = [r.bound for r in (warm, cold) if r is not None and r.bound is not None]
     bound = max([lag.bound, *solved])
     better = None
-    if improve_time > 0:
+    whole_only = instance.idle_power  # improve and branch-and-price refuse it
+    if improve_time > 0 and not whole_only:
         better = improve(
             instance,
             initial_plan=tuned_plan,
@@ -134,7 +136,7 @@ def analyse(
             threads=1 if threads is None else threads,
         )
     row = _row(instance, slots, found, lag, warm, cold, better, bound)
-    if colgen_time > 0:
+    if colgen_time > 0 and not whole_only:
         start = better.plan if better is not None else tuned_plan
         row = _with_colgen(row, decompose(instance, start, slots=slots, time_limit=colgen_time))
     plans = {

@@ -282,7 +282,8 @@ def milp_data(
 
     ``outside``: what jobs outside the model hold (:class:`Outside`)."""
     slot = require_slot(instance)
-    # idle power only where the model may bound it (milp.idle): a whole instance
+    # idle power only where the caller bounds it from below (milp.idle, or by nothing
+    # as the Lagrangian bound does) over a whole instance
     require_billable(instance, slots, slot, idle_bound and outside is None)
     require_no_suspend(instance)
     require_one_shared_shape(instance)

@@ -302,10 +302,12 @@ def lagrangian_bound(
     the jobs' paths found so far gives them, each job's cheapest path at those prices
     joins the master, and each round's prices give a valid bound (so stopping early,
     after ``iterations`` rounds or ``time_limit`` seconds, is safe). It stops when no
-    path can lower the master: the bound is then the Lagrangian dual's optimum."""
+    path can lower the master: the bound is then the Lagrangian dual's optimum. Idle
+    power on nodes always on it counts as nothing, a lower bound of it (its paths are
+    single jobs; the cluster's own energy is not a sum over them: :mod:`milp.idle`)."""
     t0 = time.perf_counter()
     slot = require_slot(instance)
-    d = milp_data(instance, slots, tardiness, upper, check_size=False)
+    d = milp_data(instance, slots, tardiness, upper, check_size=False, idle_bound=True)
     floor = d.separable_bound()
     own = np.array([d.job_bound(j) for j in d.jobs])
     states = _fitting_states(d, slots, states)
