@@ -305,7 +305,7 @@ def _line(row: GapRow) -> str:
     verdict = (
         "proved optimal in"
         if row.proved
-        else f"NOT proved optimal: MILP gap {100 * row.milp_gap:.2f}% when stopped after"
+        else f"NOT proved optimal: MILP gap {100 * row.milp_gap:.2f}% after"
     )
     cold = (
         f"{row.seconds_cold:.1f} s cold"
@@ -357,5 +357,6 @@ def _unproved(df: pd.DataFrame) -> str:
         return ""
     return (
         f". {n} of {len(df)} NOT proved optimal: their STS gaps are to the best plan found "
-        "(the optimum may be lower, down to milp_bound) and their times are time limits"
+        "(the optimum may be lower, down to milp_bound) and their times are time limits, "
+        "or the MILP's bound leaves part of idle power out (docs/milp.md)"
     )
