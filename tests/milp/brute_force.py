@@ -102,11 +102,11 @@ def brute_force(inst: Instance, slots: int) -> tuple[float, Plan]:
     return cost, _joint_plan(inst, chosen, slots)
 
 
-def cheapest_schedules(inst: Instance, slots: int) -> tuple[float, dict[str, Schedule]]:
-    """The cheapest schedules, one per job, that fit the node together slot by slot
-    (tenants packed onto GPUs exhaustively), and their cost. Without relaunch overheads
-    it is the optimum whatever GPU ids a plan gives them; :func:`_joint_plan` gives ids
-    by first fit, which may fail to pack three or more tenants."""
+def _job_options(
+    inst: Instance, costed: Instance, slots: int
+) -> dict[str, list[tuple[float, Schedule]]]:
+    """Per job, every schedule of :func:`job_schedules` with the job's own cost on
+    ``costed`` (the instance, or a variant pricing the same jobs), cheapest first."""
     (node,) = inst.nodes
 
     def dummy(t: int, c: Config) -> tuple:
@@ -117,10 +117,19 @@ def cheapest_schedules(inst: Instance, slots: int) -> tuple[float, dict[str, Sch
         rows = []
         for sched in job_schedules(inst, job.id, slots):
             plan = Plan.of(_segments(inst, job.id, sched, dummy))
-            cost = evaluate(inst, plan, check=False).by_job().loc[job.id, "total_cost"]
+            cost = evaluate(costed, plan, check=False).by_job().loc[job.id, "total_cost"]
             rows.append((float(cost), sched))
         rows.sort(key=lambda r: r[0])
         options[job.id] = rows
+    return options
+
+
+def cheapest_schedules(inst: Instance, slots: int) -> tuple[float, dict[str, Schedule]]:
+    """The cheapest schedules, one per job, that fit the node together slot by slot
+    (tenants packed onto GPUs exhaustively), and their cost. Without relaunch overheads
+    it is the optimum whatever GPU ids a plan gives them; :func:`_joint_plan` gives ids
+    by first fit, which may fail to pack three or more tenants."""
+    options = _job_options(inst, inst, slots)
     ids = list(options)
     best: list[float | dict[str, Schedule] | None] = [math.inf, None]
     floor = [sum(options[j][0][0] for j in ids[i:]) for i in range(len(ids) + 1)]
@@ -212,26 +221,13 @@ def joint_brute_force(inst: Instance, slots: int) -> tuple[float, Plan]:
     costed whole by the evaluator. Two jobs at most (``_joint_plan`` packs tenants by
     first fit)."""
     assert len(inst.jobs) <= 2
-    (node,) = inst.nodes
-
-    def dummy(t: int, c: Config) -> tuple:
-        return tuple((node.id, g) for g in range(1 if c.shared else c.gpus))
-
     # a job's own cost leaves the cluster's energy out: costed on the nodes without
     # their own power (a plan of one job never completes the other, powered for ever)
     plain = inst.replace(
         gpu_types=tuple(replace(g, idle_w=0.0) for g in inst.gpu_types),
         nodes=tuple(replace(n, base_w=0.0) for n in inst.nodes),
     )
-    options: dict[str, list[tuple[float, Schedule]]] = {}
-    for job in inst.jobs:
-        rows = []
-        for sched in job_schedules(inst, job.id, slots):
-            plan = Plan.of(_segments(inst, job.id, sched, dummy))
-            own = evaluate(plain, plan, check=False).by_job().loc[job.id, "total_cost"]
-            rows.append((float(own), sched))
-        rows.sort(key=lambda r: r[0])
-        options[job.id] = rows
+    options = _job_options(inst, plain, slots)
     ids = list(options)
     best: list = [math.inf, None]
     floor = [sum(options[j][0][0] for j in ids[i:]) for i in range(len(ids) + 1)]

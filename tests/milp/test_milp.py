@@ -73,10 +73,7 @@ def test_milp_optimum_equals_brute_force(seed, mode):
 def _start_violations(inst: Instance, plan) -> tuple[float, float]:
     """The largest row or bound violation of ``plan`` set as the MIP start of the
     model with the evaluator's cost as cutoff, and the model's objective there."""
-    import numpy as np
-
     from milp.data import milp_data
-    from milp.highs import compile_model, start_vector
     from milp.model import model_of_data
     from milp.plan_io import start_values
 
@@ -86,6 +83,16 @@ def _start_violations(inst: Instance, plan) -> tuple[float, float]:
     m = model_of_data(d)
     assert hasattr(m, "first_run") and hasattr(m, "shared_label_order")
     start_values(m, d, plan)
+    return start_violation(m)
+
+
+def start_violation(m) -> tuple[float, float]:
+    """The largest row or bound violation of the values set on ``m`` (a MIP start),
+    and the model's objective there."""
+    import numpy as np
+
+    from milp.highs import compile_model, start_vector
+
     mats = compile_model(m)
     x = start_vector(mats)
     ax = mats.matrix @ x
