@@ -1,11 +1,12 @@
-"""The MILP with idle power on nodes always on (milp/idle.py; docs/milp.md, 'Idle
+"""The MILP with idle power on nodes always on (milp/idle.py) or powered off when empty
+(``--power-off AFTER_H,BOOT_H,BOOT_KWH``: milp/power_off.py; docs/milp.md, 'Idle
 power: a bound, not a price'): the 24 suite instances with idle power at a level of
 ``--idle`` (docs/model.md), warm-started by STS, each with a time limit: the plan (the
 evaluator's cost), HiGHS's bound, the certified gap, and whether the plan meets the
 bound (proved), beside the same instance without idle power. CPU time beside wall.
 
-Run: python -m benchmarks.milp_idle [--idle low] [--time-limit 60] [--only NAME ...]
-[--idle-only]
+Run: python -m benchmarks.milp_idle [--idle low] [--power-off 0.25,0.1,0.05]
+[--time-limit 60] [--only NAME ...] [--idle-only]
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 import pandas as pd
 
 from heuristic.sts.policy import StsPolicy
-from instances.generators.power import lay_idle
+from instances.generators.power import lay_idle, lay_power_off
 from instances.generators.suite import milp_suite
 from milp import solve
 from validation.evaluate import evaluate
@@ -24,14 +25,21 @@ from validation.simulator import rollout
 
 
 def measure(
-    level: str, time_limit: float, only: list[str] | None, plain_too: bool = True
+    level: str,
+    time_limit: float,
+    only: list[str] | None,
+    plain_too: bool = True,
+    power_off: str | None = None,
 ) -> pd.DataFrame:
     rows = []
     for plain in milp_suite():
         if only and plain.name not in only:
             continue
         cases = [("none", plain)] if plain_too else []
-        for label, inst in [*cases, (level, lay_idle(plain, level))]:
+        charged, name = lay_idle(plain, level), level
+        if power_off is not None:
+            charged, name = lay_power_off(charged, power_off), f"{level}, off {power_off}"
+        for label, inst in [*cases, (name, charged)]:
             start = rollout(inst, StsPolicy())
             t0, c0 = time.perf_counter(), time.process_time()
             res = solve(inst, initial_plan=start, time_limit=time_limit, threads=1)
@@ -58,10 +66,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--idle", default="low")
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--power-off", help="AFTER_H[,BOOT_H[,BOOT_KWH]] (default: always on)")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--idle-only", action="store_true", help="not the instances without")
     args = ap.parse_args()
-    df = measure(args.idle, args.time_limit, args.only, not args.idle_only)
+    df = measure(args.idle, args.time_limit, args.only, not args.idle_only, args.power_off)
     print(df.to_markdown(index=False, floatfmt=".4g"))
     for label, g in df.groupby("idle", sort=False):
         print(

@@ -113,7 +113,7 @@ def analyse(
     """Gap analysis of one slotted instance; also returns the plans (STS, tuned STS,
     improved, MILP). ``improve_time``: seconds for the neighbourhood search (0: none);
     ``colgen_time``: for column generation and branch-and-price (0: none). Where the
-    instance charges idle power, neither runs (their sub-MILPs and columns see single
+    instance charges the nodes' own power, neither runs (their sub-MILPs and columns see single
     jobs, not the cluster's own energy: docs/milp.md): their columns stay empty."""
     require_slot(instance)  # a MilpError with a hint, before the search runs
     sts_plan = rollout(instance, StsPolicy())
@@ -125,7 +125,7 @@ def analyse(
     solved = [r.bound for r in (warm, cold) if r is not None and r.bound is not None]
     bound = max([lag.bound, *solved])
     better = None
-    whole_only = instance.idle_power  # improve and branch-and-price refuse it
+    whole_only = instance.node_power  # improve and branch-and-price refuse it
     if improve_time > 0 and not whole_only:
         better = improve(
             instance,

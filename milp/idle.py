@@ -26,17 +26,19 @@ At the values describing any plan each row is thus at most that plan's own energ
 objective is at most the evaluator's cost of every plan and HiGHS's bound stays a bound
 on the true optimum; the plan it returns is costed by the evaluator, and is called
 optimal only when that cost meets the bound (:mod:`milp.solve`). Where nodes are powered
-off when empty the powered hours differ, and the MILP refuses such instances
-(:func:`milp.requirements.require_billable`)."""
+off when empty the powered hours differ, and :mod:`milp.power_off` bounds them
+node by node, with ``powered`` for the first hours, when every node is on."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pyomo.environ as pyo
 
 from milp.constraints import _add
-from milp.data import MilpData, slot_prices
+from milp.data import EPS, MilpData, slot_prices
+from milp.power_off import add_power_off, power_off_values
 
 
 def cluster_kw(d: MilpData) -> float:
@@ -87,8 +89,8 @@ def _open(d: MilpData, t: int) -> list[str]:
     return [j for j, jd in d.jobs.items() if jd.first_slot <= t <= jd.last_slot]
 
 
-def _all_done(m: pyo.ConcreteModel, d: MilpData, before: int) -> dict[int, Any]:
-    """Per slot from ``before`` on: ``P(every job completed by its end)``, exactly at
+def _all_done(m: pyo.ConcreteModel, d: MilpData, before: int, upto: int) -> dict[int, Any]:
+    """Per slot from ``before`` to ``upto``: ``P(every job completed by its end)``, exactly at
     integer points. It is the product over the jobs of ``F_j = Σ_b P(N_j = e_b)
     done[j,b,t]``, taken one job at a time: ``y_i = Σ_b P(N = e_b) · chain[t,i,b]`` with
     ``chain <= y_(i-1)`` and ``chain <= done[j_i,b,t]``, so ``chain`` is at most the
@@ -96,7 +98,7 @@ def _all_done(m: pyo.ConcreteModel, d: MilpData, before: int) -> dict[int, Any]:
     wants it as large as it may be (a larger product, fewer powered hours)."""
     idx = []
     per_slot: dict[int, list[tuple[int, str]]] = {}
-    for t in range(before, d.slots):
+    for t in range(before, upto):
         per_slot[t] = list(enumerate(_open(d, t)))
         for i, j in per_slot[t][1:]:
             idx += [(t, i, b) for b, p in enumerate(d.jobs[j].stop_probability) if p > 0]
@@ -120,41 +122,56 @@ def _all_done(m: pyo.ConcreteModel, d: MilpData, before: int) -> dict[int, Any]:
     return out
 
 
-def add_idle(m: pyo.ConcreteModel, d: MilpData) -> None:
-    """``powered``, ``idle_cost`` and their rows where the instance charges idle power
-    (nothing otherwise: the model is the model it was)."""
-    if not d.instance.idle_power:
-        return
-    prices = _prices(d)
-    kw = cluster_kw(d)
-    m.idle_index = pyo.Set(initialize=range(d.slots), ordered=True)
-    m.powered = pyo.Var(m.idle_index, bounds=(0, 1))
-    m.idle_cost = pyo.Var(m.idle_index, domain=pyo.NonNegativeReals)
+def add_powered(m: pyo.ConcreteModel, d: MilpData, upto: int) -> None:
+    """``powered[t]`` for the slots before ``upto``, at most ``P(H > end of slot t)``
+    at the values describing any plan, and its rows (the module's docstring)."""
+    m.powered_index = pyo.Set(initialize=range(upto), ordered=True)
+    m.powered = pyo.Var(m.powered_index, bounds=(0, 1))
     before = max(jd.first_slot for jd in d.jobs.values())
-    for t in range(min(before, d.slots)):
+    for t in range(min(before, upto)):
         m.powered[t].fix(1.0)  # a job not yet started has not completed
     rows: list[tuple[Any, Any]] = []
     for j, jd in d.jobs.items():
         for t in d.slot_range(j):
-            done = sum(p * m.done[j, b, t] for b, p in enumerate(jd.stop_probability) if p > 0)
-            rows.append(((j, t), m.powered[t] >= 1 - done))
+            if t < upto:
+                done = sum(p * m.done[j, b, t] for b, p in enumerate(jd.stop_probability) if p > 0)
+                rows.append(((j, t), m.powered[t] >= 1 - done))
     busy = _busy(m, d)
-    rows += [((j, t, "busy"), d.slot * m.powered[t] >= hours) for (j, t), hours in busy.items()]
-    all_done = _all_done(m, d, before)
+    rows += [
+        ((j, t, "busy"), d.slot * m.powered[t] >= hours)
+        for (j, t), hours in busy.items()
+        if t < upto
+    ]
+    all_done = _all_done(m, d, before, upto)
     m.all_done_index = pyo.Set(initialize=sorted(all_done), ordered=True)
     m.all_done = pyo.Expression(m.all_done_index, rule=lambda m, t: all_done[t])
     rows += [((t, "all"), m.powered[t] >= 1 - m.all_done[t]) for t in all_done]
     _add(m, "powered_bound", rows)
+
+
+def add_idle(m: pyo.ConcreteModel, d: MilpData) -> None:
+    """``powered`` (or, with nodes powered off when empty, ``node_on``: milp.power_off),
+    ``idle_cost`` and their rows where the instance charges idle power (nothing
+    otherwise: the model is the model it was)."""
+    if not d.instance.idle_power:
+        return
+    prices = _prices(d)
+    m.idle_index = pyo.Set(initialize=range(d.slots), ordered=True)
+    m.idle_cost = pyo.Var(m.idle_index, domain=pyo.NonNegativeReals)
     credit = _credit(m, d, prices)
     m.idle_credit = pyo.Expression(m.idle_index, rule=lambda m, t: credit[t])
-    _add(
-        m,
-        "idle_energy",
-        (
-            (t, m.idle_cost[t] >= prices[t] * kw * d.slot * m.powered[t] - m.idle_credit[t])
-            for t in range(d.slots)
-        ),
-    )
+    off = d.instance.power_off
+    if off is None:
+        add_powered(m, d, d.slots)
+        kw = cluster_kw(d)
+        draw = {t: prices[t] * kw * d.slot * m.powered[t] for t in range(d.slots)}
+    else:
+        # every node is powered from time 0 until min(d, H): the slots overlapping [0, d]
+        add_powered(m, d, min(d.slots, math.ceil(off.after_h / d.slot - EPS)))
+        draw = add_power_off(m, d, prices)
+    m.idle_draw = pyo.Expression(m.idle_index, rule=lambda m, t: draw[t])
+    rows = ((t, m.idle_cost[t] >= m.idle_draw[t] - m.idle_credit[t]) for t in m.idle_index)
+    _add(m, "idle_energy", rows)
 
 
 def idle_total(m: pyo.ConcreteModel) -> Any:
@@ -164,22 +181,26 @@ def idle_total(m: pyo.ConcreteModel) -> Any:
 
 def idle_values(m: pyo.ConcreteModel, d: MilpData) -> None:
     """For a MIP start, once ``done`` and ``lost`` are set: ``chain``, and the least
-    ``powered`` and ``idle_cost`` their rows allow."""
+    ``powered`` (``node_on``) and ``idle_cost`` their rows allow."""
     if not hasattr(m, "idle_cost"):
         return
-    prices, kw = _prices(d), cluster_kw(d)
-    low = {t: 0.0 for t in m.idle_index}
+    low = {t: 0.0 for t in m.powered_index}
     for j, jd in d.jobs.items():
         for t in d.slot_range(j):
-            low[t] = max(low[t], 1.0 - _finished(m, j, jd.stop_probability, t))
+            if t in low:
+                low[t] = max(low[t], 1.0 - _finished(m, j, jd.stop_probability, t))
     for (_, t), hours in _busy(m, d).items():
-        low[t] = max(low[t], pyo.value(hours) / d.slot)
+        if t in low:
+            low[t] = max(low[t], pyo.value(hours) / d.slot)
     for t in m.all_done_index:
         low[t] = max(low[t], 1.0 - _chain_values(m, d, t))
-    for t in m.idle_index:
+    for t in m.powered_index:
         if not m.powered[t].fixed:
             m.powered[t].set_value(min(1.0, max(0.0, low[t])))
-        own = prices[t] * kw * d.slot * m.powered[t].value - pyo.value(m.idle_credit[t])
+    if hasattr(m, "node_on"):
+        power_off_values(m, d)
+    for t in m.idle_index:
+        own = pyo.value(m.idle_draw[t]) - pyo.value(m.idle_credit[t])
         m.idle_cost[t].set_value(max(0.0, own))
 
 

@@ -302,8 +302,9 @@ def lagrangian_bound(
     the jobs' paths found so far gives them, each job's cheapest path at those prices
     joins the master, and each round's prices give a valid bound (so stopping early,
     after ``iterations`` rounds or ``time_limit`` seconds, is safe). It stops when no
-    path can lower the master: the bound is then the Lagrangian dual's optimum. Idle
-    power on nodes always on it counts as nothing, a lower bound of it (its paths are
+    path can lower the master: the bound is then the Lagrangian dual's optimum. The
+    nodes' own energy (idle power, always on or powered off, and boots) it counts as
+    nothing, a lower bound of it (its paths are
     single jobs; the cluster's own energy is not a sum over them: :mod:`milp.idle`)."""
     t0 = time.perf_counter()
     slot = require_slot(instance)

@@ -77,17 +77,18 @@ def require_no_distributed(instance: Instance) -> None:
 def require_billable(instance: Instance, slots: int, slot: float, idle_bound: bool = False) -> None:
     """The MILP prices each slot at one price: a price or carbon series must be constant
     within every slot of the horizon (breakpoints on the slot grid, as hourly prices are
-    for slots dividing an hour). Idle power on nodes always on it bounds from below
-    (:mod:`milp.idle`), where the caller says it may (``idle_bound``: a whole instance,
-    solved by :func:`milp.solve`); nodes powered off when empty it cannot bound. Refused
-    with :class:`MilpError` rather than mispriced."""
-    if instance.node_power and (instance.power_off is not None or not idle_bound):
+    for slots dividing an hour). The nodes' own power (idle power, on nodes always on or
+    powered off when empty, and boots) it bounds from below (:mod:`milp.idle`,
+    :mod:`milp.power_off`), where the caller says it may (``idle_bound``: a whole
+    instance, solved by :func:`milp.solve`). Refused with :class:`MilpError` rather than
+    mispriced."""
+    if instance.node_power and not idle_bound:
         what = "nodes powered off when empty (power_off)" if instance.power_off else "idle power"
         raise MilpError(
             f"instance {instance.name!r} charges idle power (idle_w, base_w) or node boots "
-            f"(power_off.boot_kwh): {what} is not modelled here (docs/milp.md, 'Idle "
-            "power: a bound, not a price'; milp.solve bounds idle power on nodes always "
-            "on); run it with a policy, or without idle power"
+            f"(power_off.boot_kwh): {what} is bounded only over a whole instance "
+            "(docs/milp.md, 'Idle power: a bound, not a price'; milp.solve bounds it); "
+            "run it with a policy, or without idle power"
         )
     series = [("prices", instance.prices)]
     if instance.carbon is not None:

@@ -172,7 +172,7 @@ def _solve(
         plan = solution_plan(model, data)
         evaluation = evaluate(instance, plan, tardiness=tardiness)
         optimal = answer.termination is Termination.OPTIMAL
-        if optimal and instance.idle_power:
+        if optimal and instance.node_power:
             # HiGHS proved the bound's optimum, not the plan's: the evaluator's cost of the
             # plan must meet the bound (milp.idle)
             gap = relative_gap(evaluation.total_cost, _bound(data, answer))

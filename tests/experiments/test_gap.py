@@ -233,17 +233,21 @@ def test_on_a_priced_instance_branch_and_price_agrees_with_the_milp(tmp_path):
     assert row["best_cost"] <= row["sts_cost"] + 1e-12
 
 
-def test_with_idle_power_the_report_certifies_a_gap_from_the_milp_alone(tmp_path):
-    """Idle power on nodes always on: the compact MILP bounds it (milp.idle) and the
+@pytest.mark.parametrize("power_off", [None, "0.25,0.1,0.05"])
+def test_with_idle_power_the_report_certifies_a_gap_from_the_milp_alone(tmp_path, power_off):
+    """Idle power on nodes always on or powered off when empty: the compact MILP bounds
+    it (milp.idle, milp.power_off) and the
     Lagrangian bound counts it as nothing, both valid; the neighbourhood search and
     branch-and-price, which see single jobs, leave their columns empty; every plan's
     cost is the evaluator's, its idle energy charged."""
     import math
 
-    from instances.generators.power import lay_idle
+    from instances.generators.power import lay_idle, lay_power_off
     from instances.generators.suite import suite_instance
 
     inst = lay_idle(suite_instance("suite-excl-2n4j-s1"), "low")
+    if power_off is not None:
+        inst = lay_power_off(inst, power_off)
     df = gap_report(
         [inst], tmp_path / "r", time_limit=20, evaluations=10, improve_time=5, colgen_time=5
     )
