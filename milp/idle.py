@@ -31,13 +31,12 @@ node by node, with ``powered`` for the first hours, when every node is on."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pyomo.environ as pyo
 
 from milp.constraints import _add
-from milp.data import EPS, MilpData, slot_prices
+from milp.data import MilpData, slot_prices
 from milp.power_off import add_power_off, power_off_values
 
 
@@ -153,7 +152,7 @@ def add_idle(m: pyo.ConcreteModel, d: MilpData) -> None:
     """``powered`` (or, with nodes powered off when empty, ``node_on``: milp.power_off),
     ``idle_cost`` and their rows where the instance charges idle power (nothing
     otherwise: the model is the model it was)."""
-    if not d.instance.idle_power:
+    if not d.instance.node_power:
         return
     prices = _prices(d)
     m.idle_index = pyo.Set(initialize=range(d.slots), ordered=True)
@@ -166,8 +165,9 @@ def add_idle(m: pyo.ConcreteModel, d: MilpData) -> None:
         kw = cluster_kw(d)
         draw = {t: prices[t] * kw * d.slot * m.powered[t] for t in range(d.slots)}
     else:
-        # every node is powered from time 0 until min(d, H): the slots overlapping [0, d]
-        add_powered(m, d, min(d.slots, math.ceil(off.after_h / d.slot - EPS)))
+        # every node is powered from time 0 until min(d, H), and for d after its work
+        # while H is not reached: both need P(H > t)
+        add_powered(m, d, d.slots)
         draw = add_power_off(m, d, prices)
     m.idle_draw = pyo.Expression(m.idle_index, rule=lambda m, t: draw[t])
     rows = ((t, m.idle_cost[t] >= m.idle_draw[t] - m.idle_credit[t]) for t in m.idle_index)

@@ -172,11 +172,15 @@ def _solve(
         plan = solution_plan(model, data)
         evaluation = evaluate(instance, plan, tardiness=tardiness)
         optimal = answer.termination is Termination.OPTIMAL
-        if optimal and instance.node_power:
-            # HiGHS proved the bound's optimum, not the plan's: the evaluator's cost of the
-            # plan must meet the bound (milp.idle)
+        if instance.node_power:
+            # HiGHS minimised a bound of the nodes' own energy (milp.idle), so its plan may
+            # cost more than the start by the evaluator: the cheaper of the two is kept
+            if warm is not None and warm.total_cost < evaluation.total_cost:
+                plan, evaluation = initial_plan, warm
+            # and it proved the bound's optimum, not the plan's: the evaluator's cost of
+            # the plan must meet the bound
             gap = relative_gap(evaluation.total_cost, _bound(data, answer))
-            optimal = gap is not None and gap <= settings.mip_gap
+            optimal = optimal and gap is not None and gap <= settings.mip_gap
         status = SolutionStatus.OPTIMAL if optimal else SolutionStatus.FEASIBLE
     elif plan is not None:
         status = SolutionStatus.FEASIBLE

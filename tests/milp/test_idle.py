@@ -80,10 +80,16 @@ def test_idle_power_moves_the_optimum_and_is_charged():
     assert res.objective > plain.objective
 
 
-def test_a_mip_start_satisfies_the_idle_rows():
+@pytest.mark.parametrize("power_off", [None, "0.25,0.1,0.05"])
+def test_a_mip_start_satisfies_the_idle_rows(power_off):
+    """The start meets every row, is valued at most at its cost, and the solve returns
+    a plan no dearer by the evaluator than its start (HiGHS minimises a bound, so its
+    own plan may cost more: the cheaper is kept)."""
     from milp.plan_io import start_values
 
     inst = _idle(1, "expected", relaunch=0.2)
+    if power_off is not None:
+        inst = lay_power_off(inst, power_off)
     plan = rollout(inst, StsPolicy(), slot=SLOT)
     cost = evaluate(inst, plan).total_cost
     d = milp_data(inst, SLOTS, None, cost, idle_bound=True)
