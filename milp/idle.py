@@ -27,10 +27,12 @@ objective is at most the evaluator's cost of every plan and HiGHS's bound stays 
 on the true optimum; the plan it returns is costed by the evaluator, and is called
 optimal only when that cost meets the bound (:mod:`milp.solve`). Where nodes are powered
 off when empty the powered hours differ, and :mod:`milp.power_off` bounds them
-node by node, with ``powered`` for the first hours, when every node is on."""
+node by node, with ``powered`` where a node is on while the cluster is (the first
+hours, and the delay after its work)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pyomo.environ as pyo
@@ -57,14 +59,20 @@ def _idle_kw(d: MilpData, j: str) -> list[float]:
     return [inst.gpu(c.gpu_type).idle_w * inst.busy_share(c) / 1000.0 for c in d.jobs[j].configs]
 
 
+def _epoch_hours(m: pyo.ConcreteModel, d: MilpData) -> Iterator[tuple[str, int, int, Any]]:
+    """Per work variable: (job, configuration, slot, the hours its epochs run there,
+    expected: each epoch of block ``b`` runs with probability ``q_b``)."""
+    for j, b, k, t in m.work_index:
+        jd = d.jobs[j]
+        yield j, k, t, jd.survival[b] * d.slot / jd.speed[k] * m.work[j, b, k, t]
+
+
 def _credit(m: pyo.ConcreteModel, d: MilpData, prices: list[float]) -> dict[int, Any]:
     """``credit_t`` per slot (the module's docstring)."""
     kw = {j: _idle_kw(d, j) for j in d.jobs}
     out: dict[int, Any] = {t: 0.0 for t in range(d.slots)}
-    for j, b, k, t in m.work_index:
-        jd = d.jobs[j]
-        hours = d.slot / jd.speed[k]  # an epoch's time on k
-        out[t] = out[t] + jd.survival[b] * kw[j][k] * hours * prices[t] * m.work[j, b, k, t]
+    for j, k, t, hours in _epoch_hours(m, d):
+        out[t] = out[t] + kw[j][k] * prices[t] * hours
     if hasattr(m, "lost"):
         for j, t in m.relaunch_index:
             out[t] = out[t] + max(kw[j]) * d.slot * prices[t] * m.lost[j, t]
@@ -72,13 +80,11 @@ def _credit(m: pyo.ConcreteModel, d: MilpData, prices: list[float]) -> dict[int,
 
 
 def _busy(m: pyo.ConcreteModel, d: MilpData) -> dict[tuple[str, int], Any]:
-    """Per job and slot: the hours its epochs run there, expected (each epoch of block
-    ``b`` runs with probability ``q_b``); its relaunch overhead left out (a lower bound)."""
+    """Per job and slot: the hours its epochs run there, expected; its relaunch overhead
+    left out (a lower bound)."""
     out: dict[tuple[str, int], Any] = {}
-    for j, b, k, t in m.work_index:
-        jd = d.jobs[j]
-        term = jd.survival[b] * d.slot / jd.speed[k] * m.work[j, b, k, t]
-        out[j, t] = out[j, t] + term if (j, t) in out else term
+    for j, _, t, hours in _epoch_hours(m, d):
+        out[j, t] = out[j, t] + hours if (j, t) in out else hours
     return out
 
 
