@@ -185,12 +185,13 @@ def _every_mutant_refused_naming_or_sound(
 ) -> int:
     """Mutates every path of ``base`` that holds one of ``fields``, every way the fuzzer
     knows: a refusal names one of the fields (or of ``also_named``), an accepted mutant
-    gives finite figures. Returns how many paths it mutated."""
+    gives finite figures. Returns how many paths it mutated. Only ``replace`` takes a
+    value: each other operation makes one mutant of a path, checked once."""
     where = [p for p in PATHS[base] if any(f in p for f in fields)]
     fields = (*fields, *also_named)
     for path in where:
         for op in OPS:
-            for value in NASTY:
+            for value in NASTY if op == "replace" else (None,):
                 doc = json.loads(json.dumps(mutate(BASES[base], path, op, value)))
                 try:
                     inst = instance_from_dict(doc)

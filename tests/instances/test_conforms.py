@@ -57,18 +57,23 @@ def test_valid_files_pass_the_fast_check():
 def test_every_mutant_gets_a_yes_only_if_the_full_checks_accept():
     """Every field of every fuzz base (where the base first holds it), every operation,
     three nasty values turning with the field: many mutants are refused, and none of
-    those gets a yes."""
+    those gets a yes. Only ``replace`` takes the value: another operation's one mutant
+    is checked once and counted for its three values."""
     refused = total = 0
+    fast = FAST["instance"]
+    assert fast is not None
     for name, doc in BASES.items():
         first = {normalized(p): p for p in reversed(PATHS[name])}
         for k, path in enumerate(first.values()):
             for i, op in enumerate(OPS):
-                for r in range(3):
+                for r in range(3) if op == "replace" else range(1):
                     value = NASTY[(k * len(OPS) * 3 + i * 3 + r) % len(NASTY)]
                     mutant = json.loads(json.dumps(mutate(doc, path, op, value)))
-                    assert _sound(mutant, "instance"), (name, path, op, value)
-                    refused += not _full_checks_accept(mutant, "instance")
-                    total += 1
+                    full = _full_checks_accept(mutant, "instance")
+                    assert not fast(mutant) or full, (name, path, op, value)  # _sound
+                    times = 1 if op == "replace" else 3
+                    refused += times * (not full)
+                    total += times
     assert refused > total / 5
 
 

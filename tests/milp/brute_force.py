@@ -102,6 +102,14 @@ def brute_force(inst: Instance, slots: int) -> tuple[float, Plan]:
     return cost, _joint_plan(inst, chosen, slots)
 
 
+def own_cost(inst: Instance, plan: Plan, job_id: str) -> float:
+    """The evaluator's total cost of job ``job_id`` under ``plan`` (its row of
+    ``Evaluation.by_job``, read from the evaluation's ``JobCost`` rather than through a
+    DataFrame: the same float, a sixteenth of the time)."""
+    (cost,) = (j for j in evaluate(inst, plan, check=False).jobs if j.job == job_id)
+    return cost.total_cost
+
+
 def _job_options(
     inst: Instance, costed: Instance, slots: int
 ) -> dict[str, list[tuple[float, Schedule]]]:
@@ -117,8 +125,7 @@ def _job_options(
         rows = []
         for sched in job_schedules(inst, job.id, slots):
             plan = Plan.of(_segments(inst, job.id, sched, dummy))
-            cost = evaluate(costed, plan, check=False).by_job().loc[job.id, "total_cost"]
-            rows.append((float(cost), sched))
+            rows.append((own_cost(costed, plan, job.id), sched))
         rows.sort(key=lambda r: r[0])
         options[job.id] = rows
     return options

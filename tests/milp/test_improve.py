@@ -18,7 +18,7 @@ from milp import MilpError
 from milp.improve import _sub_solve, improve
 from milp.neighbourhood import Chooser, Neighbourhood, outside
 from milp.solve import default_slots
-from tests.milp.brute_force import _fits, _segments, job_schedules
+from tests.milp.brute_force import _fits, _segments, job_schedules, own_cost
 from tests.milp.test_milp import _tiny
 from validation.check import check_plan
 from validation.evaluate import evaluate
@@ -33,10 +33,6 @@ def _schedule(inst: Instance, plan: Plan, job: str, slots: int) -> tuple:
         on = [s.config for s in plan.for_job(job) if s.start < mid < s.end]
         out.append(on[0] if on else None)
     return tuple(out)
-
-
-def _job_cost(inst: Instance, plan: Plan, job: str) -> float:
-    return float(evaluate(inst, plan, check=False).by_job().loc[job, "total_cost"])
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -54,7 +50,7 @@ def test_a_sub_milp_beside_a_fixed_job_is_exact(seed, mode):
         return tuple((node.id, g) for g in range(1 if c.shared else c.gpus))
 
     best = min(
-        _job_cost(inst, Plan.of(_segments(inst, "j1", s, dummy)), "j1")
+        own_cost(inst, Plan.of(_segments(inst, "j1", s, dummy)), "j1")
         for s in job_schedules(inst, "j1", slots)
         if _fits(inst, {"j0": fixed, "j1": s}, slots)
     )
@@ -65,7 +61,7 @@ def test_a_sub_milp_beside_a_fixed_job_is_exact(seed, mode):
         merged = plan
     assert check_plan(inst, merged) == []
     assert [s for s in merged if s.job == "j0"] == [s for s in plan if s.job == "j0"]
-    assert _job_cost(inst, merged, "j1") == pytest.approx(best, rel=1e-6, abs=1e-9)
+    assert own_cost(inst, merged, "j1") == pytest.approx(best, rel=1e-6, abs=1e-9)
     assert bound <= best + 1e-9
 
 
