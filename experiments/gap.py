@@ -33,7 +33,7 @@ from milp import Improvement, LagrangeBound, Result, improve, lagrangian_bound, 
 from milp.decomposition import DecompositionResult
 from milp.decomposition import solve as decompose
 from milp.improve import tune_sts
-from milp.requirements import ModelTooLarge, require_slot
+from milp.requirements import ModelTooLarge, require_no_distributed, require_slot
 from milp.solve import default_slots
 from validation.simulator import rollout
 
@@ -116,6 +116,7 @@ def analyse(
     instance charges the nodes' own power, neither runs (their sub-MILPs and columns see single
     jobs, not the cluster's own energy: docs/milp.md): their columns stay empty."""
     require_slot(instance)  # a MilpError with a hint, before the search runs
+    require_no_distributed(instance)  # the same: no bound or MILP would run (E4)
     sts_plan = rollout(instance, StsPolicy())
     found = tune_sts(instance, evaluations=evaluations)
     tuned_plan = rollout(instance, StsPolicy(tuning=found.tuning))
