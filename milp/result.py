@@ -35,7 +35,9 @@ class Result(Evaluated):
 
     ``objective`` is the evaluator's cost of ``plan`` (the one cost definition);
     ``solver_objective`` is HiGHS's value of the same plan (``None`` when the plan is the
-    warm start, returned because HiGHS found nothing better in time), ``bound`` a valid
+    warm start, returned because HiGHS found nothing better in time, or, where the
+    model bounds the nodes' own power, because HiGHS's plan costs more by the
+    evaluator), ``bound`` a valid
     lower bound on the optimum: HiGHS's dual bound, and never below the capacity
     relaxation (each job alone at its least energy and least tardiness; so never
     ``-inf``), ``gap = (objective - bound) / max(|objective|, 1e-12)``. ``runtime`` is

@@ -167,6 +167,7 @@ def _solve(
             "so the jobs compete for the same GPUs; give a longer horizon"
         )
     plan, evaluation, status = initial_plan, warm, SolutionStatus.NONE
+    value = answer.objective  # HiGHS's value of the plan returned (None: the start)
     if answer.values is not None:
         load_values(mats, answer.values)
         plan = solution_plan(model, data)
@@ -176,7 +177,7 @@ def _solve(
             # HiGHS minimised a bound of the nodes' own energy (milp.idle), so its plan may
             # cost more than the start by the evaluator: the cheaper of the two is kept
             if warm is not None and warm.total_cost < evaluation.total_cost:
-                plan, evaluation = initial_plan, warm
+                plan, evaluation, value = initial_plan, warm, None
             # and it proved the bound's optimum, not the plan's: the evaluator's cost of
             # the plan must meet the bound
             gap = relative_gap(evaluation.total_cost, _bound(data, answer))
@@ -188,7 +189,7 @@ def _solve(
         instance=instance.name,
         plan=plan,
         evaluation=evaluation,
-        solver_objective=answer.objective,
+        solver_objective=value,
         bound=_bound(data, answer),
         termination=answer.termination,
         status=status,
