@@ -39,7 +39,7 @@ import pyomo.environ as pyo
 
 from milp.constraints import _add
 from milp.data import MilpData, slot_prices
-from milp.power_off import add_power_off, power_off_values
+from milp.power_off import add_power_off, completed_by, power_off_values
 
 
 def cluster_kw(d: MilpData) -> float:
@@ -94,8 +94,8 @@ def _open(d: MilpData, t: int) -> list[str]:
     return [j for j, jd in d.jobs.items() if jd.first_slot <= t <= jd.last_slot]
 
 
-def _all_done(m: pyo.ConcreteModel, d: MilpData, before: int, upto: int) -> dict[int, Any]:
-    """Per slot from ``before`` to ``upto``: ``P(every job completed by its end)``, exactly at
+def _all_done(m: pyo.ConcreteModel, d: MilpData, before: int) -> dict[int, Any]:
+    """Per slot from ``before`` on: ``P(every job completed by its end)``, exactly at
     integer points. It is the product over the jobs of ``F_j = Σ_b P(N_j = e_b)
     done[j,b,t]``, taken one job at a time: ``y_i = Σ_b P(N = e_b) · chain[t,i,b]`` with
     ``chain <= y_(i-1)`` and ``chain <= done[j_i,b,t]``, so ``chain`` is at most the
@@ -103,7 +103,7 @@ def _all_done(m: pyo.ConcreteModel, d: MilpData, before: int, upto: int) -> dict
     wants it as large as it may be (a larger product, fewer powered hours)."""
     idx = []
     per_slot: dict[int, list[tuple[int, str]]] = {}
-    for t in range(before, upto):
+    for t in range(before, d.slots):
         per_slot[t] = list(enumerate(_open(d, t)))
         for i, j in per_slot[t][1:]:
             idx += [(t, i, b) for b, p in enumerate(d.jobs[j].stop_probability) if p > 0]
@@ -127,27 +127,21 @@ def _all_done(m: pyo.ConcreteModel, d: MilpData, before: int, upto: int) -> dict
     return out
 
 
-def add_powered(m: pyo.ConcreteModel, d: MilpData, upto: int) -> None:
-    """``powered[t]`` for the slots before ``upto``, at most ``P(H > end of slot t)``
-    at the values describing any plan, and its rows (the module's docstring)."""
-    m.powered_index = pyo.Set(initialize=range(upto), ordered=True)
+def add_powered(m: pyo.ConcreteModel, d: MilpData) -> None:
+    """``powered[t]`` per slot, at most the slot's mean of ``P(H > s)`` at the values
+    describing any plan, and its rows (the module's docstring)."""
+    m.powered_index = pyo.Set(initialize=range(d.slots), ordered=True)
     m.powered = pyo.Var(m.powered_index, bounds=(0, 1))
     before = max(jd.first_slot for jd in d.jobs.values())
-    for t in range(min(before, upto)):
+    for t in range(min(before, d.slots)):
         m.powered[t].fix(1.0)  # a job not yet started has not completed
     rows: list[tuple[Any, Any]] = []
-    for j, jd in d.jobs.items():
+    for j in d.jobs:
         for t in d.slot_range(j):
-            if t < upto:
-                done = sum(p * m.done[j, b, t] for b, p in enumerate(jd.stop_probability) if p > 0)
-                rows.append(((j, t), m.powered[t] >= 1 - done))
+            rows.append(((j, t), m.powered[t] >= 1 - completed_by(m, d, j, t)))
     busy = _busy(m, d)
-    rows += [
-        ((j, t, "busy"), d.slot * m.powered[t] >= hours)
-        for (j, t), hours in busy.items()
-        if t < upto
-    ]
-    all_done = _all_done(m, d, before, upto)
+    rows += [((j, t, "busy"), d.slot * m.powered[t] >= hours) for (j, t), hours in busy.items()]
+    all_done = _all_done(m, d, before)
     m.all_done_index = pyo.Set(initialize=sorted(all_done), ordered=True)
     m.all_done = pyo.Expression(m.all_done_index, rule=lambda m, t: all_done[t])
     rows += [((t, "all"), m.powered[t] >= 1 - m.all_done[t]) for t in all_done]
@@ -165,15 +159,13 @@ def add_idle(m: pyo.ConcreteModel, d: MilpData) -> None:
     m.idle_cost = pyo.Var(m.idle_index, domain=pyo.NonNegativeReals)
     credit = _credit(m, d, prices)
     m.idle_credit = pyo.Expression(m.idle_index, rule=lambda m, t: credit[t])
-    off = d.instance.power_off
-    if off is None:
-        add_powered(m, d, d.slots)
+    # powered off when empty, a node is on from time 0 until min(d, H), and for d after
+    # its work while H is not reached: both need P(H > t) as nodes always on do
+    add_powered(m, d)
+    if d.instance.power_off is None:
         kw = cluster_kw(d)
         draw = {t: prices[t] * kw * d.slot * m.powered[t] for t in range(d.slots)}
     else:
-        # every node is powered from time 0 until min(d, H), and for d after its work
-        # while H is not reached: both need P(H > t)
-        add_powered(m, d, d.slots)
         draw = add_power_off(m, d, prices)
     m.idle_draw = pyo.Expression(m.idle_index, rule=lambda m, t: draw[t])
     rows = ((t, m.idle_cost[t] >= m.idle_draw[t] - m.idle_credit[t]) for t in m.idle_index)
@@ -193,11 +185,9 @@ def idle_values(m: pyo.ConcreteModel, d: MilpData) -> None:
     low = {t: 0.0 for t in m.powered_index}
     for j, jd in d.jobs.items():
         for t in d.slot_range(j):
-            if t in low:
-                low[t] = max(low[t], 1.0 - _finished(m, j, jd.stop_probability, t))
+            low[t] = max(low[t], 1.0 - _finished(m, j, jd.stop_probability, t))
     for (_, t), hours in _busy(m, d).items():
-        if t in low:
-            low[t] = max(low[t], pyo.value(hours) / d.slot)
+        low[t] = max(low[t], pyo.value(hours) / d.slot)
     for t in m.all_done_index:
         low[t] = max(low[t], 1.0 - _chain_values(m, d, t))
     for t in m.powered_index:

@@ -59,9 +59,9 @@ def node_kw(d: MilpData) -> dict[str, float]:
     }
 
 
-def _finished(m: pyo.ConcreteModel, d: MilpData, j: str, t: int) -> Any:
-    """``F_j(t)``: the probability that job ``j`` has completed by the end of slot ``t``
-    (0 before its first slot)."""
+def completed_by(m: pyo.ConcreteModel, d: MilpData, j: str, t: int) -> Any:
+    """``F_j(t) = Σ_b P(N_j = e_b) done[j,b,t]``: the probability that job ``j`` has
+    completed by the end of slot ``t`` (0 before its first slot), linear in ``done``."""
     jd = d.jobs[j]
     if t < jd.first_slot:
         return 0.0
@@ -100,7 +100,7 @@ def on_terms(m: pyo.ConcreteModel, d: MilpData) -> Iterator[tuple[str, int, Any]
     after, boot = inst.power_off.after_h, inst.power_off.boot_h
     for j, ks, n, t, x in _placements(m, d):
         jd = d.jobs[j]
-        yield n, t, x - _finished(m, d, j, t)
+        yield n, t, x - completed_by(m, d, j, t)
         hours = sum(
             jd.survival[b] * m.work[j, b, k, t] / jd.speed[k]
             for k in ks
@@ -112,7 +112,7 @@ def on_terms(m: pyo.ConcreteModel, d: MilpData) -> Iterator[tuple[str, int, Any]
         for s in range(max(0, math.floor((start - boot) / slot)), t):
             o = _overlap(s * slot, (s + 1) * slot, start - boot, start)
             if o > 0:
-                yield n, s, o / slot * (x - _finished(m, d, j, t - 1))
+                yield n, s, o / slot * (x - completed_by(m, d, j, t - 1))
     for t in m.powered_index:
         o = _overlap(t * slot, (t + 1) * slot, 0.0, after)
         for node in inst.nodes:
@@ -137,7 +137,7 @@ def _busy_terms(m: pyo.ConcreteModel, d: MilpData) -> Iterator[tuple[str, int, A
     """The lower limits of ``starts_busy[n,r]``, at most ``P(node n busy when slot r
     starts)``: a job placed there then and not complete before."""
     for j, _, n, r, x in _placements(m, d):
-        yield n, r, x - _finished(m, d, j, r - 1)
+        yield n, r, x - completed_by(m, d, j, r - 1)
 
 
 def _add_union(m: pyo.ConcreteModel, d: MilpData) -> Iterator[tuple[str, int, Any]]:
@@ -232,6 +232,8 @@ def _add_boots(m: pyo.ConcreteModel, d: MilpData, prices: list[float]) -> dict[i
     inst, slot = d.instance, d.slot
     assert inst.power_off is not None
     gap, hours = inst.power_off.gap, inst.power_off.boot_h
+    # a variable, not an expression, so that each boot row holds the window's few
+    # node-slots rather than every placement in them
     m.occupied = pyo.Var(m.node_on_index, domain=pyo.NonNegativeReals)
     on: dict[tuple[str, int], Any] = {key: 0.0 for key in m.node_on_index}
     for _, _, n, t, x in _placements(m, d):
