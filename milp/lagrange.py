@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from instances import Config, Instance, TardinessMode
 from milp.data import JobData, MilpData, milp_data
+from milp.lagrange_idle import IdleCharge, alive, idle_charge, net_floor, weights
 from milp.master_lp import Master
 from milp.requirements import MilpError, require_slot
 
@@ -109,6 +110,12 @@ class _Arrays:
     # the price of a kWh in each slot where prices change by the slot (costs above are
     # then kWh, priced per slot); None: the costs are money at the one energy price
     slot_price: np.ndarray | None = None
+    # idle power on nodes always on (:mod:`milp.lagrange_idle`): grid steps a slot
+    # advances (J, K), the probability of not having completed at each state (J, I+1)
+    # and each job's charge per slot for it (J, slots), zero where not charged
+    adv: np.ndarray | None = None
+    alive: np.ndarray | None = None
+    charge: np.ndarray | None = None
 
 
 def _use(d: MilpData, cfg: Config) -> float:
@@ -120,9 +127,10 @@ def _use(d: MilpData, cfg: Config) -> float:
     return float(cfg.gpus)
 
 
-def _stack(d: MilpData, states: int) -> _Arrays:
+def _stack(d: MilpData, states: int, idle: IdleCharge | None = None) -> _Arrays:
     """The jobs' problems on a grid of ``states`` steps each, stacked (configurations
-    padded to the most any job has)."""
+    padded to the most any job has); with ``idle``, each epoch's energy net of its idle
+    the steps a slot advances and the states' survival kept."""
     inst = d.instance
     types = sorted(inst.nodes_by_type)
     jobs = list(d.jobs.values())
@@ -142,17 +150,26 @@ def _stack(d: MilpData, states: int) -> _Arrays:
         omega=np.array([jd.omega for jd in jobs]),
         capacity=np.array([inst.gpus_by_type[t] for t in types], float),
         slot_price=None if jobs[0].slot_price is None else np.asarray(jobs[0].slot_price),
+        adv=None if idle is None else np.zeros((n_j, n_k), dtype=np.int64),
+        alive=None if idle is None else np.zeros((n_j, n_i + 1)),
     )
     tindex = {t: i for i, t in enumerate(types)}
     for j, jd in enumerate(jobs):
-        _stack_job(a, d, j, jd, tindex)
+        _stack_job(a, d, j, jd, tindex, idle is not None)
     return a
 
 
-def _stack_job(a: _Arrays, d: MilpData, j: int, jd: JobData, tindex: dict[str, int]) -> None:
+def _stack_job(
+    a: _Arrays,
+    d: MilpData,
+    j: int,
+    jd: JobData,
+    tindex: dict[str, int],
+    idle: bool,
+) -> None:
     """Job ``j``'s steps: from each grid state, on each configuration, the state one
     slot reaches, its energy and the tardiness weight of the blocks it completes (or the
-    step to the end)."""
+    step to the end); with ``idle``, the steps' lengths and the states' survival."""
     n_i = a.final_cost.shape[2]
     step = jd.job.max_epochs / n_i
     cum = np.concatenate([[0.0], np.cumsum(jd.lengths)])
@@ -168,9 +185,15 @@ def _stack_job(a: _Arrays, d: MilpData, j: int, jd: JobData, tindex: dict[str, i
     for b in d.late_blocks(jd.job.id):
         weights[b] = d.late_weight(jd.job.id, b)
     i = np.arange(n_i)  # from state i
+    if idle:
+        assert a.alive is not None and a.adv is not None
+        a.alive[j] = alive(np.asarray(jd.stop_probability), marks, n_i)
     for k, c in enumerate(jd.configs):
         adv = max(1, math.ceil(jd.speed[k] / step - 1e-9))
         unit = jd.cost[k] if jd.slot_price is None else jd.energy[k]  # money or kWh
+        if idle:
+            assert a.adv is not None
+            a.adv[j, k] = adv
         density = unit * jd.speed[k] / (adv * step)  # per epoch of the grid
         a.gpu_type[j, k] = tindex[c.gpu_type]
         a.use[j, k] = _use(d, c)
@@ -226,6 +249,9 @@ def _solve_jobs(a: _Arrays, lam: np.ndarray, slot: float) -> tuple[np.ndarray, n
         best_k[:, n_i] = end_k
         better = best < value - 1e-15
         value = np.where(better, best, value)
+        if a.charge is not None and a.alive is not None:
+            # not yet completed at the slot's end, idle or not: the powered slot's share
+            value = value + (a.charge[:, t] * live)[:, None] * a.alive
         choice[t] = np.where(better, best_k, -1).astype(np.int8)
         fsrc[t] = end_i
     # the path of each job, backwards from the end state: its configuration per slot
@@ -303,19 +329,27 @@ def lagrangian_bound(
     joins the master, and each round's prices give a valid bound (so stopping early,
     after ``iterations`` rounds or ``time_limit`` seconds, is safe). It stops when no
     path can lower the master: the bound is then the Lagrangian dual's optimum. The
-    nodes' own energy (idle power, always on or powered off, and boots) it counts as
-    nothing, a lower bound of it (its paths are
-    single jobs; the cluster's own energy is not a sum over them: :mod:`milp.idle`)."""
+    nodes' own energy on nodes always on it bounds by parts that split over the jobs
+    (:mod:`milp.lagrange_idle`); where nodes power off when empty it counts it as
+    nothing, a lower bound of it (the powered hours are node by node, not a sum over
+    the jobs: :mod:`milp.power_off`)."""
     t0 = time.perf_counter()
     slot = require_slot(instance)
     d = milp_data(instance, slots, tardiness, upper, check_size=False, idle_bound=True)
     floor = d.separable_bound()
     own = np.array([d.job_bound(j) for j in d.jobs])
     states = _fitting_states(d, slots, states)
-    a = _stack(d, states)
+    n_k = max(len(jd.configs) for jd in d.jobs.values())
+    idle = idle_charge(d, n_k, slots)
+    a = _stack(d, states, idle)
+    constant = 0.0
+    if idle is not None:
+        a, own, constant = _charged(a, d, idle, own, slot)
     penalty = max(upper if upper is not None else 10 * floor, 1.0)
     deadline = None if time_limit is None else t0 + time_limit
-    best, first, done, termination = _rounds(a, own, slot, slots, penalty, iterations, deadline)
+    best, first, done, termination = _rounds(
+        a, own, slot, slots, penalty, iterations, deadline, constant
+    )
     return LagrangeBound(
         instance=instance.name,
         bound=max(best, floor),
@@ -328,6 +362,69 @@ def lagrangian_bound(
     )
 
 
+def _charged(
+    a: _Arrays, d: MilpData, idle: IdleCharge, own: np.ndarray, slot: float
+) -> tuple[_Arrays, np.ndarray, float]:
+    """``a`` with the nodes' own energy split over the jobs (:mod:`milp.lagrange_idle`),
+    each job's floor, and a constant. In each slot the powered hours are either a
+    constant, ``1 − Π_j F_j(t)`` with each job's completion by the slot's end at most
+    as likely as at top speed from its release (:func:`_sooner`), or carried by one
+    job, the one likeliest still to run in its cheapest schedule alone, whichever is
+    larger in those schedules. Of the two splits, every GPU's idle power with the credits
+    or the nodes' base power alone, the one higher at zero prices is kept."""
+    assert a.adv is not None and a.alive is not None
+    slots = len(idle.price)
+    zero = np.zeros((len(a.capacity), slots))
+    _, path = _solve_jobs(a, zero, slot)
+    n_j, n_i1 = a.alive.shape
+    jobs = np.arange(n_j)
+    state = np.zeros(n_j, dtype=np.int64)
+    path_alive = np.ones((n_j, slots))
+    for t in range(slots):
+        k = path[:, t]
+        on = k >= 0
+        state[on] = np.minimum(state[on] + a.adv[jobs[on], k[on]], n_i1 - 1)
+        started = a.first <= t
+        path_alive[started, t] = a.alive[jobs[started], state[started]]
+    w = weights(path_alive)
+    sure = 1.0 - np.prod([_sooner(jd, slots) for jd in d.jobs.values()], axis=0)
+    fixed = sure >= path_alive.max(axis=0)
+    w[:, fixed] = 0.0
+    net = idle.net[:, :, None]
+    credited = replace(
+        a,
+        cost=np.where(np.isinf(a.cost), INF, a.cost * net),
+        final_cost=np.where(np.isinf(a.final_cost), INF, a.final_cost * net),
+    )
+    floors = np.array(
+        [
+            net_floor(jd, idle.credit[j]) + d.least_tardiness(jd.job.id)
+            for j, jd in enumerate(d.jobs.values())
+        ]
+    )
+    best: tuple[float, _Arrays, np.ndarray, float] | None = None
+    for arrays, kw, floor in ((credited, idle.kw, floors), (a, idle.base_kw, own)):
+        constant = float(np.sum((idle.price * kw * sure)[fixed]))
+        arrays = replace(arrays, charge=w * idle.price[None, :] * kw)
+        values, _ = _solve_jobs(arrays, zero, slot)
+        value = float(np.sum(np.maximum(values, floor))) + constant
+        if best is None or value > best[0]:
+            best = (value, arrays, floor, constant)
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
+def _sooner(jd: JobData, slots: int) -> np.ndarray:
+    """Per slot, at least the probability that the job has completed by its end in
+    any plan: its blocks' stops, each from the end of the slot it can first be done
+    in (at top speed from its release)."""
+    out = np.zeros(slots)
+    for b, p in enumerate(jd.stop_probability):
+        if p > 0:
+            out[min(jd.earliest_finish_slot(b), slots) :] += p
+    return np.minimum(out, 1.0)
+
+
 def _rounds(
     a: _Arrays,
     own: np.ndarray,
@@ -336,9 +433,12 @@ def _rounds(
     penalty: float,
     iterations: int,
     deadline: float | None,
+    constant: float = 0.0,
 ) -> tuple[float, float, int, Termination]:
     """The column generation over ``slots`` slots of ``slot`` hours: the best bound, the
-    first (at zero prices), the rounds done, and why it stopped (optimal: converged)."""
+    first (at zero prices), the rounds done, and why it stopped (optimal: converged).
+    ``constant``: what every plan pays besides the jobs' paths (the powered slots before
+    the jobs' first ones)."""
     types = len(a.capacity)
     lam = np.zeros((types, slots))
     master = Master(a.capacity, slots, len(a.first), penalty)
@@ -351,7 +451,8 @@ def _rounds(
         held = _held(a, path, types)
         # a job's priced optimum is never below its own capacity-relaxation bound (the
         # prices only add), which the grid may miss on very slow configurations
-        value = float(np.sum(np.maximum(values, own)) - np.sum(lam * a.capacity[:, None]))
+        priced = np.sum(lam * a.capacity[:, None])
+        value = float(np.sum(np.maximum(values, own)) - priced) + constant
         done += 1
         first = value if done == 1 else first
         best = max(best, value)
@@ -361,6 +462,7 @@ def _rounds(
             return best, first, done, Termination.OPTIMAL
         master.add(costs[new], held[new], new)
         lp, lam, mu = master.solve()
+        lp += constant
         if lp - best <= 1e-7 * max(1.0, abs(lp)):
             return best, first, done, Termination.OPTIMAL
     return best, first, done, Termination.OTHER_LIMIT  # the rounds ran out

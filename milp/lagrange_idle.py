@@ -1,0 +1,107 @@
+"""Idle power on nodes always on, in the Lagrangian bound (:mod:`milp.lagrange`;
+docs/milp.md, 'Idle power: a bound, not a price').
+
+Always on, the cluster's cost is the jobs' energy plus its own: ``Σ_t π_t (P ∫_slot
+P(H > s) ds − busy_t)`` (:mod:`milp.idle`), ``P`` the nodes' base and idle kW, ``H`` the
+last completion, ``busy_t`` the idle kWh the busy GPUs do not draw. Regrouped, each
+epoch a job runs on configuration ``k`` costs its energy *less* the idle energy its busy
+GPUs would have drawn (the credit), and the cluster pays ``P`` for every powered hour.
+Both parts split over the jobs, for a lower bound:
+
+- **Net energy.** An epoch costs ``e_k − c_k``, ``c_k`` the idle kWh of the GPUs it keeps
+  busy for its epoch time. Where every ``e_k − c_k >= 0`` the grid's charge of it is at
+  most the true expected one (its expected epochs are never more than the true ones:
+  :mod:`milp.lagrange`). Where some configuration draws less than its GPUs idle (never
+  for a configuration at its GPUs' busy power; possible for a measured power), the
+  credit is not taken and the nodes' own energy counts as nothing, as before.
+- **Powered hours.** ``P(H > s) >= P(C_j > s)`` for every job ``j``, so for any weights
+  ``w_jt >= 0`` with ``Σ_j w_jt <= 1``, ``P(H > end of slot t) >= Σ_j w_jt S_j(t)`` with
+  ``S_j(t) = P(C_j > end of t)``, and ``P(H > s)`` only falls within the slot. Each job
+  pays ``w_jt π_t P Δ S_j(t)`` per slot: the probability that it has not completed, a
+  function of its progress (its blocks whose stop has not yet passed), which the grid
+  under-counts (it runs ahead of the true progress). Before its first slot a job has not
+  completed: its weight there is a constant. The weights are one job per slot, the job
+  likeliest still to run in each job's cheapest schedule alone (any choice is valid; this
+  one is usually the binding one).
+
+The compact model's ``>= 0`` on a slot's own energy is not kept: the bound is the sum of
+the two parts, each at most its true value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from milp.data import JobData, MilpData, slot_prices
+
+TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class IdleCharge:
+    """The parts of the idle energy that split over the jobs."""
+
+    credit: np.ndarray  # (J, K): per epoch, money (one price) or kWh (per-slot prices)
+    net: np.ndarray  # (J, K): an epoch's energy net of its credit, as a share of it
+    price: np.ndarray  # (slots,): π_t Δ, a slot's cost per kW drawn all of it
+    kw: float  # the nodes' base power and every GPU's idle power
+    base_kw: float  # the nodes' base power alone
+
+
+def idle_charge(d: MilpData, n_k: int, slots: int) -> IdleCharge | None:
+    """The credits and the powered slots' cost where nodes are always on and draw power,
+    ``None`` where they do not (or power off when empty: their powered hours are not
+    bounded here), or where a configuration's net energy would be negative."""
+    inst = d.instance
+    if not inst.node_power or inst.power_off is not None:
+        return None
+    jobs = list(d.jobs.values())
+    credit = np.zeros((len(jobs), n_k))
+    net = np.ones((len(jobs), n_k))
+    for j, jd in enumerate(jobs):
+        for k, c in enumerate(jd.configs):
+            kw = inst.gpu(c.gpu_type).idle_w * inst.busy_share(c) / 1000.0
+            kwh = kw * d.slot / jd.speed[k]  # the GPUs kept busy for one epoch
+            credit[j, k] = kwh * inst.energy_price if jd.slot_price is None else kwh
+            unit = _unit(jd, k)
+            if unit - credit[j, k] < -TOL * max(1.0, unit):
+                return None
+            net[j, k] = max(0.0, 1.0 - credit[j, k] / unit) if unit > 0 else 0.0
+    base = sum(n.base_w for n in inst.nodes) / 1000.0
+    idle = sum(inst.gpu(n.gpu_type).idle_w * n.num_gpus for n in inst.nodes) / 1000.0
+    prices = slot_prices(inst, slots, d.slot)
+    price = np.full(slots, inst.energy_price) if prices is None else np.asarray(prices)
+    return IdleCharge(credit=credit, net=net, price=price * d.slot, kw=base + idle, base_kw=base)
+
+
+def _unit(jd: JobData, k: int) -> float:
+    """An epoch's energy on configuration ``k``: money at one price, else kWh."""
+    return jd.cost[k] if jd.slot_price is None else jd.energy[k]
+
+
+def net_floor(jd: JobData, credit: np.ndarray) -> float:
+    """A lower bound on the job's expected net energy (``e_k − c_k`` per epoch, every
+    epoch with its survival, at the cheapest configuration and slot price); the first
+    start's overhead left out (its own net energy is not negative)."""
+    net = min(_unit(jd, k) - credit[k] for k in range(len(jd.configs)))
+    epochs = float(np.dot(jd.survival, jd.lengths))
+    return max(0.0, net) * jd.cheapest_price * epochs
+
+
+def alive(stop_probability: np.ndarray, marks: np.ndarray, states: int) -> np.ndarray:
+    """``S(i)``: the probability that the job has not completed at grid state ``i``
+    (0..states), the stops of the blocks the grid counts complete there (``marks``:
+    the state at which each block is) taken out; 0 at the end."""
+    i = np.arange(states + 1)
+    return (marks[None, :] > i[:, None]).astype(float) @ stop_probability
+
+
+def weights(path_alive: np.ndarray) -> np.ndarray:
+    """One job per slot (``(J, slots)``, 0 or 1): the one likeliest still to run,
+    ``path_alive[j, t]`` (1 before its first slot), the first such job on ties."""
+    n_j, slots = path_alive.shape
+    w = np.zeros((n_j, slots))
+    if n_j:
+        w[np.argmax(path_alive, axis=0), np.arange(slots)] = 1.0
+    return w
