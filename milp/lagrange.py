@@ -32,14 +32,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from instances import Config, Instance, TardinessMode
 from milp.data import JobData, MilpData, milp_data
-from milp.lagrange_idle import IdleCharge, alive, idle_charge, net_floor, weights
+from milp.lagrange_idle import IdleCharge, alive, idle_charge, split_idle
 from milp.master_lp import Master
 from milp.requirements import MilpError, require_slot
 
@@ -341,10 +341,11 @@ def lagrangian_bound(
     states = _fitting_states(d, slots, states)
     n_k = max(len(jd.configs) for jd in d.jobs.values())
     idle = idle_charge(d, n_k, slots)
+    zero = np.zeros((len(instance.nodes_by_type), slots))
     a = _stack(d, states, idle)
     constant = 0.0
     if idle is not None:
-        a, own, constant = _charged(a, d, idle, own, slot)
+        a, own, constant = split_idle(a, d, idle, own, lambda x: _solve_jobs(x, zero, slot))
     penalty = max(upper if upper is not None else 10 * floor, 1.0)
     deadline = None if time_limit is None else t0 + time_limit
     best, first, done, termination = _rounds(
@@ -360,69 +361,6 @@ def lagrangian_bound(
         termination=termination,
         runtime=time.perf_counter() - t0,
     )
-
-
-def _charged(
-    a: _Arrays, d: MilpData, idle: IdleCharge, own: np.ndarray, slot: float
-) -> tuple[_Arrays, np.ndarray, float]:
-    """``a`` with the nodes' own energy split over the jobs (:mod:`milp.lagrange_idle`),
-    each job's floor, and a constant. In each slot the powered hours are either a
-    constant, ``1 − Π_j F_j(t)`` with each job's completion by the slot's end at most
-    as likely as at top speed from its release (:func:`_sooner`), or carried by one
-    job, the one likeliest still to run in its cheapest schedule alone, whichever is
-    larger in those schedules. Of the two splits, every GPU's idle power with the credits
-    or the nodes' base power alone, the one higher at zero prices is kept."""
-    assert a.adv is not None and a.alive is not None
-    slots = len(idle.price)
-    zero = np.zeros((len(a.capacity), slots))
-    _, path = _solve_jobs(a, zero, slot)
-    n_j, n_i1 = a.alive.shape
-    jobs = np.arange(n_j)
-    state = np.zeros(n_j, dtype=np.int64)
-    path_alive = np.ones((n_j, slots))
-    for t in range(slots):
-        k = path[:, t]
-        on = k >= 0
-        state[on] = np.minimum(state[on] + a.adv[jobs[on], k[on]], n_i1 - 1)
-        started = a.first <= t
-        path_alive[started, t] = a.alive[jobs[started], state[started]]
-    w = weights(path_alive)
-    sure = 1.0 - np.prod([_sooner(jd, slots) for jd in d.jobs.values()], axis=0)
-    fixed = sure >= path_alive.max(axis=0)
-    w[:, fixed] = 0.0
-    net = idle.net[:, :, None]
-    credited = replace(
-        a,
-        cost=np.where(np.isinf(a.cost), INF, a.cost * net),
-        final_cost=np.where(np.isinf(a.final_cost), INF, a.final_cost * net),
-    )
-    floors = np.array(
-        [
-            net_floor(jd, idle.credit[j]) + d.least_tardiness(jd.job.id)
-            for j, jd in enumerate(d.jobs.values())
-        ]
-    )
-    best: tuple[float, _Arrays, np.ndarray, float] | None = None
-    for arrays, kw, floor in ((credited, idle.kw, floors), (a, idle.base_kw, own)):
-        constant = float(np.sum((idle.price * kw * sure)[fixed]))
-        arrays = replace(arrays, charge=w * idle.price[None, :] * kw)
-        values, _ = _solve_jobs(arrays, zero, slot)
-        value = float(np.sum(np.maximum(values, floor))) + constant
-        if best is None or value > best[0]:
-            best = (value, arrays, floor, constant)
-    assert best is not None
-    return best[1], best[2], best[3]
-
-
-def _sooner(jd: JobData, slots: int) -> np.ndarray:
-    """Per slot, at least the probability that the job has completed by its end in
-    any plan: its blocks' stops, each from the end of the slot it can first be done
-    in (at top speed from its release)."""
-    out = np.zeros(slots)
-    for b, p in enumerate(jd.stop_probability):
-        if p > 0:
-            out[min(jd.earliest_finish_slot(b), slots) :] += p
-    return np.minimum(out, 1.0)
 
 
 def _rounds(

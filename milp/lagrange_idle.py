@@ -29,7 +29,9 @@ the two parts, each at most its true value."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -105,3 +107,66 @@ def weights(path_alive: np.ndarray) -> np.ndarray:
     if n_j:
         w[np.argmax(path_alive, axis=0), np.arange(slots)] = 1.0
     return w
+
+
+def split_idle(
+    a: Any, d: MilpData, idle: IdleCharge, own: np.ndarray, solve: Callable[[Any], Any]
+) -> tuple[Any, np.ndarray, float]:
+    """``a`` (the jobs' problems stacked by :mod:`milp.lagrange`; ``solve``: their
+    cheapest paths at zero prices) with the nodes' own energy split over the jobs (the
+    module's docstring), each job's floor, and a constant. In each slot the powered
+    hours are either a constant, ``1 − Π_j F_j(t)`` with each job's completion by the
+    slot's end at most as likely as at top speed from its release (:func:`sooner`), or
+    carried by one job, the one likeliest still to run in its cheapest schedule alone,
+    whichever is larger in those schedules. Of the two splits, every GPU's idle power
+    with the credits or the nodes' base power alone, the one higher at zero prices is
+    kept."""
+    slots = len(idle.price)
+    _, path = solve(a)  # the jobs' cheapest schedules alone, at zero prices
+    n_j, n_i1 = a.alive.shape
+    jobs = np.arange(n_j)
+    state = np.zeros(n_j, dtype=np.int64)
+    path_alive = np.ones((n_j, slots))
+    for t in range(slots):
+        k = path[:, t]
+        on = k >= 0
+        state[on] = np.minimum(state[on] + a.adv[jobs[on], k[on]], n_i1 - 1)
+        started = a.first <= t
+        path_alive[started, t] = a.alive[jobs[started], state[started]]
+    w = weights(path_alive)
+    sure = 1.0 - np.prod([sooner(jd, slots) for jd in d.jobs.values()], axis=0)
+    fixed = sure >= path_alive.max(axis=0)
+    w[:, fixed] = 0.0
+    net = idle.net[:, :, None]
+    credited = replace(
+        a,
+        cost=np.where(np.isinf(a.cost), np.inf, a.cost * net),
+        final_cost=np.where(np.isinf(a.final_cost), np.inf, a.final_cost * net),
+    )
+    floors = np.array(
+        [
+            net_floor(jd, idle.credit[j]) + d.least_tardiness(jd.job.id)
+            for j, jd in enumerate(d.jobs.values())
+        ]
+    )
+    best: tuple[float, Any, np.ndarray, float] | None = None
+    for arrays, kw, floor in ((credited, idle.kw, floors), (a, idle.base_kw, own)):
+        constant = float(np.sum((idle.price * kw * sure)[fixed]))
+        arrays = replace(arrays, charge=w * idle.price[None, :] * kw)
+        values, _ = solve(arrays)
+        value = float(np.sum(np.maximum(values, floor))) + constant
+        if best is None or value > best[0]:
+            best = (value, arrays, floor, constant)
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
+def sooner(jd: JobData, slots: int) -> np.ndarray:
+    """Per slot, at least the probability that the job has completed by the slot's
+    end in any plan (it completes no sooner): its blocks' stops, each from the end of
+    the slot it can first be done in (at top speed from its release)."""
+    out = np.zeros(slots)
+    for b, p in enumerate(jd.stop_probability):
+        if p > 0:
+            out[min(jd.earliest_finish_slot(b), slots) :] += p
+    return np.minimum(out, 1.0)
