@@ -54,7 +54,10 @@ def test_branch_and_price_reaches_the_brute_force_optimum_under_a_series(
     assert evaluate(inst, res.plan).total_cost == pytest.approx(res.objective, rel=1e-12)
 
 
-@settings(max_examples=20, deadline=None)
+# 12 examples (was 20; derandomized, the compact MILP is 80% of the time): every value
+# of every strategy at least 3 times, among them 3 jobs sharing with a multi-node
+# configuration, and sharing, multi-node and an overhead longer than a slot together
+@settings(max_examples=12, deadline=None)
 @given(
     st.integers(0, 100_000),
     st.integers(2, 3),
