@@ -229,10 +229,11 @@ def test_a_topology_no_configuration_uses_changes_no_figure(name):
     )
     wired = inst.replace(nodes=nodes, topology=Topology(5.0, racks))
     for policy in policy_names():
-        a = evaluate(inst, simulate(inst, make_policy(policy, seed=0), mode="rollout").plan)
         plan = simulate(wired, make_policy(policy, seed=0), mode="rollout").plan
-        b = evaluate(wired, plan)
         if policy in TOPOLOGY_AWARE:  # they place by the network: other plans, still legal
             assert check_plan(wired, plan) == [], policy
             continue
+        # the plan without the topology only for the policies compared with it
+        a = evaluate(inst, simulate(inst, make_policy(policy, seed=0), mode="rollout").plan)
+        b = evaluate(wired, plan)
         assert (a.energy_cost, a.tardiness_cost) == (b.energy_cost, b.tardiness_cost), policy

@@ -54,7 +54,10 @@ def test_branch_and_price_reaches_the_brute_force_optimum_under_a_series(
     assert evaluate(inst, res.plan).total_cost == pytest.approx(res.objective, rel=1e-12)
 
 
-@settings(max_examples=20, deadline=None)
+# 12 examples (was 20; derandomized, the compact MILP is 80% of the time): every value
+# of every strategy at least 3 times, among them 3 jobs sharing with a multi-node
+# configuration, and sharing, multi-node and an overhead longer than a slot together
+@settings(max_examples=12, deadline=None)
 @given(
     st.integers(0, 100_000),
     st.integers(2, 3),
@@ -89,6 +92,15 @@ def test_branch_and_price_equals_the_compact_milp_under_a_series(
     assert short.root_bound <= exact.objective + tol
 
 
+# The compact MILP's optima of the two instances with measured overheads under the
+# series, on branch-and-price's 13 slots, pinned: milp.solve(inst, slots=13) proved them
+# at 7dc58b0 (11-19 s of CPU each, branch-and-price under 1 s). The two instances
+# without overheads are still solved by the compact MILP here (about 1 s each); the
+# compact MILP under a series with overheads is held to brute force in
+# tests/milp/test_prices.py and to branch-and-price on two nodes above.
+PINNED = {"suite-share-2n4j-s2": 0.29344435512804395, "suite-excl-2n4j-s2": 0.37279695384573047}
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -104,10 +116,16 @@ def test_branch_and_price_equals_the_compact_milp_on_the_suite_under_a_real_seri
     the evaluator says."""
     inst = lay_prices(suite_instance(name), "au-nsw-2023:17", 90.0)
     res = solve(inst, time_limit=120)
-    exact = milp_solve(inst, slots=res.slots, time_limit=120)
-    assert res.optimal and exact.optimal
-    assert res.objective == pytest.approx(exact.objective, rel=1e-6)
-    assert res.root_bound <= exact.objective * (1 + 1e-9)
+    assert res.optimal
+    if name in PINNED:
+        assert res.slots == 13
+        optimum = PINNED[name]
+    else:
+        exact = milp_solve(inst, slots=res.slots, time_limit=120)
+        assert exact.optimal and exact.objective is not None
+        optimum = exact.objective
+    assert res.objective == pytest.approx(optimum, rel=1e-6)
+    assert res.root_bound <= optimum * (1 + 1e-9)
     assert res.plan is not None and check_plan(inst, res.plan) == []
     assert evaluate(inst, res.plan).total_cost == pytest.approx(res.objective, rel=1e-12)
 

@@ -83,7 +83,11 @@ def _prices_exactly(inst, price_seed: int) -> None:
         assert beam.value >= truth - 1e-9
 
 
-@settings(max_examples=30, deadline=None)
+# 15 examples (was 30; derandomized, the enumeration is the time): every combination of
+# sharing, multi-node and overhead (none, shorter, longer than a slot) in the worst
+# case, and the expected mode; under a series below, 20 (13 such combinations, the
+# expected mode with an overhead among them)
+@settings(max_examples=15, deadline=None)
 @given(
     st.integers(0, 10_000),
     st.sampled_from([0.0, 0.1, 0.7]),
@@ -95,7 +99,7 @@ def test_the_exact_pricer_finds_the_cheapest_schedule(seed, delta, mode, price_s
     _prices_exactly(inst, price_seed)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     st.integers(0, 10_000),
     st.sampled_from([0.0, 0.1, 0.7]),

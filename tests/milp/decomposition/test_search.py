@@ -63,6 +63,15 @@ def _suite(name: str):
     return inst
 
 
+# The compact MILP's optima of the two instances with overheads on branch-and-price's
+# 13 slots, pinned: milp.solve(inst, slots=13) proved them at 7dc58b0 (8-12 s of CPU
+# each, branch-and-price under 1 s; 0.1047 and 0.08237 in docs/benchmarks.md's table
+# with measured overheads). The compact MILP still solves suite-excl-2n4j-s2 on these
+# slots in tests/milp/test_milp.py (the warm start's cutoff) and is held to brute force
+# with sharing and overheads there; excl-3n6j-s1 (about 1 s) is still solved here.
+PINNED = {"suite-excl-2n4j-s2": 0.10473162826799803, "suite-share-2n4j-s2": 0.08237228869472393}
+
+
 @pytest.mark.parametrize(
     "name", ["suite-excl-2n4j-s2", "suite-share-2n4j-s2", "suite-excl-3n6j-s1"]
 )
@@ -71,9 +80,15 @@ def test_branch_and_price_equals_the_compact_milp_on_the_suite(name):
     sharing, without): the two optima agree, and the plan passes the checker."""
     inst = _suite(name)
     res = solve(inst, time_limit=60)
-    exact = milp_solve(inst, slots=res.slots, time_limit=60)
-    assert res.optimal and exact.optimal
-    assert res.objective == pytest.approx(exact.objective, rel=1e-6)
+    assert res.optimal
+    if name in PINNED:
+        assert res.slots == 13
+        optimum = PINNED[name]
+    else:
+        exact = milp_solve(inst, slots=res.slots, time_limit=60)
+        assert exact.optimal and exact.objective is not None
+        optimum = exact.objective
+    assert res.objective == pytest.approx(optimum, rel=1e-6)
     assert res.plan is not None and check_plan(inst, res.plan) == []
 
 
