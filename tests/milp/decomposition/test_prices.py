@@ -21,6 +21,7 @@ from milp import solve as milp_solve
 from milp.decomposition import CgOptions, solve
 from tests.milp.brute_force import brute_force
 from tests.milp.decomposition.instances import priced, two_nodes
+from tests.milp.decomposition.reference import compact_optimum
 from tests.milp.test_milp import _tiny
 from validation.check import check_plan
 from validation.evaluate import evaluate
@@ -98,7 +99,10 @@ def test_branch_and_price_equals_the_compact_milp_under_a_series(
 # without overheads are still solved by the compact MILP here (about 1 s each); the
 # compact MILP under a series with overheads is held to brute force in
 # tests/milp/test_prices.py and to branch-and-price on two nodes above.
-PINNED = {"suite-share-2n4j-s2": 0.29344435512804395, "suite-excl-2n4j-s2": 0.37279695384573047}
+PINNED = {
+    "suite-share-2n4j-s2": (13, 0.29344435512804395),
+    "suite-excl-2n4j-s2": (13, 0.37279695384573047),
+}
 
 
 @pytest.mark.parametrize(
@@ -117,13 +121,7 @@ def test_branch_and_price_equals_the_compact_milp_on_the_suite_under_a_real_seri
     inst = lay_prices(suite_instance(name), "au-nsw-2023:17", 90.0)
     res = solve(inst, time_limit=120)
     assert res.optimal
-    if name in PINNED:
-        assert res.slots == 13
-        optimum = PINNED[name]
-    else:
-        exact = milp_solve(inst, slots=res.slots, time_limit=120)
-        assert exact.optimal and exact.objective is not None
-        optimum = exact.objective
+    optimum = compact_optimum(name, inst, res.slots, PINNED, 120)
     assert res.objective == pytest.approx(optimum, rel=1e-6)
     assert res.root_bound <= optimum * (1 + 1e-9)
     assert res.plan is not None and check_plan(inst, res.plan) == []

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from heuristic.core.result import SolutionStatus, Termination
 from heuristic.sts.policy import StsPolicy
 from instances.generators.suite import milp_suite, suite_instance
-from milp import solve as milp_solve
 from milp.data import milp_data
 from milp.decomposition import CgOptions, solve
 from milp.decomposition.columns import columns_of_plan
@@ -25,6 +24,7 @@ from milp.decomposition.search import Incumbent, from_pool
 from milp.decomposition.space import build_space
 from milp.solve import default_slots
 from tests.milp.brute_force import brute_force
+from tests.milp.decomposition.reference import compact_optimum
 from tests.milp.test_milp import _tiny
 from validation.check import check_plan
 from validation.evaluate import evaluate
@@ -69,7 +69,10 @@ def _suite(name: str):
 # with measured overheads). The compact MILP still solves suite-excl-2n4j-s2 on these
 # slots in tests/milp/test_milp.py (the warm start's cutoff) and is held to brute force
 # with sharing and overheads there; excl-3n6j-s1 (about 1 s) is still solved here.
-PINNED = {"suite-excl-2n4j-s2": 0.10473162826799803, "suite-share-2n4j-s2": 0.08237228869472393}
+PINNED = {
+    "suite-excl-2n4j-s2": (13, 0.10473162826799803),
+    "suite-share-2n4j-s2": (13, 0.08237228869472393),
+}
 
 
 @pytest.mark.parametrize(
@@ -81,13 +84,7 @@ def test_branch_and_price_equals_the_compact_milp_on_the_suite(name):
     inst = _suite(name)
     res = solve(inst, time_limit=60)
     assert res.optimal
-    if name in PINNED:
-        assert res.slots == 13
-        optimum = PINNED[name]
-    else:
-        exact = milp_solve(inst, slots=res.slots, time_limit=60)
-        assert exact.optimal and exact.objective is not None
-        optimum = exact.objective
+    optimum = compact_optimum(name, inst, res.slots, PINNED, 60)
     assert res.objective == pytest.approx(optimum, rel=1e-6)
     assert res.plan is not None and check_plan(inst, res.plan) == []
 
