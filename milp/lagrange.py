@@ -320,6 +320,7 @@ def lagrangian_bound(
     states: int = 128,
     iterations: int = 100,
     time_limit: float | None = 60.0,
+    idle: bool = True,
 ) -> LagrangeBound:
     """A lower bound on the optimum of the slotted MILP over ``slots`` slots.
 
@@ -332,7 +333,8 @@ def lagrangian_bound(
     nodes' own energy on nodes always on it bounds by parts that split over the jobs
     (:mod:`milp.lagrange_idle`); where nodes power off when empty it counts it as
     nothing, a lower bound of it (the powered hours are node by node, not a sum over
-    the jobs: :mod:`milp.power_off`)."""
+    the jobs: :mod:`milp.power_off`). ``idle = False`` counts it as nothing always (the
+    bound before that split, for comparison)."""
     t0 = time.perf_counter()
     slot = require_slot(instance)
     d = milp_data(instance, slots, tardiness, upper, check_size=False, idle_bound=True)
@@ -340,12 +342,12 @@ def lagrangian_bound(
     own = np.array([d.job_bound(j) for j in d.jobs])
     states = _fitting_states(d, slots, states)
     n_k = max(len(jd.configs) for jd in d.jobs.values())
-    idle = idle_charge(d, n_k, slots)
+    charge = idle_charge(d, n_k, slots) if idle else None
     zero = np.zeros((len(instance.nodes_by_type), slots))
-    a = _stack(d, states, idle)
+    a = _stack(d, states, charge)
     constant = 0.0
-    if idle is not None:
-        a, own, constant = split_idle(a, d, idle, own, lambda x: _solve_jobs(x, zero, slot))
+    if charge is not None:
+        a, own, constant = split_idle(a, d, charge, own, lambda x: _solve_jobs(x, zero, slot))
     penalty = max(upper if upper is not None else 10 * floor, 1.0)
     deadline = None if time_limit is None else t0 + time_limit
     best, first, done, termination = _rounds(

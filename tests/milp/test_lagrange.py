@@ -68,20 +68,14 @@ def test_a_grid_too_large_for_memory_is_coarsened_and_then_refused(monkeypatch):
         lagrangian_bound(inst, SLOTS, states=64)
 
 
-def _bound_with_nodes_counted_as_nothing(monkeypatch, inst, best):
-    import milp.lagrange
-
-    with monkeypatch.context() as m:
-        m.setattr(milp.lagrange, "idle_charge", lambda *args: None)
-        return lagrangian_bound(inst, SLOTS, upper=best, states=64).bound
+def _bound_with_nodes_counted_as_nothing(inst, best):
+    return lagrangian_bound(inst, SLOTS, upper=best, states=64, idle=False).bound
 
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("mode", ["worst_case", "expected"])
 @pytest.mark.parametrize("priced", [False, True])
-def test_with_idle_power_always_on_the_bound_holds_and_counts_the_nodes(
-    monkeypatch, seed, mode, priced
-):
+def test_with_idle_power_always_on_the_bound_holds_and_counts_the_nodes(seed, mode, priced):
     """Nodes always on (milp/lagrange_idle.py): the bound with the nodes' own energy split
     over the jobs is never above the optimum of joint plans costed whole by the evaluator,
     and above the bound that counts that energy as nothing (measured: 6-29% above on
@@ -90,16 +84,16 @@ def test_with_idle_power_always_on_the_bound_holds_and_counts_the_nodes(
     best, _ = joint_brute_force(inst, SLOTS)
     lb = lagrangian_bound(inst, SLOTS, upper=best, states=64)
     assert lb.bound <= best + 1e-9
-    assert lb.bound > _bound_with_nodes_counted_as_nothing(monkeypatch, inst, best) + 1e-4
+    assert lb.bound > _bound_with_nodes_counted_as_nothing(inst, best) + 1e-4
 
 
-def test_powered_off_the_nodes_are_counted_as_nothing(monkeypatch):
+def test_powered_off_the_nodes_are_counted_as_nothing():
     """Where empty nodes power off, the powered hours are the nodes' own, not a sum over
     the jobs: the bound is the one without them (still below the optimum)."""
     inst = _off(1, "expected")
     best, _ = joint_brute_force(inst, SLOTS)
     lb = lagrangian_bound(inst, SLOTS, upper=best, states=64)
-    assert lb.bound == _bound_with_nodes_counted_as_nothing(monkeypatch, inst, best)
+    assert lb.bound == _bound_with_nodes_counted_as_nothing(inst, best)
     assert lb.bound <= best + 1e-9
 
 

@@ -1,0 +1,70 @@
+"""The Lagrangian bound with idle power on nodes always on (milp/lagrange_idle.py;
+docs/milp.md, 'Lower bounds that scale'): the bound that splits the nodes' own energy
+over the jobs beside the one that counts it as nothing, each against STS's plan (its
+worst-case rollout costed by the evaluator), on a synthetic and a real-data instance
+at the generator's idle levels. CPU seconds of each bound.
+
+Run: python -m benchmarks.lagrange_idle [--states 32] [--time-limit 120]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import pandas as pd
+
+from heuristic.sts.policy import StsPolicy
+from instances import Instance
+from instances.generators import SyntheticSpec, synthetic
+from instances.generators.power import lay_idle
+from instances.generators.registry import GENERATORS
+from milp.lagrange import lagrangian_bound
+from milp.solve import default_slots
+from validation.evaluate import evaluate
+from validation.simulator import rollout
+
+
+def cases() -> list[tuple[str, Instance]]:
+    return [
+        (
+            "synthetic 30 jobs x 10 nodes",
+            synthetic(SyntheticSpec(nodes=10, jobs=30, rate="high", slot=0.25), seed=1),
+        ),
+        (
+            "real data 20 jobs x 6 nodes",
+            GENERATORS["realdata"].instance({"nodes": 6, "jobs": 20, "slot": 0.25}, 0),
+        ),
+    ]
+
+
+def measure(states: int, time_limit: float) -> pd.DataFrame:
+    rows = []
+    for name, base in cases():
+        for level in ("low", "high"):
+            inst = lay_idle(base, level)
+            slots = default_slots(inst)
+            sts = evaluate(inst, rollout(inst, StsPolicy())).total_cost
+            row: dict[str, object] = {"instance": name, "idle": level, "slots": slots, "STS": sts}
+            for label, idle in (("nothing", False), ("split", True)):
+                t0 = time.process_time()
+                lb = lagrangian_bound(
+                    inst, slots, upper=sts, states=states, time_limit=time_limit, idle=idle
+                )
+                row[f"bound ({label})"] = lb.bound
+                row[f"gap ({label})"] = f"{sts / lb.bound - 1:.1%}"
+                row[f"CPU s ({label})"] = round(time.process_time() - t0, 2)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--states", type=int, default=32)
+    ap.add_argument("--time-limit", type=float, default=120.0)
+    args = ap.parse_args()
+    print(measure(args.states, args.time_limit).to_markdown(index=False, floatfmt=".4g"))
+
+
+if __name__ == "__main__":
+    main()
