@@ -48,12 +48,12 @@ def cluster_kw(d: MilpData) -> float:
     return sum(n.base_w + inst.gpu(n.gpu_type).idle_w * n.num_gpus for n in inst.nodes) / 1000.0
 
 
-def _prices(d: MilpData) -> list[float]:
+def prices_of(d: MilpData) -> list[float]:
     prices = slot_prices(d.instance, d.slots, d.slot)
     return [d.instance.energy_price] * d.slots if prices is None else list(prices)
 
 
-def _idle_kw(d: MilpData, j: str) -> list[float]:
+def idle_kw(d: MilpData, j: str) -> list[float]:
     """Per configuration of job ``j``: the idle kW its busy GPUs do not draw."""
     inst = d.instance
     return [inst.gpu(c.gpu_type).idle_w * inst.busy_share(c) / 1000.0 for c in d.jobs[j].configs]
@@ -69,7 +69,7 @@ def _epoch_hours(m: pyo.ConcreteModel, d: MilpData) -> Iterator[tuple[str, int, 
 
 def _credit(m: pyo.ConcreteModel, d: MilpData, prices: list[float]) -> dict[int, Any]:
     """``credit_t`` per slot (the module's docstring)."""
-    kw = {j: _idle_kw(d, j) for j in d.jobs}
+    kw = {j: idle_kw(d, j) for j in d.jobs}
     out: dict[int, Any] = {t: 0.0 for t in range(d.slots)}
     for j, k, t, hours in _epoch_hours(m, d):
         out[t] = out[t] + kw[j][k] * prices[t] * hours
@@ -154,7 +154,7 @@ def add_idle(m: pyo.ConcreteModel, d: MilpData) -> None:
     otherwise: the model is the model it was)."""
     if not d.instance.node_power:
         return
-    prices = _prices(d)
+    prices = prices_of(d)
     m.idle_index = pyo.Set(initialize=range(d.slots), ordered=True)
     m.idle_cost = pyo.Var(m.idle_index, domain=pyo.NonNegativeReals)
     credit = _credit(m, d, prices)

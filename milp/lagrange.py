@@ -39,7 +39,7 @@ import numpy as np
 from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from instances import Config, Instance, TardinessMode
 from milp.data import JobData, MilpData, milp_data
-from milp.lagrange_idle import IdleCharge, alive, idle_charge, split_idle
+from milp.lagrange_idle import IdleCharge, alive, epoch_unit, idle_charge, split_idle
 from milp.master_lp import Master
 from milp.requirements import MilpError, require_slot
 
@@ -129,8 +129,8 @@ def _use(d: MilpData, cfg: Config) -> float:
 
 def _stack(d: MilpData, states: int, idle: IdleCharge | None = None) -> _Arrays:
     """The jobs' problems on a grid of ``states`` steps each, stacked (configurations
-    padded to the most any job has); with ``idle``, each epoch's energy net of its idle
-    the steps a slot advances and the states' survival kept."""
+    padded to the most any job has); with ``idle``, the steps a slot advances and the
+    states' survival kept as well (:mod:`milp.lagrange_idle`)."""
     inst = d.instance
     types = sorted(inst.nodes_by_type)
     jobs = list(d.jobs.values())
@@ -190,7 +190,7 @@ def _stack_job(
         a.alive[j] = alive(np.asarray(jd.stop_probability), marks, n_i)
     for k, c in enumerate(jd.configs):
         adv = max(1, math.ceil(jd.speed[k] / step - 1e-9))
-        unit = jd.cost[k] if jd.slot_price is None else jd.energy[k]  # money or kWh
+        unit = epoch_unit(jd, k)  # money or kWh
         if idle:
             assert a.adv is not None
             a.adv[j, k] = adv
@@ -342,7 +342,7 @@ def lagrangian_bound(
     own = np.array([d.job_bound(j) for j in d.jobs])
     states = _fitting_states(d, slots, states)
     n_k = max(len(jd.configs) for jd in d.jobs.values())
-    charge = idle_charge(d, n_k, slots) if idle else None
+    charge = idle_charge(d, n_k) if idle else None
     zero = np.zeros((len(instance.nodes_by_type), slots))
     a = _stack(d, states, charge)
     constant = 0.0
@@ -377,8 +377,8 @@ def _rounds(
 ) -> tuple[float, float, int, Termination]:
     """The column generation over ``slots`` slots of ``slot`` hours: the best bound, the
     first (at zero prices), the rounds done, and why it stopped (optimal: converged).
-    ``constant``: what every plan pays besides the jobs' paths (the powered slots before
-    the jobs' first ones)."""
+    ``constant``: what every plan pays besides the jobs' paths (the powered slots charged
+    whatever the plan: :func:`milp.lagrange_idle.split_idle`)."""
     types = len(a.capacity)
     lam = np.zeros((types, slots))
     master = Master(a.capacity, slots, len(a.first), penalty)

@@ -19,10 +19,11 @@ Both parts split over the jobs, for a lower bound:
   ``S_j(t) = P(C_j > end of t)``, and ``P(H > s)`` only falls within the slot. Each job
   pays ``w_jt π_t P Δ S_j(t)`` per slot: the probability that it has not completed, a
   function of its progress (its blocks whose stop has not yet passed), which the grid
-  under-counts (it runs ahead of the true progress). Before its first slot a job has not
-  completed: its weight there is a constant. The weights are one job per slot, the job
-  likeliest still to run in each job's cheapest schedule alone (any choice is valid; this
-  one is usually the binding one).
+  under-counts (it runs ahead of the true progress). The weights are one job per slot,
+  the job likeliest still to run in each job's cheapest schedule alone (any choice is
+  valid). Where it is larger in those schedules, a slot takes instead the constant
+  ``1 − Π_j F⁺_j(t)``, ``F⁺_j`` the job's completion by then were it run at top speed
+  from its release (no plan completes it sooner: :func:`sooner`).
 
 The compact model's ``>= 0`` on a slot's own energy is not kept: the bound is the sum of
 the two parts, each at most its true value."""
@@ -35,7 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from milp.data import JobData, MilpData, slot_prices
+from milp.data import JobData, MilpData
+from milp.idle import cluster_kw, idle_kw, prices_of
 
 TOL = 1e-12
 
@@ -51,34 +53,31 @@ class IdleCharge:
     base_kw: float  # the nodes' base power alone
 
 
-def idle_charge(d: MilpData, n_k: int, slots: int) -> IdleCharge | None:
+def idle_charge(d: MilpData, n_k: int) -> IdleCharge | None:
     """The credits and the powered slots' cost where nodes are always on and draw power,
     ``None`` where they do not (or power off when empty: their powered hours are not
     bounded here), or where a configuration's net energy would be negative."""
     inst = d.instance
     if not inst.node_power or inst.power_off is not None:
         return None
-    jobs = list(d.jobs.values())
-    credit = np.zeros((len(jobs), n_k))
-    net = np.ones((len(jobs), n_k))
-    for j, jd in enumerate(jobs):
-        for k, c in enumerate(jd.configs):
-            kw = inst.gpu(c.gpu_type).idle_w * inst.busy_share(c) / 1000.0
+    credit = np.zeros((len(d.jobs), n_k))
+    net = np.ones((len(d.jobs), n_k))
+    for j, (job_id, jd) in enumerate(d.jobs.items()):
+        for k, kw in enumerate(idle_kw(d, job_id)):
             kwh = kw * d.slot / jd.speed[k]  # the GPUs kept busy for one epoch
             credit[j, k] = kwh * inst.energy_price if jd.slot_price is None else kwh
-            unit = _unit(jd, k)
+            unit = epoch_unit(jd, k)
             if unit - credit[j, k] < -TOL * max(1.0, unit):
                 return None
             net[j, k] = max(0.0, 1.0 - credit[j, k] / unit) if unit > 0 else 0.0
+    price = np.asarray(prices_of(d)) * d.slot
     base = sum(n.base_w for n in inst.nodes) / 1000.0
-    idle = sum(inst.gpu(n.gpu_type).idle_w * n.num_gpus for n in inst.nodes) / 1000.0
-    prices = slot_prices(inst, slots, d.slot)
-    price = np.full(slots, inst.energy_price) if prices is None else np.asarray(prices)
-    return IdleCharge(credit=credit, net=net, price=price * d.slot, kw=base + idle, base_kw=base)
+    return IdleCharge(credit=credit, net=net, price=price, kw=cluster_kw(d), base_kw=base)
 
 
-def _unit(jd: JobData, k: int) -> float:
-    """An epoch's energy on configuration ``k``: money at one price, else kWh."""
+def epoch_unit(jd: JobData, k: int) -> float:
+    """An epoch's energy on configuration ``k``: money at one price, else kWh (priced
+    per slot)."""
     return jd.cost[k] if jd.slot_price is None else jd.energy[k]
 
 
@@ -86,7 +85,7 @@ def net_floor(jd: JobData, credit: np.ndarray) -> float:
     """A lower bound on the job's expected net energy (``e_k − c_k`` per epoch, every
     epoch with its survival, at the cheapest configuration and slot price); the first
     start's overhead left out (its own net energy is not negative)."""
-    net = min(_unit(jd, k) - credit[k] for k in range(len(jd.configs)))
+    net = min(epoch_unit(jd, k) - credit[k] for k in range(len(jd.configs)))
     epochs = float(np.dot(jd.survival, jd.lengths))
     return max(0.0, net) * jd.cheapest_price * epochs
 
