@@ -23,6 +23,7 @@ from experiments.cli import (
 )
 from experiments.cli.common import CliError
 from experiments.store import StoreError
+from heuristic.core import highs_run
 from heuristic.core.options import OptionError
 from instances import InstanceError, PlanError
 from milp import MilpError
@@ -55,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:  # checked before any work, so that a bad value stops nothing half-way
+        highs_run.default_threads()
+    except ValueError as exc:
+        print(f"gpusched: error: {exc}", file=sys.stderr)
+        return 2
     try:
         code: int = args.func(args)
     except (

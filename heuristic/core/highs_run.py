@@ -8,11 +8,21 @@ bound one, the ``lp`` and Synergy policies the default), and a failed solve in t
 ``lp`` policy would silently fall back to no preference. So the scheduler is
 restarted whenever the count changes, and before the first solve, since another
 library may have started it (solves in one process run one at a time).
+
+Solves that leave the count to HiGHS (``threads=None``) take it from the environment
+variable ``GPUSCHED_HIGHS_THREADS`` when it is set: several solving processes on one
+machine (a campaign's workers, the test suite's) then need not each start a thread
+per core, whose idle workers spin on the cores the others solve on.
 """
 
 from __future__ import annotations
 
+import os
+
 import highspy
+
+#: the environment variable giving the thread count of solves that leave it to HiGHS
+THREADS_VARIABLE = "GPUSCHED_HIGHS_THREADS"
 
 # the thread count the scheduler was last started with by :func:`run`
 _started: list[int] = []
@@ -20,9 +30,30 @@ _started: list[int] = []
 
 def run(h: highspy.Highs, threads: int | None = None) -> None:
     """``h.run()``, with HiGHS's scheduler sized for ``threads`` (``None``: HiGHS's
-    default, which the caller must not have overridden)."""
+    default, or ``GPUSCHED_HIGHS_THREADS`` when set; the caller must not have
+    overridden the option)."""
+    if threads is None:
+        threads = default_threads()
+        if threads is not None:
+            h.setOptionValue("threads", threads)
     want = 0 if threads is None else threads
     if _started != [want]:
         highspy.Highs.resetGlobalScheduler(True)
         _started[:] = [want]
     h.run()
+
+
+def default_threads() -> int | None:
+    """The thread count ``GPUSCHED_HIGHS_THREADS`` asks for (``None`` when unset or
+    empty: HiGHS's own default). Raises ``ValueError`` naming the variable and its
+    value unless it is a positive integer."""
+    raw = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not raw:
+        return None
+    try:
+        threads = int(raw)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ValueError(f"{THREADS_VARIABLE} must be a positive integer, got {raw!r}")
+    return threads

@@ -430,3 +430,12 @@ def test_generate_a_trace_on_a_cluster_at_a_load(tmp_path, capsys):
     assert read_instance(week).jobs[0].id == "p3000"
     code = main(["generate", "synthetic", "--source", "week", "--out", str(tmp_path / "t.json")])
     assert code == 2 and "--source: only realdata read it" in capsys.readouterr().err
+
+
+def test_a_bad_highs_thread_count_stops_the_command_before_it_writes(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GPUSCHED_HIGHS_THREADS", "many")
+    out = tmp_path / "plan.json"
+    assert main(["solve", "tiny", "--policy", "fifo", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "GPUSCHED_HIGHS_THREADS" in err and "'many'" in err and "Traceback" not in err
+    assert not out.exists()
