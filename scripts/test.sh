@@ -5,4 +5,4 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$repo/scripts/setup.sh"
 cd "$repo"
-exec .venv/bin/python -m pytest -n auto "$@"
+exec .venv/bin/python -m pytest -n auto --dist worksteal "$@"

@@ -152,10 +152,14 @@ def test_a_tenant_may_stay_on_its_gpu_while_a_lower_label_empties():
 def test_milp_with_relaunch_overhead_equals_brute_force(seed, delta, mode):
     """Start indicators (milp.overhead): with an overhead shorter and longer than a
     slot, the optimum is the brute force's, the evaluator's cost of the extracted plan
-    is HiGHS's objective, and an STS warm start is feasible and never beaten upwards."""
+    is HiGHS's objective, and (seeds 0 and 1: one instance with sharing, one without,
+    each overhead and mode; the warm solve took 40% of these tests' time) an STS warm
+    start is feasible and never beaten upwards."""
     inst = _tiny(seed, shared=seed % 2 == 0, tardiness=mode).replace(relaunch_hours=delta)
     slots = 8
     best, _ = solved_at_brute_force(inst, slots)
+    if seed > 1:
+        return
     start = rollout(inst, StsPolicy())
     horizon = max(slots, default_slots(inst, start))
     warm = solve(inst, initial_plan=start, slots=horizon, time_limit=60)
