@@ -84,9 +84,7 @@ def test_an_online_run_is_unchanged_under_a_flat_series():
     plain = run_online(inst, "sts")
     flat = run_online(inst.replace(prices=Series.regular(0.5, [inst.energy_price] * 3)), "sts")
     figures = ("energy_cost", "tardiness_cost", "decisions")
-    assert [repr(flat.summary()[k]) for k in figures] == [
-        repr(plain.summary()[k]) for k in figures
-    ]
+    assert [repr(flat.summary()[k]) for k in figures] == [repr(plain.summary()[k]) for k in figures]
     assert _fingerprint(flat) == _fingerprint(plain)
 
 
