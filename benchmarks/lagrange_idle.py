@@ -1,8 +1,10 @@
-"""The Lagrangian bound with idle power on nodes always on (milp/lagrange_idle.py;
-docs/milp.md, 'Lower bounds that scale'): the bound that splits the nodes' own energy
-over the jobs beside the one that counts it as nothing, each against STS's plan (its
-worst-case rollout costed by the evaluator), on a synthetic and a real-data instance
-at the generator's idle levels. CPU seconds of each bound.
+"""The Lagrangian bound with idle power (milp/lagrange_idle.py; docs/milp.md, 'Lower
+bounds that scale'): on nodes always on, the bound that splits the nodes' own energy
+over the jobs, and on nodes powered off when empty (after 0.25 h, booting in 0.1 h
+for 0.05 kWh), the one that charges each epoch its share of its node's base power,
+each beside the bound that counts the nodes' energy as nothing and against STS's plan
+(its worst-case rollout costed by the evaluator), on a synthetic and a real-data
+instance at the generator's idle levels. CPU seconds of each bound.
 
 Run: python -m benchmarks.lagrange_idle [--states 32] [--time-limit 120]
 """
@@ -17,12 +19,15 @@ import pandas as pd
 from heuristic.sts.policy import StsPolicy
 from instances import Instance
 from instances.generators import SyntheticSpec, synthetic
-from instances.generators.power import lay_idle
+from instances.generators.power import lay_idle, lay_power_off
 from instances.generators.registry import GENERATORS
 from milp.lagrange import lagrangian_bound
 from milp.solve import default_slots
 from validation.evaluate import evaluate
 from validation.simulator import rollout
+
+
+POWER_OFF = "0.25,0.1,0.05"  # after_h, boot_h, boot_kwh
 
 
 def cases() -> list[tuple[str, Instance]]:
@@ -41,12 +46,20 @@ def cases() -> list[tuple[str, Instance]]:
 def measure(states: int, time_limit: float) -> pd.DataFrame:
     rows = []
     for name, base in cases():
-        for level in ("low", "high"):
+        for level, off in (("low", None), ("high", None), ("low", POWER_OFF), ("high", POWER_OFF)):
             inst = lay_idle(base, level)
+            if off is not None:
+                inst = lay_power_off(inst, off)
             slots = default_slots(inst)
             sts = evaluate(inst, rollout(inst, StsPolicy())).total_cost
-            row: dict[str, object] = {"instance": name, "idle": level, "slots": slots, "STS": sts}
-            for label, idle in (("nothing", False), ("split", True)):
+            row: dict[str, object] = {
+                "instance": name,
+                "idle": level,
+                "nodes": "always on" if off is None else "off when empty",
+                "slots": slots,
+                "STS": sts,
+            }
+            for label, idle in (("nothing", False), ("with the nodes", True)):
                 t0 = time.process_time()
                 lb = lagrangian_bound(
                     inst, slots, upper=sts, states=states, time_limit=time_limit, idle=idle

@@ -39,7 +39,14 @@ import numpy as np
 from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from instances import Config, Instance, TardinessMode
 from milp.data import JobData, MilpData, milp_data
-from milp.lagrange_idle import IdleCharge, alive, epoch_unit, idle_charge, split_idle
+from milp.lagrange_idle import (
+    IdleCharge,
+    alive,
+    epoch_unit,
+    idle_charge,
+    node_share,
+    split_idle,
+)
 from milp.master_lp import Master
 from milp.requirements import MilpError, require_slot
 
@@ -127,10 +134,16 @@ def _use(d: MilpData, cfg: Config) -> float:
     return float(cfg.gpus)
 
 
-def _stack(d: MilpData, states: int, idle: IdleCharge | None = None) -> _Arrays:
+def _stack(
+    d: MilpData,
+    states: int,
+    idle: IdleCharge | None = None,
+    share: np.ndarray | None = None,
+) -> _Arrays:
     """The jobs' problems on a grid of ``states`` steps each, stacked (configurations
     padded to the most any job has); with ``idle``, the steps a slot advances and the
-    states' survival kept as well (:mod:`milp.lagrange_idle`)."""
+    states' survival kept as well; with ``share``, each epoch's nodes' base power added
+    to its energy (both :mod:`milp.lagrange_idle`)."""
     inst = d.instance
     types = sorted(inst.nodes_by_type)
     jobs = list(d.jobs.values())
@@ -155,7 +168,8 @@ def _stack(d: MilpData, states: int, idle: IdleCharge | None = None) -> _Arrays:
     )
     tindex = {t: i for i, t in enumerate(types)}
     for j, jd in enumerate(jobs):
-        _stack_job(a, d, j, jd, tindex, idle is not None)
+        extra = None if share is None else share[j]
+        _stack_job(a, d, j, jd, tindex, idle is not None, extra)
     return a
 
 
@@ -166,10 +180,12 @@ def _stack_job(
     jd: JobData,
     tindex: dict[str, int],
     idle: bool,
+    share: np.ndarray | None = None,
 ) -> None:
     """Job ``j``'s steps: from each grid state, on each configuration, the state one
     slot reaches, its energy and the tardiness weight of the blocks it completes (or the
-    step to the end); with ``idle``, the steps' lengths and the states' survival."""
+    step to the end); with ``idle``, the steps' lengths and the states' survival; with
+    ``share``, each configuration's epoch pays that much more."""
     n_i = a.final_cost.shape[2]
     step = jd.job.max_epochs / n_i
     cum = np.concatenate([[0.0], np.cumsum(jd.lengths)])
@@ -190,7 +206,7 @@ def _stack_job(
         a.alive[j] = alive(np.asarray(jd.stop_probability), marks, n_i)
     for k, c in enumerate(jd.configs):
         adv = max(1, math.ceil(jd.speed[k] / step - 1e-9))
-        unit = epoch_unit(jd, k)  # money or kWh
+        unit = epoch_unit(jd, k) + (0.0 if share is None else share[k])  # money or kWh
         if idle:
             assert a.adv is not None
             a.adv[j, k] = adv
@@ -331,10 +347,12 @@ def lagrangian_bound(
     after ``iterations`` rounds or ``time_limit`` seconds, is safe). It stops when no
     path can lower the master: the bound is then the Lagrangian dual's optimum. The
     nodes' own energy on nodes always on it bounds by parts that split over the jobs
-    (:mod:`milp.lagrange_idle`); where nodes power off when empty it counts it as
-    nothing, a lower bound of it (the powered hours are node by node, not a sum over
-    the jobs: :mod:`milp.power_off`). ``idle = False`` counts it as nothing always (the
-    bound before that split, for comparison)."""
+    (:mod:`milp.lagrange_idle`); where nodes power off when empty it counts each
+    node's base power while a job runs there, shared out by the GPUs the job keeps
+    busy (:func:`milp.lagrange_idle.node_share`), and the rest (idle GPUs, the delay
+    before powering off, boots) as nothing, a lower bound of it. ``idle = False``
+    counts the nodes' own energy as nothing always (the bound before these, for
+    comparison)."""
     t0 = time.perf_counter()
     slot = require_slot(instance)
     d = milp_data(instance, slots, tardiness, upper, check_size=False, idle_bound=True)
@@ -343,8 +361,9 @@ def lagrangian_bound(
     states = _fitting_states(d, slots, states)
     n_k = max(len(jd.configs) for jd in d.jobs.values())
     charge = idle_charge(d, n_k) if idle else None
+    share = node_share(d, n_k) if idle else None
     zero = np.zeros((len(instance.nodes_by_type), slots))
-    a = _stack(d, states, charge)
+    a = _stack(d, states, charge, share)
     constant = 0.0
     if charge is not None:
         a, own, constant = split_idle(a, d, charge, own, lambda x: _solve_jobs(x, zero, slot))

@@ -75,6 +75,33 @@ def idle_charge(d: MilpData, n_k: int) -> IdleCharge | None:
     return IdleCharge(credit=credit, net=net, price=price, kw=cluster_kw(d), base_kw=base)
 
 
+def node_share(d: MilpData, n_k: int) -> np.ndarray | None:
+    """Where empty nodes power off: per (job, configuration), the share of its nodes'
+    base power an epoch on it pays, in :func:`epoch_unit`'s units; ``None`` where
+    nodes are always on (:func:`idle_charge` counts them) or draw no base power.
+
+    A node is on while any job runs on it, so it draws its base power ``B_n`` then; the
+    jobs on it keep at most its ``G_n`` GPUs busy (a shared slot counts ``1/K_max`` of
+    one), so charging each job ``B_n / G_n`` per GPU it keeps busy, while it runs,
+    charges at most ``B_n`` while the node is on, on every scenario. The least
+    ``B_n / G_n`` over the nodes of the configuration's type stands for the node the
+    grid does not know. The idle GPUs, the delay before powering off and the boots are
+    left out: each adds to the bill, so leaving it out keeps a lower bound."""
+    inst = d.instance
+    if inst.power_off is None or not inst.node_power:
+        return None
+    per_gpu = {
+        t: min(n.base_w / n.num_gpus for n in nodes) / 1000.0
+        for t, nodes in inst.nodes_by_type.items()
+    }
+    out = np.zeros((len(d.jobs), n_k))
+    for j, jd in enumerate(d.jobs.values()):
+        for k, c in enumerate(jd.configs):
+            kwh = per_gpu[c.gpu_type] * inst.busy_share(c) * d.slot / jd.speed[k]
+            out[j, k] = kwh * inst.energy_price if jd.slot_price is None else kwh
+    return out if out.any() else None
+
+
 def epoch_unit(jd: JobData, k: int) -> float:
     """An epoch's energy on configuration ``k``: money at one price, else kWh (priced
     per slot)."""
