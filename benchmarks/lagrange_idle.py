@@ -26,7 +26,6 @@ from milp.solve import default_slots
 from validation.evaluate import evaluate
 from validation.simulator import rollout
 
-
 POWER_OFF = "0.25,0.1,0.05"  # after_h, boot_h, boot_kwh
 
 

@@ -90,14 +90,15 @@ def node_share(d: MilpData, n_k: int) -> np.ndarray | None:
     inst = d.instance
     if inst.power_off is None or not inst.node_power:
         return None
+    # a type no node has hosts no configuration the grid runs: nothing to charge
     per_gpu = {
-        t: min(n.base_w / n.num_gpus for n in nodes) / 1000.0
+        t: min((n.base_w / n.num_gpus for n in nodes), default=0.0) / 1000.0
         for t, nodes in inst.nodes_by_type.items()
     }
     out = np.zeros((len(d.jobs), n_k))
     for j, jd in enumerate(d.jobs.values()):
         for k, c in enumerate(jd.configs):
-            kwh = per_gpu[c.gpu_type] * inst.busy_share(c) * d.slot / jd.speed[k]
+            kwh = per_gpu.get(c.gpu_type, 0.0) * inst.busy_share(c) * d.slot / jd.speed[k]
             out[j, k] = kwh * inst.energy_price if jd.slot_price is None else kwh
     return out if out.any() else None
 
