@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, get_type_hints
 
 from instances.errors import InstanceError
 from instances.limits import MAX_ID_CHARS
@@ -61,3 +61,15 @@ def index(path: str, items: tuple[Any, ...], key: str) -> dict[str, Any]:
             raise InstanceError(f"{path}[{i}].{key}", k, f"duplicate {key}")
         out[k] = it
     return out
+
+
+# each class's resolved annotations: resolving compiles every annotation's text, and
+# generator specs and policy options are built, and their fields checked, by the thousand
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def field_types(cls: type) -> dict[str, Any]:
+    """``typing.get_type_hints(cls)``, resolved once per class."""
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]

@@ -18,6 +18,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
+from instances.fields import field_types
+
 T = TypeVar("T")
 
 
@@ -81,17 +83,10 @@ def option_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
-# each options class's resolved annotations, resolved once: resolving compiles every
-# annotation's text, and tests and campaigns build policies by the thousand
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
 def build_options(cls: type[T], values: Mapping[str, Any], *, where: str) -> T:
     """``cls(**values)`` with every name and type checked; errors name ``where`` (the
     policy) and the option."""
-    if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
-    hints = _HINTS[cls]
+    hints = field_types(cls)
     known = option_names(cls)
     checked: dict[str, Any] = {}
     try:

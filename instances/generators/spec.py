@@ -25,9 +25,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import UnionType
-from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, Union, get_args, get_origin
 
 from instances.errors import InstanceError
+from instances.fields import field_types
 from instances.generators.early_stopping import FAMILIES
 from instances.generators.measured_overheads import RELAUNCH_MODES
 from instances.generators.power import parse_idle, parse_power_off
@@ -140,21 +141,9 @@ def check_relaunch(mode: Any) -> None:
         raise InstanceError("relaunch", mode, f"must be one of {RELAUNCH_MODES}")
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    """A spec class's resolved annotations, once per class: resolving them compiles each
-    annotation's text, which took most of building a spec (the MILP suite's 24
-    instances built 600 specs, 3 s of it)."""
-    if cls not in _HINTS:
-        _HINTS[cls] = get_type_hints(cls)
-    return _HINTS[cls]
-
-
 def check_types(spec: GeneratorSpec) -> None:
     """Every field of ``spec`` of its annotated type."""
-    hints = _hints(type(spec))
+    hints = field_types(type(spec))
     for f in dataclasses.fields(spec):
         value = getattr(spec, f.name)
         problem = _type_problem(value, hints[f.name])
@@ -165,7 +154,7 @@ def check_types(spec: GeneratorSpec) -> None:
 def check_bounds(spec: GeneratorSpec) -> None:
     """Each number within its bound, each ``tuple[T, T]`` field a range, each
     ``ORDERED`` pair not decreasing (types already checked)."""
-    hints = _hints(type(spec))
+    hints = field_types(type(spec))
     for name, bound in spec.BOUNDS.items():
         value = getattr(spec, name)
         items = value if isinstance(value, tuple) else (value,)
