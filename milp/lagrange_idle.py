@@ -64,8 +64,7 @@ def idle_charge(d: MilpData, n_k: int) -> IdleCharge | None:
     net = np.ones((len(d.jobs), n_k))
     for j, (job_id, jd) in enumerate(d.jobs.items()):
         for k, kw in enumerate(idle_kw(d, job_id)):
-            kwh = kw * d.slot / jd.speed[k]  # the GPUs kept busy for one epoch
-            credit[j, k] = kwh * inst.energy_price if jd.slot_price is None else kwh
+            credit[j, k] = _per_epoch(d, jd, k, kw)  # the GPUs kept busy for one epoch
             unit = epoch_unit(jd, k)
             if unit - credit[j, k] < -TOL * max(1.0, unit):
                 return None
@@ -98,9 +97,15 @@ def node_share(d: MilpData, n_k: int) -> np.ndarray | None:
     out = np.zeros((len(d.jobs), n_k))
     for j, jd in enumerate(d.jobs.values()):
         for k, c in enumerate(jd.configs):
-            kwh = per_gpu.get(c.gpu_type, 0.0) * inst.busy_share(c) * d.slot / jd.speed[k]
-            out[j, k] = kwh * inst.energy_price if jd.slot_price is None else kwh
+            out[j, k] = _per_epoch(d, jd, k, per_gpu.get(c.gpu_type, 0.0) * inst.busy_share(c))
     return out if out.any() else None
+
+
+def _per_epoch(d: MilpData, jd: JobData, k: int, kw: float) -> float:
+    """``kw`` drawn for one epoch on configuration ``k``, in :func:`epoch_unit`'s units
+    (money at the one energy price, else kWh priced per slot)."""
+    kwh = kw * d.slot / jd.speed[k]
+    return kwh * d.instance.energy_price if jd.slot_price is None else kwh
 
 
 def epoch_unit(jd: JobData, k: int) -> float:
