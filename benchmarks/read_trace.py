@@ -2,7 +2,8 @@
 ``gpusched generate philly-week --out philly-week.json.gz`` once (or ``alibaba``), then
 reading it back (phases: the bytes and JSON, the numbers and schema checks, building and
 checking the data classes) and, with ``--online``, ``gpusched online FILE --policy
-sts-incremental`` (reading, replay, evaluation). Goals (the Philly week, docs/benchmarks.md):
+sts`` (reading, replay, evaluation; a tree before c21dc6c named STS's incremental form
+``sts-incremental``: ``--before-policy``). Goals (the Philly week, docs/benchmarks.md):
 reading within 2 s, the online command within 60 s end to end.
 
 "Before" is the source tree of a git revision (``--before``, default the commit before
@@ -13,7 +14,7 @@ gives wall and CPU seconds (CPU: what the process itself ran, less sensitive to 
 work on the machine than wall).
 
 Run: python -m benchmarks.read_trace [--before REV] [--repeats 3] [--online]
-     [--policy sts-incremental] [--trace philly-week|alibaba] [--instance FILE]
+     [--policy sts] [--before-policy NAME] [--trace philly-week|alibaba] [--instance FILE]
 """
 
 from __future__ import annotations
@@ -195,19 +196,21 @@ def reading(trees: dict[str, Path], trace: Path, repeats: int) -> list[list[obje
     return rows
 
 
-def online(trees: dict[str, Path], trace: Path, policy: str, repeats: int) -> list[list[object]]:
+def online(
+    trees: dict[str, Path], trace: Path, policies: dict[str, str], repeats: int
+) -> list[list[object]]:
     """The rows of the end-to-end table: the command's wall and CPU seconds, and its
-    phases (the rest is starting Python, importing, printing)."""
+    phases (the rest is starting Python, importing, printing); ``policies`` per tree."""
     rows: list[list[object]] = []
     runs: dict[str, list[dict[str, Any]]] = {side: [] for side in trees}
     for r in range(repeats):
         for side in list(trees)[:: 1 if r % 2 == 0 else -1]:
-            runs[side].append(in_tree(trees[side], ONLINE, str(trace), policy))
+            runs[side].append(in_tree(trees[side], ONLINE, str(trace), policies[side]))
     for side, rs in runs.items():
         for o in rs:
             wall, cpu = o["total"]
             verdict = _verdict(wall, cpu, ONLINE_GOAL_S)
-            row: list[object] = [side, policy, wall, cpu]
+            row: list[object] = [side, policies[side], wall, cpu]
             for phase in ("read", "replay", "evaluate"):
                 row += o[phase]
             full = o["full_decisions"]
@@ -223,7 +226,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="reading runs per side")
     ap.add_argument("--online", action="store_true", help="also the online command")
     ap.add_argument("--online-repeats", type=int, default=1)
-    ap.add_argument("--policy", default="sts-incremental")
+    ap.add_argument("--policy", default="sts")
+    ap.add_argument("--before-policy", default=None, help="its name in the tree before")
     ap.add_argument("--trace", choices=("philly-week", "alibaba"), default="philly-week")
     ap.add_argument("--instance", default=None, help="a trace file already generated")
     args = ap.parse_args()
@@ -245,7 +249,9 @@ def main() -> None:
             for phase in ("read", "replay", "evaluate"):
                 headers += [f"{phase} s", f"{phase} CPU s"]
             headers += ["decisions", "full STS decisions", "total cost", f"<= {ONLINE_GOAL_S:g} s"]
-            print(markdown(headers, online(trees, trace, args.policy, args.online_repeats)))
+            names = dict.fromkeys(trees, args.policy)
+            names[next(iter(trees))] = args.before_policy or args.policy
+            print(markdown(headers, online(trees, trace, names, args.online_repeats)))
 
 
 if __name__ == "__main__":

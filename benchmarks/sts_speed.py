@@ -4,7 +4,9 @@
 ``--before REF`` (a git commit; default: STS without the speed work) is
 unpacked into a temporary folder with ``git archive``. Each measurement runs in a fresh
 process on that tree and on this one, alternately, so that both see the machine as it
-is then; each fingerprints the decisions it made, and the two must be the same.
+is then; each fingerprints the decisions it made, and the two must be the same where
+the change is meant to be exact. The online run also gives its realised total cost, for
+changes that move decisions (STS deciding incrementally: ``--before c21dc6c``).
 
 - ``snapshot``: one decision of a fresh STS on the ``sts_decision`` snapshot (every job
   arrived, half running), best of ``--repeats`` in a process, best of ``--rounds``
@@ -74,6 +76,8 @@ def online_run(jobs: int, nodes: int, relaunch: str) -> dict[str, Any]:
     """The median time of one STS decision over the online run."""
     from heuristic import make_policy
     from instances.generators import SyntheticSpec, synthetic
+    from validation.evaluate import evaluate
+    from validation.scenario import scenario_instance
     from validation.simulator import simulate
 
     inst = synthetic(SyntheticSpec(nodes=nodes, jobs=jobs, relaunch=relaunch), seed=0)
@@ -93,12 +97,14 @@ def online_run(jobs: int, nodes: int, relaunch: str) -> dict[str, Any]:
             _digest(h, decision, state.time)
             return decision
 
-    simulate(inst, Timed(), mode="sampled", seed=0)
+    run = simulate(inst, Timed(), mode="sampled", seed=0)
     return {
         "wall": statistics.median(wall),
         "cpu": statistics.median(cpu),
         "decisions": len(wall),
         "digest": h.hexdigest()[:16],
+        # realised, by the one evaluator: where a change moves decisions, what it costs
+        "cost": evaluate(scenario_instance(inst, run.epochs), run.plan).total_cost,
     }
 
 
@@ -156,6 +162,8 @@ def row(task: dict[str, Any], res: dict[str, dict[str, Any]], relaunch: str) -> 
         "-" if goal is None else ("met" if a["wall"] <= goal else "MISSED"),
         "-" if goal is None else ("met" if a["cpu"] <= goal else "MISSED"),
         "yes" if a["digest"] == b["digest"] else "NO",
+        b.get("cost", "-"),
+        a.get("cost", "-"),
     ]
 
 
@@ -197,6 +205,7 @@ def main() -> None:
     headers = [
         "measurement", "figure", "goal", "before wall", "after wall", "before CPU",
         "after CPU", "speed-up (CPU)", "goal (wall)", "goal (CPU)", "same decisions",
+        "before cost", "after cost",
     ]  # fmt: skip
     print(f"before: {args.before}; relaunch overheads: {args.relaunch}\n")
     print(markdown(headers, rows))

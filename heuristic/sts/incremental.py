@@ -1,7 +1,8 @@
-"""``sts-incremental``: STS that re-plans only the jobs an event concerns (docs/model.md,
-'STS re-planning only what an event concerns').
+"""``sts``: STS that re-plans only the jobs an event concerns while capacity does not bind
+(docs/model.md, 'STS re-planning only what an event concerns').
 
-STS (:mod:`heuristic.sts.policy`) re-plans every present job at every event, yet a decision
+STS's full decision (:mod:`heuristic.sts.policy`, registered as ``sts-full``) re-plans
+every present job at every event, yet a decision
 changes few allocations: 3.1 of 298.7 present jobs on the 1,000 x 100 synthetic run,
 0.54 of 21.4 on the Philly week's first day (docs/benchmarks.md). This policy keeps
 the others as they run and re-plans, in STS's urgency order, only the *dirty* jobs:
@@ -79,7 +80,7 @@ class IncrementalOptions(StsOptions):
 
 
 class IncrementalStsPolicy(StsPolicy):
-    name = "sts-incremental"
+    name = "sts"
     Options = IncrementalOptions
 
     def __init__(self, options: StsOptions | None = None, *, seed: int = 0) -> None:

@@ -1,12 +1,12 @@
 """The kept jobs' bookings in a decision's ledger, all at once.
 
-A partial decision of ``sts-incremental`` books, before placing the jobs it re-plans,
-what is left of every other job's earlier profile (:meth:`Ledger.book_since`), and then
-checks whether any of their last steps finds its class booked full
-(:meth:`Ledger.last_step_full`). On the Philly week some 400 jobs are kept at each of
-~13,000 decisions: computed one by one (each profile's steps walked in Python, each
-span added by its own numpy slice), the two took 126 of 330 profiled seconds and made
-the week's replay twice as slow as before the bookings.
+A partial decision of ``sts`` (:mod:`heuristic.sts.incremental`) books, before placing
+the jobs it re-plans, what is left of every other job's earlier profile
+(:meth:`Ledger.book_since`), and then checks whether any of their last steps finds its
+class booked full (:meth:`Ledger.last_step_full`). On the Philly week some 400 jobs
+are kept at each of ~13,000 decisions: computed one by one (each profile's steps walked
+in Python, each span added by its own numpy slice), the two took 126 of 330 profiled
+seconds and made the week's replay twice as slow as before the bookings.
 
 Here each kept profile's spans are computed once, on the grid of the decision that
 chose it (its bins from then, not clipped at any horizon), and memoised while the job

@@ -99,8 +99,10 @@ _Booked = tuple[TypeProfile, Step, float, bool]
 
 
 class StsPolicy:
-    """STS with its ledger of booked profiles (:mod:`heuristic.sts.ledger`); with
-    ``lookahead = False``, the thesis's greedy STS (registered as ``sts-greedy``).
+    """STS with its ledger of booked profiles (:mod:`heuristic.sts.ledger`), re-planning
+    every present job at every event (registered as ``sts-full``; ``sts`` re-plans only
+    the jobs an event concerns while capacity does not bind: :mod:`heuristic.sts.incremental`);
+    with ``lookahead = False``, the thesis's greedy STS (registered as ``sts-greedy``).
     ``tuning`` (not an option: a search's per-job result) adjusts its rules per job."""
 
     name = "sts"
@@ -121,7 +123,7 @@ class StsPolicy:
         self._finish_by: dict[str, float] = {}
         self.contended = False  # the last decision's (``_Round.contended``)
         # every present job where a caller decides for some of them only (the share of
-        # jobs late is the cluster's, not the subset's: ``sts-incremental``)
+        # jobs late is the cluster's, not the subset's: :mod:`heuristic.sts.incremental`)
         self.population: tuple[JobStatus, ...] = ()
         # profiles a caller keeps from earlier decisions (job, profile, its distribution,
         # when it was chosen), booked in the ledger before any job is placed

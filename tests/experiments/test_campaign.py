@@ -263,7 +263,7 @@ def test_the_philly_week_campaign_runs_a_window_on_a_dask_cluster(tmp_path):
     assert _figures(local) == _figures(remote)
     with Store(remote) as s:
         runs = s.runs()
-    assert set(runs["policy"]) == {"sts", "sts-incremental", "edf", "fifo", "static"}
+    assert set(runs["policy"]) == {"sts", "sts-full", "edf", "fifo", "static"}
     assert (runs["status"] == "ok").all() and (runs["jobs"] > 5).all()
 
 

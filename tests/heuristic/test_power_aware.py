@@ -78,7 +78,7 @@ def _released_later(option: PowerOff) -> Instance:
     return inst.replace(jobs=(a, b))
 
 
-@pytest.mark.parametrize("policy", ["sts", "sts-incremental"])
+@pytest.mark.parametrize("policy", ["sts", "sts-full"])
 def test_sts_puts_work_on_the_node_still_on_and_blind_sts_boots_the_off_one(policy):
     inst = _released_later(PowerOff(0.5, 0.2, 0.3))
     aware = simulate(inst, make_policy(policy))

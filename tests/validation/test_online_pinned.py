@@ -1,4 +1,5 @@
-"""STS's online figures pinned to the last digit (docs/benchmarks.md, the whole-trace replay).
+"""STS's online figures pinned to the last digit (docs/benchmarks.md, the whole-trace replay):
+``sts-full``, re-planning every job at every event, and ``sts``, deciding incrementally.
 
 Speed-ups of the engine and of STS (profiles priced without building their steps,
 upgrades built only when needed, ...) must not move a single figure. These runs were
@@ -49,7 +50,7 @@ def test_sts_online_figures_are_unchanged(
     jobs, nodes, relaunch, segments, energy, tardiness, decisions
 ):
     inst = synthetic(SyntheticSpec(nodes=nodes, jobs=jobs, relaunch=relaunch), seed=0)
-    run = run_online(inst, "sts", seed=0)
+    run = run_online(inst, "sts-full", seed=0)
     s = run.summary()
     assert (repr(s["energy_cost"]), repr(s["tardiness_cost"])) == (energy, tardiness)
     assert int(s["decisions"]) == decisions
@@ -57,13 +58,14 @@ def test_sts_online_figures_are_unchanged(
 
 
 def test_incremental_sts_figures_are_pinned():
-    """``sts-incremental`` on the 1,000 x 100 run (3-4 s, against STS's 40-55 s): same
-    seed, same segments and costs to the last digit; within 0.001% of STS's energy
+    """STS deciding incrementally (``sts``) on the 1,000 x 100 run (3-4 s, against
+    ``sts-full``'s 40-55 s): same seed, same segments and costs to the last digit; within
+    0.001% of ``sts-full``'s energy
     (re-pinned when it began deciding in full below 64 jobs present and while capacity
     binds: 91.52858087226353, 2,037 decisions before; and when the threshold became 32:
     91.52706792050444, 2,043)."""
     inst = synthetic(SyntheticSpec(nodes=100, jobs=1000, relaunch="none"), seed=0)
-    run = run_online(inst, "sts-incremental", seed=0)
+    run = run_online(inst, "sts", seed=0)
     s = run.summary()
     assert repr(s["energy_cost"]) == "91.52707548544652"
     # STS's on this run (pinned above until that test moved to 500 x 50)

@@ -68,6 +68,21 @@ def test_an_unknown_policy_is_refused_listing_the_known_ones():
         make_policy("stss")
 
 
+def test_a_retired_name_says_what_it_became():
+    with pytest.raises(ValueError, match=r"policy 'sts-incremental' is now 'sts'.*'sts-full'"):
+        make_policy("sts-incremental")
+
+
+def test_sts_decides_incrementally_and_sts_full_every_job_at_every_event():
+    from heuristic.sts.incremental import IncrementalStsPolicy
+    from heuristic.sts.policy import StsPolicy
+
+    assert isinstance(make_policy("sts"), IncrementalStsPolicy)
+    assert isinstance(make_policy("sts-price-blind"), IncrementalStsPolicy)
+    full = make_policy("sts-full")
+    assert type(full) is StsPolicy and full.name == "sts-full"
+
+
 def test_the_milp_policy_is_known_before_milp_is_imported():
     code = (
         "import sys\n"

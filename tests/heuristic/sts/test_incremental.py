@@ -1,4 +1,4 @@
-"""``sts-incremental``: STS re-planning only the jobs an event concerns."""
+"""STS (``sts``) re-planning only the jobs an event concerns, against ``sts-full``."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_it_costs_about_what_sts_does_deciding_mostly_incrementally(monkeypatch)
         sts = run_online(inst, "sts", seed=0).summary()
         # every event may be decided incrementally (by default, below 64 jobs present
         # every event is decided in full, as STS)
-        run = run_online(inst, "sts-incremental", seed=0, options={"full_below": 0})
+        run = run_online(inst, "sts", seed=0, options={"full_below": 0})
         policy = made[-1]
         assert isinstance(policy, IncrementalStsPolicy)
         assert policy.full_below == 0
