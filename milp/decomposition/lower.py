@@ -31,11 +31,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from instances import Instance
+from instances import Instance, InstanceError
 from instances.model import GpuType, Node
 from milp.data import MilpData
 from milp.idle import prices_of
 from milp.lagrange_idle import sooner
+from milp.requirements import MilpError
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,13 @@ def lowered(instance: Instance) -> list[Lowered]:
             t: min((n.base_w / n.num_gpus for n in ns), default=0.0)
             for t, ns in instance.nodes_by_type.items()
         }
-        gpus = tuple(replace(g, power_w=g.power_w + per_gpu.get(g.name, 0.0)) for g in bare)
+        try:
+            gpus = tuple(replace(g, power_w=g.power_w + per_gpu.get(g.name, 0.0)) for g in bare)
+        except InstanceError as err:  # a busy power raised past the model's limit
+            raise MilpError(
+                f"instance {instance.name!r}: the nodes' base power shared out by GPU puts "
+                f"a GPU type's power out of range ({err}); column generation cannot bound it"
+            ) from None
         return [Lowered(_bare(instance, gpus, nodes), 0.0, "node share")]
     out = [Lowered(_bare(instance, bare, nodes), base_kw, "base")]
     idles = any(g.idle_w > 0 for g in instance.gpu_types)

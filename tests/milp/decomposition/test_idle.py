@@ -17,6 +17,7 @@ from instances.generators.suite import suite_instance
 from milp.data import milp_data
 from milp.decomposition import solve
 from milp.decomposition.lower import lowered, powered_cost
+from milp.requirements import MilpError
 from tests.milp.brute_force import joint_brute_force
 from tests.milp.test_idle import _idle, _off
 from validation.evaluate import evaluate
@@ -84,3 +85,15 @@ def test_the_lowered_instance_never_values_a_plan_above_its_cost(power_off, idle
 
 def test_without_the_nodes_own_power_nothing_is_lowered():
     assert lowered(suite_instance("suite-share-3n8j-s1")) == []
+
+
+def test_a_share_past_the_power_limit_is_refused_naming_it():
+    """A node of one GPU drawing 1 kW of base power beside a GPU at the model's 100 kW
+    limit: its share would take the GPU past the limit."""
+    inst = lay_power_off(suite_instance("suite-share-3n8j-s1"), "0.25,0.1,0.05")
+    gpus = tuple(replace(g, power_w=100000.0) for g in inst.gpu_types)
+    inst = inst.replace(
+        gpu_types=gpus, nodes=tuple(replace(n, base_w=1000.0 * n.num_gpus) for n in inst.nodes)
+    )
+    with pytest.raises(MilpError, match=r"base power shared out by GPU.*power_w"):
+        lowered(inst)
