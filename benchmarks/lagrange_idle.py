@@ -4,9 +4,12 @@ over the jobs, and on nodes powered off when empty (after 0.25 h, booting in 0.1
 for 0.05 kWh), the one that charges each epoch its share of its node's base power,
 each beside the bound that counts the nodes' energy as nothing and against STS's plan
 (its worst-case rollout costed by the evaluator), on a synthetic and a real-data
-instance at the generator's idle levels. CPU seconds of each bound.
+instance at the generator's idle levels; and column generation's root with the same
+power (milp/decomposition/lower.py: the share that splits over the jobs in the columns,
+what the cluster surely draws as a constant), from STS's plan, with the plan it finds.
+CPU seconds of each bound.
 
-Run: python -m benchmarks.lagrange_idle [--states 32] [--time-limit 120]
+Run: python -m benchmarks.lagrange_idle [--states 32] [--time-limit 120] [--colgen-time 120]
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from instances import Instance
 from instances.generators import SyntheticSpec, synthetic
 from instances.generators.power import lay_idle, lay_power_off
 from instances.generators.registry import GENERATORS
+from milp.decomposition import solve as decompose
 from milp.lagrange import lagrangian_bound
 from milp.solve import default_slots
 from validation.evaluate import evaluate
@@ -42,7 +46,7 @@ def cases() -> list[tuple[str, Instance]]:
     ]
 
 
-def measure(states: int, time_limit: float) -> pd.DataFrame:
+def measure(states: int, time_limit: float, colgen_time: float) -> pd.DataFrame:
     rows = []
     for name, base in cases():
         for level, off in (("low", None), ("high", None), ("low", POWER_OFF), ("high", POWER_OFF)):
@@ -50,7 +54,8 @@ def measure(states: int, time_limit: float) -> pd.DataFrame:
             if off is not None:
                 inst = lay_power_off(inst, off)
             slots = default_slots(inst)
-            sts = evaluate(inst, rollout(inst, StsPolicy())).total_cost
+            plan = rollout(inst, StsPolicy())
+            sts = evaluate(inst, plan).total_cost
             row: dict[str, object] = {
                 "instance": name,
                 "idle": level,
@@ -66,6 +71,13 @@ def measure(states: int, time_limit: float) -> pd.DataFrame:
                 row[f"bound ({label})"] = lb.bound
                 row[f"gap ({label})"] = f"{sts / lb.bound - 1:.1%}"
                 row[f"CPU s ({label})"] = round(time.process_time() - t0, 2)
+            if colgen_time > 0:
+                t0 = time.process_time()
+                cg = decompose(inst, plan, slots=slots, time_limit=colgen_time, branch=False)
+                row["bound (column generation)"] = cg.bound
+                row["gap (column generation)"] = f"{sts / cg.bound - 1:.1%}"
+                row["plan (column generation)"] = cg.objective
+                row["CPU s (column generation)"] = round(time.process_time() - t0, 2)
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -74,8 +86,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--states", type=int, default=32)
     ap.add_argument("--time-limit", type=float, default=120.0)
+    ap.add_argument("--colgen-time", type=float, default=120.0, help="0: not run")
     args = ap.parse_args()
-    print(measure(args.states, args.time_limit).to_markdown(index=False, floatfmt=".4g"))
+    table = measure(args.states, args.time_limit, args.colgen_time)
+    print(table.to_markdown(index=False, floatfmt=".4g"))
 
 
 if __name__ == "__main__":

@@ -113,8 +113,9 @@ def analyse(
     """Gap analysis of one slotted instance; also returns the plans (STS, tuned STS,
     improved, MILP). ``improve_time``: seconds for the neighbourhood search (0: none);
     ``colgen_time``: for column generation and branch-and-price (0: none). Where the
-    instance charges the nodes' own power, neither runs (their sub-MILPs and columns see single
-    jobs, not the cluster's own energy: docs/milp.md): their columns stay empty."""
+    instance charges the nodes' own power, the neighbourhood search does not run (its
+    sub-MILPs see single jobs, not the cluster's own energy: docs/milp.md) and its column
+    stays empty; column generation bounds that energy (:mod:`milp.decomposition.lower`)."""
     require_slot(instance)  # a MilpError with a hint, before the search runs
     require_no_distributed(instance)  # the same: no bound or MILP would run (E4)
     sts_plan = rollout(instance, StsPolicy())
@@ -126,8 +127,7 @@ def analyse(
     solved = [r.bound for r in (warm, cold) if r is not None and r.bound is not None]
     bound = max([lag.bound, *solved])
     better = None
-    whole_only = instance.node_power  # improve and branch-and-price refuse it
-    if improve_time > 0 and not whole_only:
+    if improve_time > 0 and not instance.node_power:  # improve refuses it
         better = improve(
             instance,
             initial_plan=tuned_plan,
@@ -137,7 +137,7 @@ def analyse(
             threads=1 if threads is None else threads,
         )
     row = _row(instance, slots, found, lag, warm, cold, better, bound)
-    if colgen_time > 0 and not whole_only:
+    if colgen_time > 0:
         start = better.plan if better is not None else tuned_plan
         row = _with_colgen(row, decompose(instance, start, slots=slots, time_limit=colgen_time))
     plans = {

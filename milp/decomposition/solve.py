@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from heuristic.core.result import Termination
 from heuristic.sts.policy import StsPolicy
@@ -16,6 +16,7 @@ from milp.decomposition.colgen import CgOptions, Generation, generate
 from milp.decomposition.columns import Column, columns_of_plan
 from milp.decomposition.dive import dive
 from milp.decomposition.fixing import refix
+from milp.decomposition.lower import Lowered, lowered, powered_cost
 from milp.decomposition.master import Master
 from milp.decomposition.oracle import Oracle
 from milp.decomposition.plans import assemble, integer_master
@@ -63,12 +64,23 @@ def solve(
 
     ``initial_plan`` (slot-aligned; default: the STS worst-case rollout) gives the first
     columns, the MIP start and the cost that cuts each job's slots (docs/milp.md, "The
-    warm start's cost cuts the model"). ``time_limit`` (seconds) is the whole call's."""
+    warm start's cost cuts the model"). ``time_limit`` (seconds) is the whole call's.
+
+    Where the nodes draw power of their own, the columns carry the part of it that
+    splits over the jobs and the bound adds what the cluster surely draws
+    (:mod:`milp.decomposition.lower`): the bound stays valid, the search ranks plans by
+    that bound, and the plan returned is the cheaper by the evaluator of the warm start
+    and the search's, called optimal only where its cost meets the bound."""
     t0 = time.perf_counter()
     if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
         raise MilpError(f"time_limit = {time_limit!r}: must be a positive number of seconds")
     options = options or CgOptions()
-    start = _start(instance, initial_plan, slots, tardiness)
+    own = None  # the nodes' own power, split over the jobs and a constant
+    if instance.node_power:
+        own = _lower(instance, initial_plan, slots, tardiness)
+        start, shift = own.start, own.shift
+    else:
+        start, shift = _start(instance, initial_plan, slots, tardiness), 0.0
     space = start.space
     master = Master(
         space, big=10.0 * max(1.0, start.evaluation.total_cost), artificial=not start.fits
@@ -95,7 +107,66 @@ def solve(
     if branch and root.termination is Termination.OPTIMAL and root.bound < incumbent.cost:
         outcome = branch_and_price(space, oracle, pool, incumbent, root.bound, options, end)
     found = _plan(start, incumbent.columns, tardiness)
-    return _result(instance, start, found, root, outcome, len(pool), t0, fixed)
+    if own is not None:
+        found = _priced(instance, own, found, tardiness)
+    result = _result(instance, start, found, root, outcome, len(pool), t0, fixed, shift)
+    if own is None:
+        return result
+    surely = f", {shift:.6g} for the hours the cluster is surely powered" if shift else ""
+    note = (
+        f"the nodes' own power bounded ({own.split.split} split{surely}): the search "
+        "solves that bound, not the plans' costs"
+    )
+    return replace(result, warm_start_cost=own.warm.total_cost, note=note)
+
+
+@dataclass(frozen=True)
+class _Own:
+    """The nodes' own power: the split kept, the start on its instance, the constant
+    (its kW times the cost of a kW while the cluster is surely powered), and the warm
+    start costed by the true instance."""
+
+    split: Lowered
+    start: _Start
+    shift: float
+    warm: Evaluation
+
+
+def _lower(
+    instance: Instance, plan: Plan | None, slots: int | None, tardiness: TardinessMode | None
+) -> _Own:
+    """Column generation on an instance without the nodes' own power whose plans cost,
+    with a constant, at most what they truly cost (:mod:`milp.decomposition.lower`);
+    of its splits, the one that values the warm start highest."""
+    warm = plan if plan is not None else rollout(instance, StsPolicy())
+    true = evaluate(instance, warm, tardiness=tardiness)
+    best: _Own | None = None
+    for split in lowered(instance):
+        start = _start(split.instance, warm, slots, tardiness)
+        shift = split.kw * powered_cost(start.d) if split.kw > 0 else 0.0
+        if best is None or start.evaluation.total_cost + shift > (
+            best.start.evaluation.total_cost + best.shift
+        ):
+            best = _Own(split, start, shift, true)
+    assert best is not None  # an instance with node power has a split
+    return best
+
+
+def _priced(
+    instance: Instance,
+    own: _Own,
+    found: tuple[Plan | None, Evaluation | None],
+    tardiness: TardinessMode | None,
+) -> tuple[Plan | None, Evaluation | None]:
+    """The cheaper by the true instance of the warm start and the plan found on the
+    lowered one (which ranks plans by a bound, not their cost)."""
+    best: tuple[Plan | None, Evaluation | None] = (own.start.plan, own.warm)
+    plan = found[0]
+    if plan is not None and plan is not own.start.plan:
+        ev = evaluate(instance, plan, tardiness=tardiness)
+        if ev.total_cost < own.warm.total_cost:
+            best = (plan, ev)
+    return best
 
 
 def _fix(
@@ -162,10 +233,12 @@ def _result(
     columns: int,
     t0: float,
     fixed: int,
+    shift: float = 0.0,
 ) -> DecompositionResult:
     plan, evaluation = found
     cost = math.inf if evaluation is None else evaluation.total_cost
-    bound = root.bound if outcome is None else max(root.bound, outcome.bound)
+    # ``shift``: the nodes' own power the columns do not carry (0 without it)
+    bound = shift + (root.bound if outcome is None else max(root.bound, outcome.bound))
     bound = min(bound, cost)  # above a plan's cost only by rounding
     if cost - bound <= 1e-6 * abs(cost):
         termination = Termination.OPTIMAL
@@ -180,8 +253,8 @@ def _result(
         plan=plan,
         evaluation=evaluation,
         bound=bound,
-        root_bound=root.bound,
-        root_lp=root.lp_value,
+        root_bound=root.bound + shift,
+        root_lp=root.lp_value + shift,
         rounds=root.rounds,
         nodes=1 if outcome is None else outcome.nodes,
         columns=columns,

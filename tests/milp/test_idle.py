@@ -3,7 +3,8 @@ bound, not a price'): on nodes always on and on nodes powered off when empty, Hi
 bound never exceeds the optimum found by brute force over joint plans, the plan it
 returns is costed by the evaluator (at least that optimum, and at least HiGHS's own value
 of it), it is called optimal only where that cost meets the bound, a MIP start satisfies
-the new rows, and what the bound cannot cover is refused."""
+the new rows, and what the bound cannot cover is refused. Column generation's bound with
+the nodes' own power: tests/milp/decomposition/test_idle.py."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from instances.generators.power import lay_idle, lay_power_off
 from instances.generators.suite import suite_instance
 from milp import MilpError, SolutionStatus, solve
 from milp.data import milp_data
-from milp.decomposition import solve as branch_and_price
 from milp.model import model_of_data
 from tests.milp.brute_force import joint_brute_force
 from tests.milp.test_milp import SLOT, _tiny, start_violation
@@ -114,8 +114,6 @@ def test_without_idle_power_the_model_is_unchanged():
 def test_what_the_bound_does_not_cover_is_refused(power_off):
     inst = _idle(0, "worst_case") if power_off is None else _off(0, "worst_case", power_off)
     what = "idle power" if power_off is None else r"powered off when empty \(power_off\)"
-    with pytest.raises(MilpError, match=what):
-        branch_and_price(inst, slots=SLOTS, time_limit=10)
     with pytest.raises(MilpError, match=what):
         milp_data(inst, SLOTS)  # a caller that does not say it bounds idle power
 

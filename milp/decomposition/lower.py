@@ -1,0 +1,95 @@
+"""The nodes' own power in column generation: an instance without it whose cost of any
+plan, plus a constant, is at most the true cost of that plan (docs/milp.md, 'Idle
+power: a bound, not a price').
+
+A column is one job's schedule costed alone, so it cannot see the cluster's powered
+hours, a product over every job. What it can carry is the part of the nodes' energy
+that splits over the jobs, folded into the busy power of each GPU type; the rest is a
+constant over the plans, or left out (each part left out keeps a lower bound):
+
+- **Powered off when empty.** A node is on while any job is active on it (its
+  relaunch included), and those jobs keep at most its ``G_n`` GPUs busy; so each busy
+  GPU pays ``B_n / G_n`` while it is busy (a shared slot ``1/K_max`` of that), the
+  least such rate over the nodes of its type (as :func:`milp.lagrange_idle.node_share`
+  charges per epoch). Idle GPUs, the delay before powering off and boots are left out.
+- **Always on**, two splits (the caller keeps the larger on its plan):
+  ``credit``: each busy GPU draws its busy power less its idle power (what it adds to
+  the cluster's draw), and the cluster draws all its base and idle power while
+  powered; ``base``: the GPUs as they are, the nodes' base power while powered (their
+  GPUs' idle draw, less what busy GPUs do not draw, is never negative, and is left
+  out). The powered hours are at least ``1 − Π_j F⁺_j`` in each slot, ``F⁺_j`` the
+  job's completion by the slot's end were it run at top speed from its release
+  (:func:`milp.lagrange_idle.sooner`): a constant per kW, priced per slot.
+
+Where a GPU type idles at its busy power, the credit split would leave a GPU drawing
+nothing: only the base split is offered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from instances import Instance, InstanceError
+from instances.model import GpuType, Node
+from milp.data import MilpData
+from milp.idle import prices_of
+from milp.lagrange_idle import sooner
+from milp.requirements import MilpError
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """An instance without the nodes' own power (``instance``), and the kW the cluster
+    is charged for every hour it is surely powered (``kw``); ``split`` names the rule."""
+
+    instance: Instance
+    kw: float
+    split: str
+
+
+def lowered(instance: Instance) -> list[Lowered]:
+    """The splits of ``instance``'s own power that apply (none where it has none)."""
+    if not instance.node_power:
+        return []
+    bare = tuple(replace(g, idle_w=0.0) for g in instance.gpu_types)
+    nodes = tuple(replace(n, base_w=0.0) for n in instance.nodes)
+    base_kw = sum(n.base_w for n in instance.nodes) / 1000.0
+    if instance.power_off is not None:
+        # a type no node has hosts nothing: nothing to charge
+        per_gpu = {
+            t: min((n.base_w / n.num_gpus for n in ns), default=0.0)
+            for t, ns in instance.nodes_by_type.items()
+        }
+        try:
+            gpus = tuple(replace(g, power_w=g.power_w + per_gpu.get(g.name, 0.0)) for g in bare)
+        except InstanceError as err:  # a busy power raised past the model's limit
+            raise MilpError(
+                f"instance {instance.name!r}: the nodes' base power shared out by GPU puts "
+                f"a GPU type's power out of range ({err}); column generation cannot bound it"
+            ) from None
+        return [Lowered(_bare(instance, gpus, nodes), 0.0, "node share")]
+    out = [Lowered(_bare(instance, bare, nodes), base_kw, "base")]
+    idles = any(g.idle_w > 0 for g in instance.gpu_types)
+    if idles and all(g.idle_w < g.power_w for g in instance.gpu_types):
+        idle_kw = sum(instance.gpu(n.gpu_type).idle_w * n.num_gpus for n in instance.nodes)
+        gpus = tuple(
+            replace(g, power_w=g.power_w - g.idle_w, idle_w=0.0) for g in instance.gpu_types
+        )
+        out.append(Lowered(_bare(instance, gpus, nodes), base_kw + idle_kw / 1000.0, "credit"))
+    return out
+
+
+def _bare(instance: Instance, gpus: tuple[GpuType, ...], nodes: tuple[Node, ...]) -> Instance:
+    # the default tardiness weight follows the top configuration's power: each job
+    # keeps the weight it has on the true instance
+    jobs = tuple(instance.pinned_job(j.id) for j in instance.jobs)
+    return instance.replace(gpu_types=gpus, nodes=nodes, jobs=jobs, power_off=None)
+
+
+def powered_cost(d: MilpData) -> float:
+    """The cost of one kW drawn whenever the cluster is surely powered, over the
+    horizon's slots: ``Σ_t π_t Δ (1 − Π_j F⁺_j(t))``."""
+    sure = 1.0 - np.prod([sooner(jd, d.slots) for jd in d.jobs.values()], axis=0)
+    return float(np.sum(np.asarray(prices_of(d)) * d.slot * sure))
