@@ -49,6 +49,7 @@ from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.sts.kept import Kept
 from heuristic.sts.options import StsOptions
 from heuristic.sts.policy import StsPolicy
+from instances.distribution import EpochDistribution, stop_tolerance
 
 EPS = 1e-9
 # below this many jobs present a full decision takes a few milliseconds: the partial one
@@ -92,7 +93,10 @@ class IncrementalStsPolicy(StsPolicy):
         self._bound_at = -math.inf  # when a decision last found capacity binding
         self._last_time = -math.inf  # the last decision's time
         self._due: dict[str, float] = {}  # job -> when its plan asked to be re-planned
-        self._block: dict[str, int] = {}  # job -> its progress's block when planned
+        # job -> the end of its progress's block when planned, and that stop's tolerance:
+        # past both, the job passed a stopping point (``block_of`` read once, not at
+        # every event for every job)
+        self._edge: dict[str, tuple[float, float]] = {}
         # jobs re-planned at every event, as STS would: those running on a GPU type
         # dearer per epoch than their cheapest (STS moves them as soon as a cheaper type
         # frees up), and those STS kept as they were because no step of theirs fit
@@ -106,14 +110,14 @@ class IncrementalStsPolicy(StsPolicy):
         new_run = self._table is None or self._table.instance is not state.instance
         if new_run or state.time < self._last_time:
             self._due.clear()  # a new run (StsPolicy.decide builds its table below)
-            self._block.clear()
+            self._edge.clear()
             self._restless.clear()
             self._booked.clear()
             self._bound_at = -math.inf
         self._last_time = state.time
         present = {s.job.id for s in state.jobs}
         for gone in [j for j in self._due if j not in present]:
-            del self._due[gone], self._block[gone]
+            del self._due[gone], self._edge[gone]
             self._booked.pop(gone, None)
             self._restless.discard(gone)
         in_full = self._in_full(state)
@@ -160,7 +164,9 @@ class IncrementalStsPolicy(StsPolicy):
             return True
         if now >= self._due[job_id] - EPS:
             return True
-        return s.job.distribution.block_of(s.progress) != self._block[job_id]
+        # ``block_of`` moves past block b exactly when progress - e_b > tol(e_b)
+        stop, tol = self._edge[job_id]
+        return s.progress - stop > tol
 
     def _kept_full(self) -> bool:
         """Whether a kept job of several steps (not timed: STS's pull rule) finds its
@@ -185,7 +191,7 @@ class IncrementalStsPolicy(StsPolicy):
         for s in planned:
             job = s.job
             self._due[job.id] = self.asks.get(job.id, math.inf)
-            self._block[job.id] = job.distribution.block_of(s.progress)
+            self._edge[job.id] = _edge(job.distribution, s.progress)
             chosen = self.chosen.get(job.id)
             if chosen is None:
                 self._booked.pop(job.id, None)
@@ -203,3 +209,12 @@ class IncrementalStsPolicy(StsPolicy):
     def _wake(self) -> float | None:
         wake = min(self._due.values(), default=math.inf)
         return None if math.isinf(wake) else wake
+
+
+def _edge(dist: EpochDistribution, progress: float) -> tuple[float, float]:
+    """The stop ending the block of ``progress`` and its tolerance (the last block never
+    ends: infinity)."""
+    b = dist.block_of(progress)
+    if b == len(dist.stops) - 1:
+        return math.inf, 0.0
+    return dist.stops[b], stop_tolerance(dist.stops[b])
