@@ -58,35 +58,20 @@ def _run(policy: str, mode: str, options: dict) -> tuple[str, int, str, str]:
     return rec.hash.hexdigest()[:16], rec.count, repr(ev.energy_cost), repr(ev.tardiness_cost)
 
 
+# ``sts-full``'s decisions on the replay, sampled stops and worst-case rollout
+FULL = {
+    "sampled": ("27ca887d0ac08892", 145, "16.670153804599334", "0.07215651039740009"),
+    "rollout": ("e8e6e86441e56865", 154, "23.900098415687577", "0.5992050698135392"),
+}
+
+
 @pytest.mark.parametrize(
     ("policy", "mode", "options", "pinned"),
     [
-        (
-            "sts-full",
-            "sampled",
-            {},
-            ("27ca887d0ac08892", 145, "16.670153804599334", "0.07215651039740009"),
-        ),
-        (
-            "sts-full",
-            "rollout",
-            {},
-            ("e8e6e86441e56865", 154, "23.900098415687577", "0.5992050698135392"),
-        ),
+        *(("sts-full", mode, {}, pin) for mode, pin in FULL.items()),
         # ``sts`` (incremental) with its defaults: here capacity binds or 32 jobs are
         # not present at every event, so it decides as ``sts-full`` to the last digit
-        (
-            "sts",
-            "sampled",
-            {},
-            ("27ca887d0ac08892", 145, "16.670153804599334", "0.07215651039740009"),
-        ),
-        (
-            "sts",
-            "rollout",
-            {},
-            ("e8e6e86441e56865", 154, "23.900098415687577", "0.5992050698135392"),
-        ),
+        *(("sts", mode, {}, pin) for mode, pin in FULL.items()),
         # every event partial unless capacity binds or bound within the last two hours
         # (re-pinned when partial decisions began to book the kept jobs' profiles and
         # to wait for calm: 15.816026134124895 / 0.09834693510047997 before; with one
