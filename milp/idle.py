@@ -37,15 +37,35 @@ from typing import Any
 
 import pyomo.environ as pyo
 
+from instances import Instance
 from milp.constraints import _add
 from milp.data import MilpData, slot_prices
 from milp.power_off import add_power_off, completed_by, power_off_values
 
 
-def cluster_kw(d: MilpData) -> float:
+def nodes_kw(inst: Instance) -> float:
     """The nodes' base and idle power, kW, drawn while the cluster is powered."""
-    inst = d.instance
     return sum(n.base_w + inst.gpu(n.gpu_type).idle_w * n.num_gpus for n in inst.nodes) / 1000.0
+
+
+def cluster_kw(d: MilpData) -> float:
+    """:func:`nodes_kw` of the model's instance."""
+    return nodes_kw(d.instance)
+
+
+def base_kw(inst: Instance) -> float:
+    """The nodes' base power alone, kW."""
+    return sum(n.base_w for n in inst.nodes) / 1000.0
+
+
+def base_per_gpu_w(inst: Instance) -> dict[str, float]:
+    """Per GPU type, the least base power per GPU over its nodes (W): what each busy GPU
+    surely makes its node draw where empty nodes power off (0 for a type no node has:
+    it hosts nothing)."""
+    return {
+        t: min((n.base_w / n.num_gpus for n in nodes), default=0.0)
+        for t, nodes in inst.nodes_by_type.items()
+    }
 
 
 def prices_of(d: MilpData) -> list[float]:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from milp.data import JobData, MilpData
-from milp.idle import cluster_kw, idle_kw, prices_of
+from milp.idle import base_kw, base_per_gpu_w, cluster_kw, idle_kw, prices_of
 
 TOL = 1e-12
 
@@ -70,8 +70,7 @@ def idle_charge(d: MilpData, n_k: int) -> IdleCharge | None:
                 return None
             net[j, k] = max(0.0, 1.0 - credit[j, k] / unit) if unit > 0 else 0.0
     price = np.asarray(prices_of(d)) * d.slot
-    base = sum(n.base_w for n in inst.nodes) / 1000.0
-    return IdleCharge(credit=credit, net=net, price=price, kw=cluster_kw(d), base_kw=base)
+    return IdleCharge(credit=credit, net=net, price=price, kw=cluster_kw(d), base_kw=base_kw(inst))
 
 
 def node_share(d: MilpData, n_k: int) -> np.ndarray | None:
@@ -89,11 +88,7 @@ def node_share(d: MilpData, n_k: int) -> np.ndarray | None:
     inst = d.instance
     if inst.power_off is None or not inst.node_power:
         return None
-    # a type no node has hosts no configuration the grid runs: nothing to charge
-    per_gpu = {
-        t: min((n.base_w / n.num_gpus for n in nodes), default=0.0) / 1000.0
-        for t, nodes in inst.nodes_by_type.items()
-    }
+    per_gpu = {t: w / 1000.0 for t, w in base_per_gpu_w(inst).items()}
     out = np.zeros((len(d.jobs), n_k))
     for j, jd in enumerate(d.jobs.values()):
         for k, c in enumerate(jd.configs):

@@ -34,7 +34,7 @@ import numpy as np
 from instances import Instance, InstanceError
 from instances.model import GpuType, Node
 from milp.data import MilpData
-from milp.idle import prices_of
+from milp.idle import base_kw, base_per_gpu_w, nodes_kw, prices_of
 from milp.lagrange_idle import sooner
 from milp.requirements import MilpError
 
@@ -55,13 +55,8 @@ def lowered(instance: Instance) -> list[Lowered]:
         return []
     bare = tuple(replace(g, idle_w=0.0) for g in instance.gpu_types)
     nodes = tuple(replace(n, base_w=0.0) for n in instance.nodes)
-    base_kw = sum(n.base_w for n in instance.nodes) / 1000.0
     if instance.power_off is not None:
-        # a type no node has hosts nothing: nothing to charge
-        per_gpu = {
-            t: min((n.base_w / n.num_gpus for n in ns), default=0.0)
-            for t, ns in instance.nodes_by_type.items()
-        }
+        per_gpu = base_per_gpu_w(instance)
         try:
             gpus = tuple(replace(g, power_w=g.power_w + per_gpu.get(g.name, 0.0)) for g in bare)
         except InstanceError as err:  # a busy power raised past the model's limit
@@ -70,14 +65,13 @@ def lowered(instance: Instance) -> list[Lowered]:
                 f"a GPU type's power out of range ({err}); column generation cannot bound it"
             ) from None
         return [Lowered(_bare(instance, gpus, nodes), 0.0, "node share")]
-    out = [Lowered(_bare(instance, bare, nodes), base_kw, "base")]
+    out = [Lowered(_bare(instance, bare, nodes), base_kw(instance), "base")]
     idles = any(g.idle_w > 0 for g in instance.gpu_types)
     if idles and all(g.idle_w < g.power_w for g in instance.gpu_types):
-        idle_kw = sum(instance.gpu(n.gpu_type).idle_w * n.num_gpus for n in instance.nodes)
         gpus = tuple(
             replace(g, power_w=g.power_w - g.idle_w, idle_w=0.0) for g in instance.gpu_types
         )
-        out.append(Lowered(_bare(instance, gpus, nodes), base_kw + idle_kw / 1000.0, "credit"))
+        out.append(Lowered(_bare(instance, gpus, nodes), nodes_kw(instance), "credit"))
     return out
 
 
