@@ -2,9 +2,11 @@
 figures and STS's relative cut with it, and whether it explains the thesis's 38-40%
 (docs/thesis.md).
 
-Each instance is costed three ways, the same plans (the policies do not see idle
-power: docs/model.md): busy GPUs only (the model's default), and with idle power
-charged at two levels:
+Each instance is run three ways: busy GPUs only (the model's default), and with idle
+power charged at two levels, each policy rolled out on each (STS prices the hours its
+last job keeps an idle cluster powered, ``idle_tail``; ``sts-idle-blind`` is STS
+without that rule; the other policies do not see idle power, so their plans are the
+same at every level):
 
 - ``low``: each GPU idles at 15% of its busy power (K80 22.5 W, P100 37.5 W, V100 45 W,
   about what ``nvidia-smi`` reads on an idle board) and a node draws 50 W per GPU slot
@@ -24,6 +26,7 @@ Run: python -m benchmarks.idle [--seeds 2] [--csv out.csv]
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Iterator
 
 import pandas as pd
@@ -35,7 +38,9 @@ from instances.generators.registry import GENERATORS
 from validation.evaluate import evaluate
 from validation.simulator import rollout
 
-POLICIES = ("sts", "edf", "edf-fastest", "rg", "lp", "static")
+POLICIES = ("sts", "sts-idle-blind", "edf", "edf-fastest", "rg", "lp", "static")
+# labels for a registered policy with options
+VARIANTS = {"sts-idle-blind": ("sts", {"idle_tail": False})}
 LEVELS = tuple(IDLE_LEVELS)  # none, low, high: the generator option --idle's levels
 CLUSTER = [["k80", 4, 2], ["p100", 4, 2], ["v100", 8, 2]]
 
@@ -59,9 +64,13 @@ def measure(seeds: int, policies: list[str]) -> pd.DataFrame:
     rows = []
     for family, name, inst in cases(seeds):
         for policy in policies:
-            plan = rollout(inst, make_policy(policy))
+            name, options = VARIANTS.get(policy, (policy, {}))
             for level in LEVELS:
-                ev = evaluate(lay_idle(inst, level), plan)
+                laid = lay_idle(inst, level)
+                clock = time.process_time()
+                plan = rollout(laid, make_policy(name, **options))
+                cpu = time.process_time() - clock
+                ev = evaluate(laid, plan)
                 rows.append(
                     {
                         "family": family,
@@ -73,6 +82,7 @@ def measure(seeds: int, policies: list[str]) -> pd.DataFrame:
                         "idle_cost": ev.idle.energy_cost,
                         "total": ev.total_cost,
                         "missed": ev.missed,
+                        "cpu_s": cpu,
                     }
                 )
             print(rows[-1], flush=True)
@@ -84,7 +94,8 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     cases, the idle share of its energy, and STS's energy cut against it."""
     out = []
     for (family, level), part in df.groupby(["family", "idle"], sort=False):
-        sums = part.groupby("policy")[["energy", "idle_cost", "total", "missed"]].sum()
+        cols = ["energy", "idle_cost", "total", "missed", "cpu_s"]
+        sums = part.groupby("policy", sort=False)[cols].sum()
         for policy, r in sums.iterrows():
             out.append(
                 {
@@ -97,6 +108,7 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
                     "missed": r["missed"],
                     "STS energy cut": 1 - sums.loc["sts", "energy"] / r["energy"],
                     "STS total cut": 1 - sums.loc["sts", "total"] / r["total"],
+                    "cpu s": r["cpu_s"],
                 }
             )
     return pd.DataFrame(out)

@@ -760,6 +760,12 @@ class Instance:
         """Whether powered nodes draw power of their own: a base power, or idle GPUs."""
         return any(n.base_w > 0 for n in self.nodes) or any(g.idle_w > 0 for g in self.gpu_types)
 
+    @cached_property
+    def powered_kw(self) -> float:
+        """The nodes' base power and their GPUs' idle power (kW): what the cluster draws
+        of its own while powered and idle (0 where idle power is not charged)."""
+        return sum(n.base_w + self.gpu(n.gpu_type).idle_w * n.num_gpus for n in self.nodes) / 1000.0
+
     @property
     def node_power(self) -> bool:
         """Whether nodes cost anything of their own: idle power, or boots of nodes

@@ -45,7 +45,7 @@ from milp.power_off import add_power_off, completed_by, power_off_values
 
 def nodes_kw(inst: Instance) -> float:
     """The nodes' base and idle power, kW, drawn while the cluster is powered."""
-    return sum(n.base_w + inst.gpu(n.gpu_type).idle_w * n.num_gpus for n in inst.nodes) / 1000.0
+    return inst.powered_kw
 
 
 def cluster_kw(d: MilpData) -> float:

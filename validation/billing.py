@@ -136,5 +136,4 @@ def idle_pieces(instance: Instance, powered: Exposure, busy: Pieces) -> Pieces:
     power and every GPU's idle power while the cluster is powered (``powered``), less
     the idle power of the GPUs the jobs keep busy (``busy``: each job piece's idle kW
     and exposure), which draw their configuration's power instead."""
-    kw = sum(n.base_w + instance.gpu(n.gpu_type).idle_w * n.num_gpus for n in instance.nodes)
-    return [(kw / 1000.0, powered), *((-k, hours) for k, hours in busy)]
+    return [(instance.powered_kw, powered), *((-k, hours) for k, hours in busy)]

@@ -68,7 +68,11 @@ class StsOptions:
     off; heuristic/core/power.py); off, STS is blind to power states (its nodes still
     boot). Where nodes are always on it changes nothing either way. ``plan_boots`` (with
     ``power_states``): a job placed where its work waits for a boot plans that wait
-    (:mod:`heuristic.sts.boots`); off, it plans as if its work started now."""
+    (:mod:`heuristic.sts.boots`); off, it plans as if its work started now.
+    ``idle_tail``: where nodes are always on and draw power of their own, the job ending
+    last hurries when the hours it alone keeps the cluster powered cost more than its
+    speed (:mod:`heuristic.sts.tail`); without idle power, or with nodes powered off
+    when empty, it changes nothing either way."""
 
     lookahead: bool = True
     reserve: float = RESERVE
@@ -82,6 +86,7 @@ class StsOptions:
     timing: bool = True
     power_states: bool = True
     plan_boots: bool = True
+    idle_tail: bool = True
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")

@@ -39,59 +39,27 @@ adjustment, is STS as above.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from heuristic.core.holds import Holds
-from heuristic.core.occupancy import Allocation, Occupancy
+from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.core.urgency import slack
 from heuristic.sts.boots import Boots, Settled, replan, settle
 from heuristic.sts.candidates import Replayable, booked_first, candidates
 from heuristic.sts.contention import backfill, late_share, pull_forward, unstick, urgency_key
+from heuristic.sts.decision import Round
 from heuristic.sts.hulls import HullTable, TypeProfile
 from heuristic.sts.kept import Kept, KeptBookings, KeptSpans
+from heuristic.sts.lastjob import relieve
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.options import StsOptions, StsTuning
 from heuristic.sts.profile import Profile, Step
 from heuristic.sts.steps import grid, keep, place, rescue, step_now, waste
-from instances import EpochDistribution, Instance, Job
-
-
-@dataclass
-class _Round:
-    """One decision's working state: what the jobs placed so far have taken and asked."""
-
-    inst: Instance
-    now: float
-    occ: Occupancy
-    table: HullTable
-    all_types: tuple[str, ...]
-    holds: Holds | None
-    ledger: Ledger | None
-    assign: dict[str, Allocation | None] = field(default_factory=dict)
-    # when each job asks to be woken (its step's end, its hold, the next slot)
-    asks: dict[str, float] = field(default_factory=dict)
-    stuck: set[str] = field(default_factory=set)  # kept where they are: no step fit
-    # each booked job's profile and the distribution it was booked with
-    chosen: dict[str, tuple[Profile, EpochDistribution]] = field(default_factory=dict)
-    # capacity bound at this decision: a job was rescued, backfilled, pulled forward or
-    # left waiting
-    contended: bool = False
-    # hours of remaining work per hour of slack in the order (``StsOptions.work_share``,
-    # scaled by the share of jobs late with ``scale_work``)
-    work_share: float = 0.0
-    # jobs that wait for cheaper hours by their profile's choice (not for capacity)
-    waiting: set[str] = field(default_factory=set)
-    # where nodes may be off and STS plans their boots (:mod:`heuristic.sts.boots`)
-    boots: Boots | None = None
-
-    def ask_next_slot(self, job_id: str) -> None:
-        """Wake ``job_id`` at the next slot (a quarter hour unslotted) to re-plan it."""
-        next_slot = grid(self.inst, self.now, self.now + (self.inst.slot or 0.25))
-        self.asks[job_id] = min(self.asks.get(job_id, math.inf), next_slot)
-
+from heuristic.sts.tail import charges_tail
+from instances import EpochDistribution, Job
 
 # a profile chosen for a job, the step it runs now, when that step ends, and whether it
 # is the profile's last
@@ -121,7 +89,7 @@ class StsPolicy:
         self.stuck: set[str] = set()
         # jobs moved to their last step early (``pull``): when they now plan to finish
         self._finish_by: dict[str, float] = {}
-        self.contended = False  # the last decision's (``_Round.contended``)
+        self.contended = False  # the last decision's (``Round.contended``)
         # every present job where a caller decides for some of them only (the share of
         # jobs late is the cluster's, not the subset's: :mod:`heuristic.sts.incremental`)
         self.population: tuple[JobStatus, ...] = ()
@@ -137,9 +105,19 @@ class StsPolicy:
         # seen (its allocation since then is the one it holds at the next decision)
         self._ran: dict[str, float] = {}
         self._seen: dict[str, float] = {}
+        # every job seen in this run and its release (the arrival rate, where the last
+        # job's hours alone are priced: :mod:`heuristic.sts.tail`)
+        self._released: dict[str, float] = {}
+        self._releases: list[float] = []  # their releases, in order
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)
+        tail = self.options.idle_tail and charges_tail(rnd.inst)
+        if tail:  # every job seen, for the arrival rate
+            for s in self.population or state.jobs:
+                if s.job.id not in self._released:
+                    self._released[s.job.id] = s.job.release
+                    bisect.insort(self._releases, s.job.release)
         rnd.boots = Boots.of(state, self.options.power_states and self.options.plan_boots)
         # Every present job is placed afresh in urgency order: a running job holds its
         # GPUs only if nothing more urgent needs them (else it pauses, progress kept).
@@ -156,6 +134,14 @@ class StsPolicy:
         if self.options.pull and rnd.ledger is not None and len(order) > 1:
             for status in order:
                 self._pull(rnd, status)
+        # (a partial decision, with a population, does not see every job's plan)
+        if tail and not self.population and rnd.ledger is not None and not rnd.contended:
+
+            def types_of(job: Job) -> tuple[str, ...]:
+                return self._types(job, rnd.all_types)
+
+            for job_id in relieve(rnd, state.jobs, types_of, self._ran, self._releases):
+                self._finish_by.pop(job_id, None)  # it now plans to finish sooner
         self.asks, self.stuck, self.chosen = rnd.asks, rnd.stuck, rnd.chosen
         self.ledger = rnd.ledger
         self.contended = rnd.contended or any(
@@ -165,14 +151,14 @@ class StsPolicy:
         wake = min(rnd.asks.values(), default=math.inf)
         return Decision(rnd.assign, wake_at=None if math.isinf(wake) else wake)
 
-    def _work_share(self, rnd: _Round, jobs: Sequence[JobStatus]) -> float:
+    def _work_share(self, rnd: Round, jobs: Sequence[JobStatus]) -> float:
         """The order's weight of work: ``work_share``, times the share of present jobs
         that are late with ``scale_work``."""
         if not self.options.scale_work or self.options.urgency != "modified-slack":
             return self.options.work_share
         return self.options.work_share * late_share(rnd.inst, jobs, rnd.now, rnd.table.fastest)
 
-    def _urgency(self, rnd: _Round, status: JobStatus) -> tuple[int, float]:
+    def _urgency(self, rnd: Round, status: JobStatus) -> tuple[int, float]:
         """Smallest first: the job's slack (shifted by the tuning), or its weighted
         modified slack (:func:`heuristic.sts.contention.urgency_key`)."""
         fastest = rnd.table.fastest(status.job)
@@ -181,7 +167,7 @@ class StsPolicy:
             return (0, sl)
         return urgency_key(rnd.inst, status, sl, fastest, rnd.work_share)
 
-    def _backfill(self, rnd: _Round, status: JobStatus) -> None:
+    def _backfill(self, rnd: Round, status: JobStatus) -> None:
         """A job left waiting that is late whatever it runs on takes free GPUs; so does
         a running job kept where it runs because nothing on time fitted."""
         job_id = status.job.id
@@ -197,7 +183,7 @@ class StsPolicy:
         types = self._types(status.job, rnd.all_types)
         self._off_profile(rnd, status, backfill(rnd.inst, rnd.occ, status, rnd.now, types))
 
-    def _unstick(self, rnd: _Round, status: JobStatus) -> None:
+    def _unstick(self, rnd: Round, status: JobStatus) -> None:
         """A running job kept where it runs although late: the free configuration
         cheapest in the worst case, if cheaper than staying (re-planned next slot)."""
         types = self._types(status.job, rnd.all_types)
@@ -207,7 +193,7 @@ class StsPolicy:
         self._off_profile(rnd, status, alloc)
 
     @staticmethod
-    def _off_profile(rnd: _Round, status: JobStatus, alloc: Allocation | None) -> None:
+    def _off_profile(rnd: Round, status: JobStatus, alloc: Allocation | None) -> None:
         """A job placed off its profiles (backfilled or unstuck), if it was: capacity
         binds, and it is re-planned at the next slot."""
         if alloc is None:
@@ -219,7 +205,7 @@ class StsPolicy:
             rnd.assign[status.job.id] = alloc
         rnd.ask_next_slot(status.job.id)
 
-    def _pull(self, rnd: _Round, status: JobStatus) -> None:
+    def _pull(self, rnd: Round, status: JobStatus) -> None:
         """A running job whose last step's class is booked full runs that step now."""
         job_id = status.job.id
         booked = rnd.chosen.get(job_id)
@@ -236,7 +222,7 @@ class StsPolicy:
         rnd.assign[job_id], self._finish_by[job_id] = moved
         rnd.asks.pop(job_id, None)  # it runs its last step: no switch to wake for
 
-    def _start(self, state: SchedulerState) -> _Round:
+    def _start(self, state: SchedulerState) -> Round:
         inst, now = state.instance, state.time
         if self._table is None or self._table.instance is not inst:
             self._table = HullTable(inst, timing=self.options.timing)
@@ -244,6 +230,8 @@ class StsPolicy:
             self._ran.clear()
             self._seen.clear()
             self._kept_memo.clear()
+            self._released.clear()
+            self._releases.clear()
         if self._table.tariff is not None:
             self._count_runs(state)
         if self._finish_by:
@@ -266,7 +254,7 @@ class StsPolicy:
             # best fit breaks its ties by the nodes' power states: set before the holds
             # copy the occupancy, so that every search of this decision sees them
             state.occupancy.power = state.power
-        return _Round(
+        return Round(
             inst,
             now,
             state.occupancy,
@@ -286,7 +274,7 @@ class StsPolicy:
                 self._ran[s.job.id] = self._ran.get(s.job.id, 0.0) + now - seen
             self._seen[s.job.id] = now
 
-    def _decide_job(self, rnd: _Round, status: JobStatus) -> None:
+    def _decide_job(self, rnd: Round, status: JobStatus) -> None:
         """Place one job (the more urgent ones are placed already)."""
         job_id = status.job.id
         if rnd.holds is not None:
@@ -339,7 +327,7 @@ class StsPolicy:
 
     def _first_fit(
         self,
-        rnd: _Round,
+        rnd: Round,
         status: JobStatus,
         cands: Iterable[TypeProfile],
         types: tuple[str, ...],
@@ -380,7 +368,7 @@ class StsPolicy:
 
     def _settle(
         self,
-        rnd: _Round,
+        rnd: Round,
         status: JobStatus,
         found: tuple[Allocation, _Booked],
         types: tuple[str, ...],
@@ -398,7 +386,7 @@ class StsPolicy:
 
     def _spare_displaced(
         self,
-        rnd: _Round,
+        rnd: Round,
         status: JobStatus,
         cands: Iterable[TypeProfile],
         types: tuple[str, ...],
@@ -423,7 +411,7 @@ class StsPolicy:
         return alloc, booked
 
     def _not_placed(
-        self, rnd: _Round, status: JobStatus, types: tuple[str, ...]
+        self, rnd: Round, status: JobStatus, types: tuple[str, ...]
     ) -> Allocation | None:
         """A running job none of whose profiles' steps fits: with the look-ahead it runs
         on time if it can (the next slot re-plans); else it keeps its GPUs if they are

@@ -1,0 +1,51 @@
+"""One STS decision's working state (:mod:`heuristic.sts.policy`): what the jobs placed so
+far have taken, booked and asked, shared by the rules that act after every job is
+placed (:mod:`heuristic.sts.lastjob`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from heuristic.core.holds import Holds
+from heuristic.core.occupancy import Allocation, Occupancy
+from heuristic.sts.boots import Boots
+from heuristic.sts.hulls import HullTable
+from heuristic.sts.ledger import Ledger
+from heuristic.sts.profile import Profile
+from heuristic.sts.steps import grid
+from instances import EpochDistribution, Instance
+
+
+@dataclass
+class Round:
+    """One decision's working state: what the jobs placed so far have taken and asked."""
+
+    inst: Instance
+    now: float
+    occ: Occupancy
+    table: HullTable
+    all_types: tuple[str, ...]
+    holds: Holds | None
+    ledger: Ledger | None
+    assign: dict[str, Allocation | None] = field(default_factory=dict)
+    # when each job asks to be woken (its step's end, its hold, the next slot)
+    asks: dict[str, float] = field(default_factory=dict)
+    stuck: set[str] = field(default_factory=set)  # kept where they are: no step fit
+    # each booked job's profile and the distribution it was booked with
+    chosen: dict[str, tuple[Profile, EpochDistribution]] = field(default_factory=dict)
+    # capacity bound at this decision: a job was rescued, backfilled, pulled forward or
+    # left waiting
+    contended: bool = False
+    # hours of remaining work per hour of slack in the order (``StsOptions.work_share``,
+    # scaled by the share of jobs late with ``scale_work``)
+    work_share: float = 0.0
+    # jobs that wait for cheaper hours by their profile's choice (not for capacity)
+    waiting: set[str] = field(default_factory=set)
+    # where nodes may be off and STS plans their boots (:mod:`heuristic.sts.boots`)
+    boots: Boots | None = None
+
+    def ask_next_slot(self, job_id: str) -> None:
+        """Wake ``job_id`` at the next slot (a quarter hour unslotted) to re-plan it."""
+        next_slot = grid(self.inst, self.now, self.now + (self.inst.slot or 0.25))
+        self.asks[job_id] = min(self.asks.get(job_id, math.inf), next_slot)

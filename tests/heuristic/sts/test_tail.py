@@ -1,0 +1,181 @@
+"""STS and the power of an idle cluster (heuristic/sts/tail.py; docs/model.md, 'STS and
+idle power'): the hours the last job alone keeps the cluster powered, priced as the
+evaluator charges them, and STS hurrying that job where they cost more than the speed."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from heuristic.core.registry import make_policy
+from heuristic.sts.profile import Option, exact_profile
+from heuristic.sts.tail import (
+    all_done,
+    alone_cost,
+    arrival_rate,
+    flat_bill,
+    profile_blocks,
+    tail_cost,
+)
+from instances import (
+    Config,
+    EpochDistribution,
+    GpuType,
+    Instance,
+    Job,
+    Node,
+    Plan,
+    Segment,
+)
+from instances.power import PowerOff
+from tests.heuristic.sts.test_profile import option_sets
+from tests.strategies import distributions
+from validation.evaluate import evaluate
+from validation.simulator import rollout
+
+blocks_st = st.lists(
+    st.tuples(st.floats(0.0, 20.0), st.floats(0.05, 1.0)), min_size=1, max_size=3
+).map(
+    lambda bs: [
+        (t, w / sum(x for _, x in bs)) for t, w in sorted(bs, key=lambda b: b[0])
+    ]
+)
+
+
+@settings(max_examples=60)
+@given(blocks_st, st.lists(blocks_st, max_size=3), st.floats(0.0, 5.0), st.sampled_from([0.0, 0.3]))
+def test_alone_cost_is_the_expected_hours_alone(mine, others, now, rate):
+    """By enumeration of every combination of the jobs' completions: the hours the job
+    runs after ``now`` and after every other job, each discounted by ``e^{-rate (t-now)}``."""
+    mine = [(now + t, p) for t, p in mine]
+    others = [[(now + t, p) for t, p in bs] for bs in others]
+    want = 0.0
+    for combo in itertools.product(mine, *others):
+        p = math.prod(q for _, q in combo)
+        end = combo[0][0]
+        start = max([now, *(t for t, _ in combo[1:])])
+        if end > start:
+            hours = (
+                end - start
+                if rate == 0
+                else (math.exp(-rate * (start - now)) - math.exp(-rate * (end - now))) / rate
+            )
+            want += p * hours
+    got = alone_cost(mine, all_done(others, now), 1.0, flat_bill(1.0), rate)
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=30)
+@given(option_sets(), distributions(), st.floats(1.0, 1.5), st.floats(0.0, 3.0))
+def test_a_lone_profile_costs_what_the_evaluator_charges(opts, dist, factor, release):
+    """A job alone, from its release: its energy less its GPUs' idle power, plus the
+    cluster's own power until it completes, is the evaluator's bill less the powered
+    hours before the release (no tardiness: the budget holds the slowest run)."""
+    budget = factor * max(o.time for o in opts) * dist.max_epochs
+    price = 0.2
+    epoch_times = {o.config: o.time for o in opts}
+    gpu = GpuType("v100", 16.0, 300.0, idle_w=45.0)
+    inst_opts = [Option(c, t, price * c.power_w(gpu, 2) * t / 1000) for c, t in epoch_times.items()]
+    job = Job("j", release, release + budget, dist, epoch_times, 4.0, weight=7.0)
+    node = Node("n", "v100", 8, base_w=400.0)
+    inst = Instance((gpu,), (node,), (job,), energy_price=price)
+    p = exact_profile(inst_opts, dist, budget, omega=7.0)
+    t, segs = release, []
+    for s in p.steps:
+        dur = s.epochs * epoch_times[s.config]
+        gpus = tuple(("n", g) for g in range(1 if s.config.shared else s.config.gpus))
+        segs.append(Segment(t, t + dur, "j", s.config, gpus))
+        t += dur
+    ev = evaluate(inst, Plan(tuple(segs)))
+    done = all_done([], release)
+    mine = tail_cost(inst, job, p, dist, release, done, flat_bill(price))
+    before = inst.powered_kw * price * release
+    assert mine == pytest.approx(ev.total_cost - before, rel=1e-9, abs=1e-12)
+    blocks = profile_blocks(inst, job, p, dist, release)
+    assert blocks[-1][0] == pytest.approx(release + p.worst_time, rel=1e-12)
+
+
+def test_arrival_rate_counts_the_window():
+    assert arrival_rate([], 5.0) == 0.0
+    assert arrival_rate([0.0, 0.0], 0.0) == 2.0  # at least an hour
+    assert arrival_rate([0.0, 0.5, 3.0], 3.5, window=2.0) == 0.5  # only 3.0 within 2 h
+    assert arrival_rate([0.0, 0.5], 3.5, window=2.0) == 0.0
+
+
+V1, V8 = Config("v100", 1), Config("v100", 8)
+TIMES = {V1: 1.0, Config("v100", 2): 0.52, Config("v100", 4): 0.28, V8: 0.16}
+
+
+def _long_and_short(idle: bool) -> Instance:
+    """One 8-V100 node; a job of 2 epochs due at 3 h and one of 200 epochs due at 400 h,
+    both released at 0. With idle power (45 W a GPU, 400 W base) the cluster draws 0.76
+    kW of its own: an hour of the long job alone on one GPU costs more in the cluster's
+    power (0.76 kWh) than its own energy (0.255 kWh net of its GPU's idle power)."""
+    gpu = GpuType("v100", 32.0, 300.0, idle_w=45.0 if idle else 0.0)
+    node = Node("n", "v100", 8, base_w=400.0 if idle else 0.0)
+    short = Job("short", 0.0, 3.0, EpochDistribution.deterministic(2.0), TIMES, 8.0)
+    long = Job("long", 0.0, 400.0, EpochDistribution.deterministic(200.0), TIMES, 8.0)
+    return Instance((gpu,), (node,), (short, long), energy_price=0.2)
+
+
+def _last_end(plan: Plan, job: str) -> float:
+    return max(s.end for s in plan.segments if s.job == job)
+
+
+def test_sts_hurries_the_job_left_alone():
+    """Verified by hand: blind to idle power, STS runs the long job on one GPU to its due
+    date (200 h, the cluster powered throughout). Pricing the hours it runs alone, it
+    waits while jobs may still arrive (two released at 0: 2 an hour) and takes all 8
+    GPUs at 2 h, when the short job has completed and no job was released within the
+    last 2 h, completing at 2 + 198 x 0.16 = 33.68 h. Bills (kWh x 0.2): blind, 60 + 0.6
+    for the jobs, 200 h x 0.76 kW powered, less 9.09 of the GPUs' idle power the jobs
+    replace: 40.70; hurrying, 0.6 + 0.6 + 76.03, 33.68 h x 0.76 kW, less 11.58: 18.25."""
+    inst = _long_and_short(idle=True)
+    on = rollout(inst, make_policy("sts"))
+    off = rollout(inst, make_policy("sts", idle_tail=False))
+    assert _last_end(off, "long") == pytest.approx(200.0)
+    long = [(s.start, s.end, s.config) for s in on.segments if s.job == "long"]
+    assert long == [(0.0, 2.0, V1), (2.0, pytest.approx(2.0 + 198 * 0.16), V8)]
+    cost_on, cost_off = evaluate(inst, on).total_cost, evaluate(inst, off).total_cost
+    assert cost_off == pytest.approx(0.2 * (60.6 + 200 * 0.76 - 0.045 * 202), rel=1e-9)
+    powered = _last_end(on, "long")
+    busy = 0.6 + 0.6 + 2.4 * (powered - 2.0)
+    idle = 0.045 * (2 + 2 + 8 * (powered - 2.0))
+    assert cost_on == pytest.approx(0.2 * (busy + powered * 0.76 - idle), rel=1e-9)
+    # and as sts-full and online, which decide the same way
+    full = rollout(inst, make_policy("sts-full"))
+    assert _last_end(full, "long") == pytest.approx(_last_end(on, "long"))
+
+
+@pytest.mark.parametrize("policy", ["sts", "sts-full"])
+def test_without_idle_power_or_with_nodes_powered_off_nothing_changes(policy):
+    """The rule prices the hours an always-on cluster idles: without idle power, or with
+    empty nodes powered off, STS's plan is the same with it or without."""
+    bare = _long_and_short(idle=False)
+    assert rollout(bare, make_policy(policy)) == rollout(
+        bare, make_policy(policy, idle_tail=False)
+    )
+    off = replace(_long_and_short(idle=True), power_off=PowerOff(0.5, 0.1, 0.2))
+    assert rollout(off, make_policy(policy)) == rollout(off, make_policy(policy, idle_tail=False))
+
+
+def test_a_job_arriving_soon_keeps_the_long_job_slow():
+    """Jobs released every half hour keep the arrival rate high: the long job stays on
+    one GPU while they keep coming (each short job outlives the gap to the next), and
+    takes all 8 once they have completed. Were no job expected (a rate of 0), it would
+    take 2 GPUs from the start, hours it would not run alone."""
+    base = _long_and_short(idle=True)
+    shorts = tuple(
+        Job(f"s{k}", 0.5 * k, 0.5 * k + 3.0, EpochDistribution.deterministic(2.0), TIMES, 8.0)
+        for k in range(1, 9)
+    )
+    inst = replace(base, jobs=(*base.jobs, *shorts))
+    plan = rollout(inst, make_policy("sts"))
+    long = [s for s in plan.segments if s.job == "long"]
+    assert all(s.config == V1 for s in long if s.start < 4.0)
+    assert long[-1].config == V8
