@@ -69,7 +69,10 @@ def relieve(
             return JobProfiles(inst, s, now, t, rnd.table, earlier, ran.get(s.job.id, 0.0), room)
 
         others = [p.blocks for k, p in plans.items() if k != job_id]
-        for _, profile in faster(inst, status, now, profiles, planned, others, bill, rate):
+        found = []  # (too soon to tell whether jobs keep arriving: none)
+        if math.isfinite(rate):
+            found = faster(inst, status, now, profiles, planned, others, bill, rate)
+        for _, profile in found:
             assert planned.dist is not None
             # its later steps must fit beside the booked ones (its own old booking still
             # among them): hurrying must not take what the others' steps need

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -255,19 +256,24 @@ def faster(
 
 
 def arrival_rate(releases: list[float], now: float, window: float = WINDOW_H) -> float:
-    """Jobs released per hour over the last ``window`` hours (over the time since the
-    first release where that is shorter, at least an hour), ``releases`` in order: the
-    policy's estimate of how soon a new job keeps the cluster powered anyway."""
+    """Jobs released per hour over the last ``window`` hours, ``releases`` in order: the
+    policy's estimate of how soon a new job keeps the cluster powered anyway; infinite
+    until a whole window has passed since the first release (at the start of a trace
+    nothing says that no more jobs will come)."""
     if not releases:
         return 0.0
-    span = max(1.0, min(window, now - releases[0]))
-    recent = len(releases) - bisect.bisect_right(releases, now - span)
-    return recent / span
+    if now - releases[0] < window:  # too soon to tell: as if jobs kept arriving
+        return math.inf
+    recent = len(releases) - bisect.bisect_right(releases, now - window)
+    return recent / window
 
 
 def rate_falls(releases: list[float], now: float, window: float = WINDOW_H) -> float:
     """When the oldest release counted by :func:`arrival_rate` at ``now`` leaves its
-    window (the estimate falls then, if no job arrives before)."""
+    window (the estimate falls then, if no job arrives before), or the first window
+    ends."""
+    if releases and now - releases[0] < window:
+        return releases[0] + window
     k = bisect.bisect_right(releases, now - window)
     return releases[k] + window if k < len(releases) else now
 

@@ -20,6 +20,7 @@ from heuristic.sts.tail import (
     arrival_rate,
     flat_bill,
     profile_blocks,
+    rate_falls,
     tail_cost,
 )
 from instances import (
@@ -102,8 +103,10 @@ def test_a_lone_profile_costs_what_the_evaluator_charges(opts, dist, factor, rel
 
 def test_arrival_rate_counts_the_window():
     assert arrival_rate([], 5.0) == 0.0
-    assert arrival_rate([0.0, 0.0], 0.0) == 2.0  # at least an hour
+    assert arrival_rate([0.0, 0.0], 1.9, window=2.0) == math.inf  # too soon to tell
+    assert rate_falls([0.0, 0.0], 1.9, window=2.0) == 2.0
     assert arrival_rate([0.0, 0.5, 3.0], 3.5, window=2.0) == 0.5  # only 3.0 within 2 h
+    assert rate_falls([0.0, 0.5, 3.0], 3.5, window=2.0) == 5.0
     assert arrival_rate([0.0, 0.5], 3.5, window=2.0) == 0.0
 
 
