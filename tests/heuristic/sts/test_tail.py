@@ -41,11 +41,7 @@ from validation.simulator import rollout
 
 blocks_st = st.lists(
     st.tuples(st.floats(0.0, 20.0), st.floats(0.05, 1.0)), min_size=1, max_size=3
-).map(
-    lambda bs: [
-        (t, w / sum(x for _, x in bs)) for t, w in sorted(bs, key=lambda b: b[0])
-    ]
-)
+).map(lambda bs: [(t, w / sum(x for _, x in bs)) for t, w in sorted(bs, key=lambda b: b[0])])
 
 
 @settings(max_examples=60)
@@ -160,9 +156,7 @@ def test_without_idle_power_or_with_nodes_powered_off_nothing_changes(policy):
     """The rule prices the hours an always-on cluster idles: without idle power, or with
     empty nodes powered off, STS's plan is the same with it or without."""
     bare = _long_and_short(idle=False)
-    assert rollout(bare, make_policy(policy)) == rollout(
-        bare, make_policy(policy, idle_tail=False)
-    )
+    assert rollout(bare, make_policy(policy)) == rollout(bare, make_policy(policy, idle_tail=False))
     off = replace(_long_and_short(idle=True), power_off=PowerOff(0.5, 0.1, 0.2))
     assert rollout(off, make_policy(policy)) == rollout(off, make_policy(policy, idle_tail=False))
 
