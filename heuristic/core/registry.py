@@ -58,6 +58,8 @@ _POLICIES: dict[str, Entry] = {
     ),
     # STS blind to a price series (billed by it): the reference for deciding when
     "sts-price-blind": Entry("heuristic.sts.incremental:IncrementalStsPolicy", {"timing": False}),
+    # STS blind to the hours its last job keeps an idle cluster powered (charged by them)
+    "sts-idle-blind": Entry("heuristic.sts.incremental:IncrementalStsPolicy", {"idle_tail": False}),
     "rg": Entry("heuristic.baselines.rg:RgPolicy"),
     "pr": Entry("heuristic.baselines.pr:PrPolicy"),
     "lp": Entry("heuristic.baselines.lp:LpPolicy"),
