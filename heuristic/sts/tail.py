@@ -234,10 +234,10 @@ def faster(
     cheapest first (none where the plan is unknown or nothing saves)."""
     if planned.profile is None or planned.dist is None:
         return []
+    if max((b[-1][0] for b in others), default=now) >= planned.last - 1e-9:
+        return []  # another job may end as late: hurrying this one alone saves nothing
     done = all_done(others, now)
     job, dist = status.job, planned.dist
-    if done[0][-1] >= planned.last - 1e-9:
-        return []  # another job may end as late: hurrying this one alone saves nothing
     alone = alone_cost(planned.blocks, done, inst.powered_kw, bill, rate)
     if alone <= WORTH * planned.profile.objective:
         return []  # it would save at most its hours alone: too little to move it for
