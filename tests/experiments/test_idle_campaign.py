@@ -4,22 +4,16 @@ job ending last."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from experiments.campaign import bundled_campaigns, load_campaign, parse_campaign
 from experiments.runner import run_campaign
 from experiments.store import Store
+from tests.experiments.shrunk import shrunk
 
 
 def _small() -> str:
-    text = load_campaign("idle").text
-    text = text.replace("seeds = 3", "seeds = 1").replace("hours = 6.0", "hours = 0.5")
-    text = text.replace("jobs = 60", "jobs = 6").replace("nodes = 10", "nodes = 3")
-    text = text.replace("load = [0.6, 1.2]", "load = [1.2]")
-    text = text.replace('rate = ["high", "exponential", "low"]', 'rate = ["high"]')
-    policies = "[policies]\nsts = {}\nsts-idle-blind = {}\nedf = {}\n\n"
-    return re.sub(r"\[policies\].*?(?=\[\[scenarios\]\])", policies, text, flags=re.S)
+    return shrunk("idle", ("sts", "sts-idle-blind", "edf"))
 
 
 def test_the_idle_campaign_is_bundled_over_both_families_and_two_levels():

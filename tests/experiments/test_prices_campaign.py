@@ -9,17 +9,12 @@ from pathlib import Path
 from experiments.campaign import bundled_campaigns, load_campaign, parse_campaign
 from experiments.runner import run_campaign
 from experiments.store import Store
+from tests.experiments.shrunk import shrunk
 
 
 def _small() -> str:
-    text = load_campaign("prices").text
-    text = text.replace("seeds = 3", "seeds = 1").replace("hours = 6.0", "hours = 0.5")
-    text = text.replace("jobs = 60", "jobs = 6").replace("nodes = 10", "nodes = 3")
-    text = text.replace("load = [0.6, 1.2]", "load = [1.2]")
-    text = text.replace('rate = ["high", "exponential", "low"]', 'rate = ["high"]')
-    text = re.sub(r"prices = \[[^\]]*\]", 'prices = ["au-nsw-2023:840"]', text)
-    policies = "[policies]\nsts = {}\nsts-price-blind = {}\nedf = {}\n\n"
-    return re.sub(r"\[policies\].*?(?=\[\[scenarios\]\])", policies, text, flags=re.S)
+    text = shrunk("prices", ("sts", "sts-price-blind", "edf"))
+    return re.sub(r"prices = \[[^\]]*\]", 'prices = ["au-nsw-2023:840"]', text)
 
 
 def test_the_prices_campaign_is_bundled_over_both_families_and_three_offsets():

@@ -1,0 +1,21 @@
+"""Bundled campaigns shrunk for a test: one seed, a few jobs, one load and one rate,
+the policies given (the ``prices`` and ``idle`` campaigns share the families)."""
+
+from __future__ import annotations
+
+import re
+
+from experiments.campaign import load_campaign
+
+
+def shrunk(name: str, policies: tuple[str, ...]) -> str:
+    """The bundled campaign ``name``'s text with the contended and thesis families cut
+    to 0.5 hours of the week at load 1.2 and 6 jobs on 3 nodes at the high rate, one
+    seed, and only ``policies``."""
+    text = load_campaign(name).text
+    text = text.replace("seeds = 3", "seeds = 1").replace("hours = 6.0", "hours = 0.5")
+    text = text.replace("jobs = 60", "jobs = 6").replace("nodes = 10", "nodes = 3")
+    text = text.replace("load = [0.6, 1.2]", "load = [1.2]")
+    text = text.replace('rate = ["high", "exponential", "low"]', 'rate = ["high"]')
+    table = "[policies]\n" + "".join(f"{p} = {{}}\n" for p in policies) + "\n"
+    return re.sub(r"\[policies\].*?(?=\[\[scenarios\]\])", table, text, flags=re.S)
