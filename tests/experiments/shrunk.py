@@ -4,8 +4,13 @@ the policies given (the ``prices`` and ``idle`` campaigns share the families).""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from experiments.campaign import load_campaign
+import pandas as pd
+
+from experiments.campaign import load_campaign, parse_campaign
+from experiments.runner import run_campaign
+from experiments.store import Store
 
 
 def shrunk(name: str, policies: tuple[str, ...]) -> str:
@@ -19,3 +24,16 @@ def shrunk(name: str, policies: tuple[str, ...]) -> str:
     text = text.replace('rate = ["high", "exponential", "low"]', 'rate = ["high"]')
     table = "[policies]\n" + "".join(f"{p} = {{}}\n" for p in policies) + "\n"
     return re.sub(r"\[policies\].*?(?=\[\[scenarios\]\])", table, text, flags=re.S)
+
+
+def run_small(name: str, text: str, folder: Path, runs: int) -> pd.DataFrame:
+    """Run the campaign ``text`` in one process into a store under ``folder``; check
+    that all ``runs`` ran without error and return its runs' table."""
+    c = parse_campaign(text, base=Path("."), default_name=name)
+    store = folder / f"{name}.sqlite"
+    out = run_campaign(c, store, workers=1, progress=False)
+    assert out.errors == () and out.ran == runs
+    with Store(store, readonly=True) as s:
+        table = s.runs(name)
+    assert (table["status"] == "ok").all()
+    return table

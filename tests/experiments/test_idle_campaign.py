@@ -4,12 +4,8 @@ job ending last."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from experiments.campaign import bundled_campaigns, load_campaign, parse_campaign
-from experiments.runner import run_campaign
-from experiments.store import Store
-from tests.experiments.shrunk import shrunk
+from experiments.campaign import bundled_campaigns, load_campaign
+from tests.experiments.shrunk import run_small, shrunk
 
 
 def _small() -> str:
@@ -25,13 +21,7 @@ def test_the_idle_campaign_is_bundled_over_both_families_and_two_levels():
 
 
 def test_a_small_idle_campaign_stores_the_idle_energy(tmp_path):
-    c = parse_campaign(_small(), base=Path("."), default_name="idle")
-    store = tmp_path / "i.sqlite"
-    out = run_campaign(c, store, workers=1, progress=False)
-    assert out.errors == () and out.ran == 12
-    with Store(store, readonly=True) as s:
-        runs = s.runs("idle")
-    assert (runs["status"] == "ok").all()
+    runs = run_small("idle", _small(), tmp_path, 12)
     assert (runs["idle_kwh"] > 0).all()
     by = runs.set_index(["scenario", "policy"])
     for scenario in ("contended[load=1.2,idle=low]", "thesis[rate=high,idle=low]"):

@@ -4,12 +4,9 @@ the real series, carbon and its price stored with each run."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from experiments.campaign import bundled_campaigns, load_campaign, parse_campaign
-from experiments.runner import run_campaign
-from experiments.store import Store
-from tests.experiments.shrunk import shrunk
+from experiments.campaign import bundled_campaigns, load_campaign
+from tests.experiments.shrunk import run_small, shrunk
 
 
 def _small() -> str:
@@ -27,13 +24,7 @@ def test_the_prices_campaign_is_bundled_over_both_families_and_three_offsets():
 
 
 def test_a_small_prices_campaign_stores_bill_carbon_and_missed(tmp_path):
-    c = parse_campaign(_small(), base=Path("."), default_name="prices")
-    store = tmp_path / "p.sqlite"
-    out = run_campaign(c, store, workers=1, progress=False)
-    assert out.errors == () and out.ran == 6
-    with Store(store, readonly=True) as s:
-        runs = s.runs("prices")
-    assert (runs["status"] == "ok").all()
+    runs = run_small("prices", _small(), tmp_path, 6)
     assert (runs["carbon_kg"] > 0).all() and (runs["carbon_cost"] > 0).all()
     assert (runs["idle_kwh"] == 0).all()
     # carbon at 100 per tonne is priced into the energy bill and the total
