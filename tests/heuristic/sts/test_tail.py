@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from heuristic.core.registry import make_policy
-from heuristic.sts.profile import Option, exact_profile
+from heuristic.sts.profile import Option, Profile, Step, exact_profile
 from heuristic.sts.tail import (
     all_done,
     alone_cost,
@@ -176,3 +176,37 @@ def test_a_job_arriving_soon_keeps_the_long_job_slow():
     long = [s for s in plan.segments if s.job == "long"]
     assert all(s.config == V1 for s in long if s.start < 4.0)
     assert long[-1].config == V8
+
+
+def test_with_other_jobs_the_difference_is_the_evaluators():
+    """Two jobs held fixed beside job j on one always-on node: changing j's plan changes
+    the evaluator's total by what ``tail_cost`` says (energy less idle credit, and the
+    cluster's power while j alone runs, ``P(H > t) = (1 − G_j) + S_j G_j``)."""
+    v2, v4 = Config("v100", 2), Config("v100", 4)
+    times = {V1: 1.0, v2: 0.55, v4: 0.3}
+    gpu = GpuType("v100", 32.0, 300.0, idle_w=45.0)
+    dist = EpochDistribution((3.0, 6.0, 10.0), (0.3, 0.3, 0.4))
+    jobs = (
+        Job("j", 0.0, 500.0, dist, times, 8.0),
+        Job("a", 0.0, 500.0, EpochDistribution((2.0, 5.0), (0.5, 0.5)), times, 8.0),
+        Job("b", 0.0, 500.0, EpochDistribution((3.0, 8.0), (0.6, 0.4)), times, 8.0),
+    )
+    inst = Instance((gpu,), (Node("n", "v100", 8, base_w=400.0),), jobs, energy_price=0.2)
+    fixed = (Segment(0.0, 5.0, "a", V1, (("n", 4),)), Segment(0.0, 8.0, "b", V1, (("n", 5),)))
+    others = [[(2.0, 0.5), (5.0, 0.5)], [(3.0, 0.6), (8.0, 0.4)]]
+    done = all_done(others, 0.0)
+
+    def costs(steps):
+        segs, t, energy = [], 0.0, 0.0
+        for cfg, w0, w1 in steps:
+            d = (w1 - w0) * times[cfg]
+            segs.append(Segment(t, t + d, "j", cfg, tuple(("n", g) for g in range(cfg.gpus))))
+            energy += 0.2 * inst.power_w(cfg) / 1000 * times[cfg] * (dist.phi(w1) - dist.phi(w0))
+            t += d
+        profile = Profile(tuple(Step(c, a, b) for c, a, b in steps), t, energy, 0.0, 500.0)
+        ev = evaluate(inst, Plan((*fixed, *segs)))
+        return ev.total_cost, tail_cost(inst, jobs[0], profile, dist, 0.0, done, flat_bill(0.2))
+
+    slow, fast = costs([(V1, 0.0, 4.0), (v4, 4.0, 10.0)]), costs([(v2, 0.0, 10.0)])
+    assert fast[0] - slow[0] == pytest.approx(fast[1] - slow[1], rel=1e-9, abs=1e-12)
+    assert fast[0] != pytest.approx(slow[0])  # the plans do differ
