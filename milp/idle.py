@@ -43,16 +43,6 @@ from milp.data import MilpData, slot_prices
 from milp.power_off import add_power_off, completed_by, power_off_values
 
 
-def nodes_kw(inst: Instance) -> float:
-    """The nodes' base and idle power, kW, drawn while the cluster is powered."""
-    return inst.powered_kw
-
-
-def cluster_kw(d: MilpData) -> float:
-    """:func:`nodes_kw` of the model's instance."""
-    return nodes_kw(d.instance)
-
-
 def base_kw(inst: Instance) -> float:
     """The nodes' base power alone, kW."""
     return sum(n.base_w for n in inst.nodes) / 1000.0
@@ -183,7 +173,7 @@ def add_idle(m: pyo.ConcreteModel, d: MilpData) -> None:
     # its work while H is not reached: both need P(H > t) as nodes always on do
     add_powered(m, d)
     if d.instance.power_off is None:
-        kw = cluster_kw(d)
+        kw = d.instance.powered_kw
         draw = {t: prices[t] * kw * d.slot * m.powered[t] for t in range(d.slots)}
     else:
         draw = add_power_off(m, d, prices)

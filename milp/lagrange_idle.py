@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from milp.data import JobData, MilpData
-from milp.idle import base_kw, base_per_gpu_w, cluster_kw, idle_kw, prices_of
+from milp.idle import base_kw, base_per_gpu_w, idle_kw, prices_of
 
 TOL = 1e-12
 
@@ -70,7 +70,9 @@ def idle_charge(d: MilpData, n_k: int) -> IdleCharge | None:
                 return None
             net[j, k] = max(0.0, 1.0 - credit[j, k] / unit) if unit > 0 else 0.0
     price = np.asarray(prices_of(d)) * d.slot
-    return IdleCharge(credit=credit, net=net, price=price, kw=cluster_kw(d), base_kw=base_kw(inst))
+    return IdleCharge(
+        credit=credit, net=net, price=price, kw=inst.powered_kw, base_kw=base_kw(inst)
+    )
 
 
 def node_share(d: MilpData, n_k: int) -> np.ndarray | None:

@@ -34,7 +34,7 @@ import numpy as np
 from instances import Instance, InstanceError
 from instances.model import GpuType, Node
 from milp.data import MilpData
-from milp.idle import base_kw, base_per_gpu_w, nodes_kw, prices_of
+from milp.idle import base_kw, base_per_gpu_w, prices_of
 from milp.lagrange_idle import sooner
 from milp.requirements import MilpError
 
@@ -71,7 +71,7 @@ def lowered(instance: Instance) -> list[Lowered]:
         gpus = tuple(
             replace(g, power_w=g.power_w - g.idle_w, idle_w=0.0) for g in instance.gpu_types
         )
-        out.append(Lowered(_bare(instance, gpus, nodes), nodes_kw(instance), "credit"))
+        out.append(Lowered(_bare(instance, gpus, nodes), instance.powered_kw, "credit"))
     return out
 
 
