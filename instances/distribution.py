@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -201,6 +202,23 @@ class EpochDistribution:
         if b > 0 and w - self.stops[b - 1] <= stop_tolerance(self.stops[b - 1]):
             b -= 1
         return min(b, len(self.stops) - 1) if last else b
+
+    def exposed(
+        self, w0: float, w1: float, t0: float, tau: float
+    ) -> list[tuple[float, float, float]]:
+        """Epochs ``[w0, w1)`` run from time ``t0`` at ``tau`` hours each, as (from, to,
+        probability that they run): the stops strictly inside cut them into blocks of
+        constant ``S`` (the evaluator's exposure, :func:`validation.billing.exposure`)."""
+        stops = self.stops
+        cuts = [w0]
+        cuts += [e for e in stops[bisect_right(stops, w0) :] if e < w1]
+        cuts.append(w1)
+        out = []
+        for a, b in pairwise(cuts):
+            if b > a:
+                q = self.survival(0.5 * (a + b))  # S on (a, b): one block's q
+                out.append((t0 + (a - w0) * tau, t0 + (b - w0) * tau, q))
+        return out
 
     # -- conditioning and sampling -------------------------------------------------------
     def conditional(self, progress: float) -> EpochDistribution:

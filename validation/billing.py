@@ -15,9 +15,7 @@ flat series gives every figure of an instance without one to the last digit.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
 from collections.abc import Callable
-from itertools import pairwise
 
 from instances import Instance
 from instances.distribution import EpochDistribution, reaches
@@ -35,17 +33,7 @@ def exposure(dist: EpochDistribution, piece: Piece) -> Exposure:
         out.append((start, start + piece.lost, dist.beyond(piece.w0)))
     if piece.w1 <= piece.w0:
         return out
-    t0 = start + piece.lost
-    tau = piece.epoch_time
-    # the stops strictly inside (w0, w1) cut the epochs into blocks of constant S
-    stops = dist.stops
-    cuts = [piece.w0]
-    cuts += [e for e in stops[bisect_right(stops, piece.w0) :] if e < piece.w1]
-    cuts.append(piece.w1)
-    for a, b in pairwise(cuts):
-        if b > a:
-            q = dist.survival(0.5 * (a + b))  # S on (a, b): one block's q
-            out.append((t0 + (a - piece.w0) * tau, t0 + (b - piece.w0) * tau, q))
+    out += dist.exposed(piece.w0, piece.w1, start + piece.lost, piece.epoch_time)
     return out
 
 

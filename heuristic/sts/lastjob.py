@@ -16,7 +16,9 @@ from heuristic.sts.profile import Profile
 from heuristic.sts.steps import grid, place, step_now
 from heuristic.sts.tail import (
     ROUNDS,
+    Done,
     Planned,
+    all_done,
     alone_at_all,
     arrival_rate,
     current_blocks,
@@ -69,9 +71,10 @@ def relieve(
             return JobProfiles(inst, s, now, t, rnd.table, earlier, ran.get(s.job.id, 0.0), room)
 
         others = [p.blocks for k, p in plans.items() if k != job_id]
-        found = []  # (too soon to tell whether jobs keep arriving: none)
+        found: list[tuple[float, Profile]] = []  # too soon to tell whether jobs keep arriving
+        done: Done | None = None
         if math.isfinite(rate):
-            found = faster(inst, status, now, profiles, planned, others, bill, rate)
+            found, done = faster(inst, status, now, profiles, planned, others, bill, rate)
         for _, profile in found:
             assert planned.dist is not None
             # its later steps must fit beside the booked ones (its own old booking still
@@ -85,7 +88,9 @@ def relieve(
                 break
         else:
             # jobs may yet arrive: look again when the arrival rate may have fallen
-            if rate > 0 and alone_at_all(planned, others, now, inst.powered_kw, bill):
+            if rate > 0 and alone_at_all(
+                planned, done if done is not None else all_done(others, now), inst.powered_kw, bill
+            ):
                 falls = rate_falls(releases, now)
                 if falls > now:
                     wake = grid(inst, now, falls)

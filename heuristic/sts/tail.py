@@ -27,7 +27,6 @@ more arrive, the hours bought may not be needed (measured in docs/model.md).
 from __future__ import annotations
 
 import bisect
-import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +54,7 @@ TOL = 1e-9
 
 Blocks = list[tuple[float, float]]  # (completion time, probability), in time order
 Bill = Callable[[np.ndarray], np.ndarray]  # interval edges (hours) -> price · hours
+Done = tuple[np.ndarray, np.ndarray]  # G(t) as steps: :func:`all_done`
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def constant_blocks(
     ]
 
 
-def all_done(others: list[Blocks], now: float) -> tuple[np.ndarray, np.ndarray]:
+def all_done(others: list[Blocks], now: float) -> Done:
     """``G(t) = Π_i P(C_i ≤ t)`` over ``others`` as steps from ``now``: the times it
     may jump, and its value from each (1 throughout where there are no others)."""
     times = np.unique(np.array([now, *(t for blocks in others for t, _ in blocks)]))
@@ -120,9 +120,7 @@ def all_done(others: list[Blocks], now: float) -> tuple[np.ndarray, np.ndarray]:
     return times, value
 
 
-def alone_cost(
-    blocks: Blocks, done: tuple[np.ndarray, np.ndarray], kw: float, bill: Bill, rate: float = 0.0
-) -> float:
+def alone_cost(blocks: Blocks, done: Done, kw: float, bill: Bill, rate: float = 0.0) -> float:
     """``∫ kw π(t) P(C > t) G(t) e^{-rate (t - now)} dt``: the cluster's own power over
     the hours the job still runs after every other job completed and before any new
     one arrives (``rate`` per hour, from ``now``, the first of ``done``'s times); the
@@ -159,13 +157,10 @@ def idle_credit(
     for s in profile.steps:
         tau = inst.epoch_time(job, s.config)
         kw = inst.gpu(s.config.gpu_type).idle_w * inst.busy_share(s.config) / 1000.0
-        pieces = [(t, t + s.lost, dist.beyond(s.start))] if s.lost > 0 else []
-        t += s.lost
-        cuts = [s.start, *(e for e in dist.stops if s.start < e < s.end), s.end]
-        for a, b in itertools.pairwise(cuts):
-            q = dist.survival(0.5 * (a + b))
-            pieces.append((t + (a - s.start) * tau, t + (b - s.start) * tau, q))
-        t += s.epochs * tau
+        if kw > 0:
+            pieces = [(t, t + s.lost, dist.beyond(s.start))] if s.lost > 0 else []
+            pieces += dist.exposed(s.start, s.end, t + s.lost, tau)
+        t += s.lost + s.epochs * tau
         if kw <= 0:
             continue
         for a, b, q in pieces:
@@ -180,7 +175,7 @@ def tail_cost(
     profile: Profile,
     dist: EpochDistribution,
     now: float,
-    done: tuple[np.ndarray, np.ndarray],
+    done: Done,
     bill: Bill,
     rate: float = 0.0,
 ) -> float:
@@ -196,11 +191,12 @@ def tail_cost(
     )
 
 
-def alone_at_all(planned: Planned, others: list[Blocks], now: float, kw: float, bill: Bill) -> bool:
-    """Whether the job would run alone for hours that cost, were no job to arrive."""
+def alone_at_all(planned: Planned, done: Done, kw: float, bill: Bill) -> bool:
+    """Whether the job would run alone for hours that cost, were no job to arrive
+    (``done``: the others' :func:`all_done`)."""
     if planned.profile is None:
         return False
-    alone = alone_cost(planned.blocks, all_done(others, now), kw, bill)
+    alone = alone_cost(planned.blocks, done, kw, bill)
     return alone > WORTH * planned.profile.objective
 
 
@@ -213,7 +209,7 @@ def targets(last: float, others_last: float, half: float, due: float, now: float
     return [*out, due - now] if due - now not in out else out
 
 
-def median_done(done: tuple[np.ndarray, np.ndarray]) -> float:
+def median_done(done: Done) -> float:
     """The first time the others have all completed with probability one half."""
     times, g = done
     k = int(np.searchsorted(g, 0.5 - 1e-12))
@@ -229,18 +225,19 @@ def faster(
     others: list[Blocks],
     bill: Bill,
     rate: float = 0.0,
-) -> list[tuple[float, Profile]]:
+) -> tuple[list[tuple[float, Profile]], Done | None]:
     """Profiles of the job ending last that cost the cluster less than its plan,
-    cheapest first (none where the plan is unknown or nothing saves)."""
+    cheapest first (none where the plan is unknown or nothing saves), and the others'
+    :func:`all_done` where it was needed."""
     if planned.profile is None or planned.dist is None:
-        return []
+        return [], None
     if max((b[-1][0] for b in others), default=now) >= planned.last - 1e-9:
-        return []  # another job may end as late: hurrying this one alone saves nothing
+        return [], None  # another job may end as late: hurrying this one saves nothing
     done = all_done(others, now)
     job, dist = status.job, planned.dist
     alone = alone_cost(planned.blocks, done, inst.powered_kw, bill, rate)
     if alone <= WORTH * planned.profile.objective:
-        return []  # it would save at most its hours alone: too little to move it for
+        return [], done  # it would save at most its hours alone: too little to move for
     base = tail_cost(inst, job, planned.profile, dist, now, done, bill, rate)
     found: list[tuple[float, Profile]] = []
     others_last = float(done[0][-1])
@@ -252,7 +249,7 @@ def faster(
             if cost < base - TOL * max(1.0, abs(base)):
                 found.append((cost, profile))
     found.sort(key=lambda cp: cp[0])
-    return found
+    return found, done
 
 
 def arrival_rate(releases: list[float], now: float, window: float = WINDOW_H) -> float:
