@@ -54,6 +54,7 @@ _POLICIES: dict[str, Entry] = {
             "backfill": False,
             "unstick": False,
             "pull": False,
+            "spare": 0.0,
         },
     ),
     # STS blind to a price series (billed by it): the reference for deciding when

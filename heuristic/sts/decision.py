@@ -44,6 +44,9 @@ class Round:
     waiting: set[str] = field(default_factory=set)
     # where nodes may be off and STS plans their boots (:mod:`heuristic.sts.boots`)
     boots: Boots | None = None
+    # running jobs a late job may not displace, with their tardiness weights
+    # (:mod:`heuristic.sts.spare`)
+    fragile: dict[str, float] = field(default_factory=dict)
 
     def ask_next_slot(self, job_id: str) -> None:
         """Wake ``job_id`` at the next slot (a quarter hour unslotted) to re-plan it."""

@@ -9,6 +9,7 @@ from typing import Literal
 
 from heuristic.core.options import require
 from heuristic.sts.contention import WORK_SHARE
+from heuristic.sts.spare import SPARE
 
 # the ledger's safety margin for jobs not yet arrived: a quarter of each type's large
 # nodes beyond three hours from now (docs/model.md measures 0, 0.25 and 0.34)
@@ -59,7 +60,10 @@ class StsOptions:
     ``"slack"``); ``backfill``, late waiting jobs take free GPUs;
     ``unstick``, a running job that no step of its profiles and nothing on time fits
     moves to the free configuration cheapest in the worst case, if cheaper than staying;
-    ``pull``, a job runs now a last step whose class the ledger has booked full.
+    ``pull``, a job runs now a last step whose class the ledger has booked full;
+    ``spare``, a job late whatever it runs on does not displace a running job of at
+    least its weight that is on time by less than this many of its relaunch overheads
+    (:mod:`heuristic.sts.spare`; 0: off).
     ``timing``: under a price (or priced carbon) that changes with time, each profile
     also chooses when it runs (:mod:`heuristic.sts.timing`); off, STS is blind to the
     series (it is still billed by it). A flat bill changes nothing either way.
@@ -87,9 +91,16 @@ class StsOptions:
     power_states: bool = True
     plan_boots: bool = True
     idle_tail: bool = True
+    spare: float = SPARE
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")
+        require(
+            math.isfinite(self.spare) and self.spare >= 0,
+            "spare",
+            self.spare,
+            "must be a finite number of relaunch overheads, at least 0",
+        )
         require(
             math.isfinite(self.work_share) and self.work_share >= 0,
             "work_share",

@@ -29,7 +29,9 @@ without either.
 With relaunch overheads, running jobs hold their GPUs (:class:`heuristic.core.holds.Holds`),
 and a job whose chosen step fits only on held GPUs takes instead the first profile that
 fits elsewhere and costs at most the overheads the displaced jobs would pay again
-(docs/benchmarks.md measures it on the overloaded ``medium``).
+(docs/benchmarks.md measures it on the overloaded ``medium``); a job late whatever it
+runs on never takes those of a running job that the displacement would make late
+(:mod:`heuristic.sts.spare`).
 
 :class:`StsTuning` adjusts these rules per job (an earliest start, the GPU types it may
 use, a shift of its urgency, a finish planned before the due date);
@@ -57,6 +59,7 @@ from heuristic.sts.lastjob import relieve
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.options import StsOptions, StsTuning
 from heuristic.sts.profile import Profile, Step
+from heuristic.sts.spare import fragile, spared
 from heuristic.sts.steps import grid, keep, place, rescue, step_now, waste
 from heuristic.sts.tail import charges_tail
 from instances import EpochDistribution, Job
@@ -254,7 +257,7 @@ class StsPolicy:
             # best fit breaks its ties by the nodes' power states: set before the holds
             # copy the occupancy, so that every search of this decision sees them
             state.occupancy.power = state.power
-        return Round(
+        rnd = Round(
             inst,
             now,
             state.occupancy,
@@ -263,6 +266,9 @@ class StsPolicy:
             Holds(state.occupancy, state.jobs) if inst.has_relaunch else None,
             ledger,
         )
+        if rnd.holds is not None and self.options.spare > 0:
+            rnd.fragile = fragile(inst, state.jobs, now, self._table.fastest, self.options.spare)
+        return rnd
 
     def _count_runs(self, state: SchedulerState) -> None:
         """Add the hours each job ran since it was last seen (timed profiles plan their
@@ -347,7 +353,9 @@ class StsPolicy:
             if plan.profile.wait > 0:
                 return None, (plan, plan.profile.first, rnd.now + plan.profile.wait, False)
             step, step_end, last = step_now(rnd.inst, status.job, plan.profile, rnd.now)
-            alloc = place(rnd.occ, status, step.config, types, rnd.holds, displace)
+            fastest = rnd.table.fastest(status.job)
+            keep_off = spared(rnd.inst, status, step.config, rnd.now, fastest, rnd.fragile)
+            alloc = place(rnd.occ, status, step.config, types, rnd.holds, displace, keep_off)
             if alloc is None:
                 continue
             booked = (plan, step, step_end, last)

@@ -116,6 +116,7 @@ def place(
     types: tuple[str, ...],
     holds: Holds | None = None,
     displace: bool = True,
+    spared: frozenset[str] = frozenset(),
 ) -> Allocation | None:
     """Where ``cfg`` goes now (``occ`` holds neither this job nor the less urgent
     ones). A running job keeps its GPUs if the config is the same and they are free.
@@ -123,15 +124,16 @@ def place(
     placeable configuration, of any type, at least as fast (falling behind the
     profile would miss the due date); on another type it tries the next profile.
     ``None``: nothing placed. With ``displace=False``, only GPUs that no running job
-    holds are used."""
+    holds are used; otherwise any but those of the running jobs ``spared``."""
     current = status.allocation
     if occ.keep(status.job, current, cfg):
         return current
     alloc = holds.find(occ, status.job, cfg) if holds is not None else None
     if alloc is None and not displace:
         return None
+    search = holds.sparing(occ, spared) if holds is not None and spared else occ
     if alloc is None:
-        alloc = occ.find(status.job, cfg)
+        alloc = search.find(status.job, cfg)
     if alloc is None and current is not None and cfg.gpu_type == current.config.gpu_type:
         inst = occ.instance
         tau = inst.epoch_time(status.job, cfg)
@@ -140,7 +142,7 @@ def place(
             status.job,
             lambda c: inst.epoch_time(status.job, c) <= tau and c.gpu_type in types,
         )
-        alloc = first_placement(occ, status.job, faster)
+        alloc = first_placement(search, status.job, faster)
     if alloc is not None:
         occ.place(status.job, alloc)
     return alloc
