@@ -13,6 +13,7 @@ from heuristic.sts.boots import Boots
 from heuristic.sts.hulls import HullTable
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.profile import Profile
+from heuristic.sts.spare import Standing
 from heuristic.sts.steps import grid
 from instances import EpochDistribution, Instance
 
@@ -44,9 +45,8 @@ class Round:
     waiting: set[str] = field(default_factory=set)
     # where nodes may be off and STS plans their boots (:mod:`heuristic.sts.boots`)
     boots: Boots | None = None
-    # running jobs a late job may not displace, with their tardiness weights
-    # (:mod:`heuristic.sts.spare`)
-    fragile: dict[str, float] = field(default_factory=dict)
+    # the running jobs a late job may spare (:mod:`heuristic.sts.spare`; None: no rule)
+    standing: Standing | None = None
 
     def ask_next_slot(self, job_id: str) -> None:
         """Wake ``job_id`` at the next slot (a quarter hour unslotted) to re-plan it."""

@@ -62,7 +62,8 @@ class StsOptions:
     moves to the free configuration cheapest in the worst case, if cheaper than staying;
     ``pull``, a job runs now a last step whose class the ledger has booked full;
     ``spare``, a job late whatever it runs on does not displace a running job of at
-    least its weight that is on time by less than this many of its relaunch overheads
+    least its weight that is on time by less than this many of its relaunch overheads,
+    nor a late one unless their exchange pays for both relaunches
     (:mod:`heuristic.sts.spare`; 0: off).
     ``timing``: under a price (or priced carbon) that changes with time, each profile
     also chooses when it runs (:mod:`heuristic.sts.timing`); off, STS is blind to the

@@ -30,8 +30,8 @@ With relaunch overheads, running jobs hold their GPUs (:class:`heuristic.core.ho
 and a job whose chosen step fits only on held GPUs takes instead the first profile that
 fits elsewhere and costs at most the overheads the displaced jobs would pay again
 (docs/benchmarks.md measures it on the overloaded ``medium``); a job late whatever it
-runs on never takes those of a running job that the displacement would make late
-(:mod:`heuristic.sts.spare`).
+runs on never takes those of a running job that the displacement would make late, nor
+of a late one unless it wins their exchange (:mod:`heuristic.sts.spare`).
 
 :class:`StsTuning` adjusts these rules per job (an earliest start, the GPU types it may
 use, a shift of its urgency, a finish planned before the due date);
@@ -59,7 +59,7 @@ from heuristic.sts.lastjob import relieve
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.options import StsOptions, StsTuning
 from heuristic.sts.profile import Profile, Step
-from heuristic.sts.spare import fragile, spared
+from heuristic.sts.spare import spared, standing
 from heuristic.sts.steps import grid, keep, place, rescue, step_now, waste
 from heuristic.sts.tail import charges_tail
 from instances import EpochDistribution, Job
@@ -267,7 +267,7 @@ class StsPolicy:
             ledger,
         )
         if rnd.holds is not None and self.options.spare > 0:
-            rnd.fragile = fragile(inst, state.jobs, now, self._table.fastest, self.options.spare)
+            rnd.standing = standing(inst, state.jobs, now, self._table.fastest, self.options.spare)
         return rnd
 
     def _count_runs(self, state: SchedulerState) -> None:
@@ -354,7 +354,7 @@ class StsPolicy:
                 return None, (plan, plan.profile.first, rnd.now + plan.profile.wait, False)
             step, step_end, last = step_now(rnd.inst, status.job, plan.profile, rnd.now)
             fastest = rnd.table.fastest(status.job)
-            keep_off = spared(rnd.inst, status, step.config, rnd.now, fastest, rnd.fragile)
+            keep_off = spared(rnd.inst, status, step.config, rnd.now, fastest, rnd.standing)
             alloc = place(rnd.occ, status, step.config, types, rnd.holds, displace, keep_off)
             if alloc is None:
                 continue
@@ -412,9 +412,9 @@ class StsPolicy:
             return alloc, booked
         rnd.occ.release(status.job.id)
         limit = booked[0].profile.objective + lost
-        other, spared = self._first_fit(rnd, status, cands, types, limit, displace=False)
-        if other is not None and spared is not None:
-            return other, spared
+        other, kept = self._first_fit(rnd, status, cands, types, limit, displace=False)
+        if other is not None and kept is not None:
+            return other, kept
         rnd.occ.place(status.job, alloc)
         return alloc, booked
 

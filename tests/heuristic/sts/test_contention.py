@@ -96,12 +96,13 @@ def test_an_idle_bottleneck_is_used_at_once():
     """The Philly day's jobs 38- on 6 nodes, seed 0: every job's last step wants the one
     8-GPU V100 node. Without the pull, their slow starts leave it idle in the first
     three hours (2.4, 2.8 and 3.8 of its 8 GPU-hours an hour) and overbooked later: 48.9
-    with 10 missed due dates; with it, 32.7 with 5 (`lp`: 30.4). Without ``unstick``, as
-    measured when the pull was chosen (with it, 32.6)."""
+    with 10 missed due dates; with it, 32.7 with 5 (`lp`: 30.4). Without ``unstick`` and
+    ``spare``, as measured when the pull was chosen (with ``unstick``, 32.6)."""
     inst = real_data(RealDataSpec(jobs=40, start=38, nodes=cluster_mix(6)), 0)
 
     def first_hours(options: dict[str, object]) -> tuple[float, list[float]]:
-        run = run_online(inst, "sts", seed=0, options={**options, "unstick": False})
+        then = {"unstick": False, "spare": 0.0}
+        run = run_online(inst, "sts", seed=0, options={**options, **then})
         use = [0.0, 0.0, 0.0]
         for s in run.result.plan:
             gpus = sum(1 for node, _ in s.gpus if node == "v100-3")

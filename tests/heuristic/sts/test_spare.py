@@ -10,7 +10,7 @@ from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus, SchedulerState
 from heuristic.sts.options import StsOptions
 from heuristic.sts.policy import StsPolicy
-from heuristic.sts.spare import fragile, spared
+from heuristic.sts.spare import LateRun, Standing, spared, standing
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.generators import RealDataSpec, real_data
 from instances.generators.realdata import cluster_mix
@@ -42,21 +42,43 @@ def _state(runner_due: float) -> SchedulerState:
 
 
 def test_a_running_job_on_time_by_less_than_three_overheads_is_fragile():
-    for due, expected in ((1.55, True), (1.75, True), (1.85, False), (1.45, False)):
+    for due, fragile, late in (
+        (1.55, True, False),
+        (1.75, True, False),
+        (1.85, False, False),
+        (1.45, False, True),
+    ):
         state = _state(due)  # slack: due - 1.0 - 0.5
-        found = fragile(state.instance, state.jobs, state.time, lambda j: 0.1)
-        assert ("runner" in found) is expected, due
+        found = standing(state.instance, state.jobs, state.time, lambda j: 0.1)
+        assert ("runner" in found.fragile) is fragile, due
+        assert ("runner" in found.late) is late, due
+    late_run = standing(state.instance, state.jobs, state.time, lambda j: 0.1).late["runner"]
+    assert late_run == LateRun(state.instance.tardiness_weight("runner"), 0.5, OVERHEAD)
 
 
 def test_only_a_job_late_whatever_it_runs_on_spares_them():
     state = _state(1.6)
     inst, (runner, late) = state.instance, state.jobs
-    weak = fragile(inst, state.jobs, state.time, lambda j: 0.1)
-    assert spared(inst, late, V8, state.time, 0.1, weak) == {"runner"}
+    found = standing(inst, state.jobs, state.time, lambda j: 0.1)
+    assert spared(inst, late, V8, state.time, 0.1, found) == {"runner"}
     on_time = JobStatus(late.job, 0.0, None)
     later = SchedulerState(0.1, inst, (runner, on_time), state.occupancy)
-    assert spared(inst, on_time, V8, later.time, 0.1, weak) == frozenset()
-    assert spared(inst, late, V8, state.time, 0.1, {}) == frozenset()
+    assert spared(inst, on_time, V8, later.time, 0.1, found) == frozenset()
+    assert spared(inst, late, V8, state.time, 0.1, None) == frozenset()
+
+
+def test_a_late_runner_is_spared_unless_the_exchange_pays():
+    """Two late jobs of one weight: ``late`` needs 0.2 h on eight GPUs and its 0.1 h
+    overhead, 0.3 h. Displacing a runner with ``h`` hours left adds 0.3 + 0.1 - h to
+    their tardiness: worth it only where the runner has more than 0.4 h left."""
+    state = _state(1.6)
+    inst, late = state.instance, state.jobs[1]
+    w = inst.tardiness_weight("runner")
+    for hours, kept in ((0.39, True), (0.41, False)):
+        running = Standing({}, {"runner": LateRun(w, hours, OVERHEAD)})
+        assert ("runner" in spared(inst, late, V8, state.time, 0.1, running)) is kept, hours
+    heavy = Standing({}, {"runner": LateRun(w / 4, 0.39, OVERHEAD)})
+    assert spared(inst, late, V8, state.time, 0.1, heavy) == frozenset()  # it weighs less
 
 
 @pytest.mark.parametrize(("due", "displaced"), [(1.6, False), (2.0, True)])
@@ -78,6 +100,14 @@ def test_spare_must_be_a_finite_count_of_overheads():
             StsOptions(spare=bad)
 
 
+def _week(jobs: int, nodes: int, start: int) -> Instance:
+    """As `gpusched generate realdata --source week --jobs J --nodes N --start S`."""
+    spec = RealDataSpec(
+        jobs=jobs, start=start, nodes=cluster_mix(nodes), source="week", early_stopping="uniform"
+    )
+    return real_data(spec, 0)
+
+
 def test_the_burst_of_the_weeks_worst_window_stops_displacing_itself():
     """The Philly week's 30 usable jobs from index 750 on 8 nodes (seed 0), where STS
     cost 1.57 times `lp` (docs/contended.md): at 1.54 h five jobs are released, each due
@@ -85,11 +115,7 @@ def test_the_burst_of_the_weeks_worst_window_stops_displacing_itself():
     fastest configuration. p772 (late) and p779 take the two P100 nodes from each other
     twice, and p779 then displaces p776 at 27 of its 45 epochs: 2.82 in all. With the
     rule the on-time jobs keep their GPUs: 1.83 (`lp` 1.79)."""
-    # as `gpusched generate realdata --source week --jobs 30 --nodes 8 --start 750` makes it
-    spec = RealDataSpec(
-        jobs=30, start=750, nodes=cluster_mix(8), source="week", early_stopping="uniform"
-    )
-    inst = real_data(spec, 0)
+    inst = _week(30, 8, 750)
     now = run_online(inst, "sts", seed=0)
     then = run_online(inst, "sts", seed=0, options={"spare": 0.0})
     assert now.summary()["total_cost"] == pytest.approx(1.83, abs=0.01)
@@ -97,3 +123,15 @@ def test_the_burst_of_the_weeks_worst_window_stops_displacing_itself():
     burst = ["p772", "p776", "p777", "p778", "p779"]
     assert now.summary()["relaunches"] < then.summary()["relaunches"]
     assert sum(now.by_job().loc[burst, "late_h"]) < sum(then.by_job().loc[burst, "late_h"])
+
+
+def test_late_jobs_of_a_burst_on_four_nodes_stop_trading_places():
+    """The same burst with 50 jobs on 4 nodes (seed 0): every job of it is late, and
+    each one shorter than another took its GPUs, paying both relaunches (0.069 h each
+    against 0.1-0.2 h of work): 12.01 in all, 14 missed due dates (`lp` 9.71, 15).
+    Displacing a late job only where the exchange pays: 8.04, 13."""
+    now = run_online(_week(50, 4, 750), "sts", seed=0).summary()
+    then = run_online(_week(50, 4, 750), "sts", seed=0, options={"spare": 0.0}).summary()
+    assert now["total_cost"] == pytest.approx(8.04, abs=0.01)
+    assert then["total_cost"] == pytest.approx(12.01, abs=0.01)
+    assert now["missed"] <= then["missed"]
