@@ -42,6 +42,7 @@ adjustment, is STS as above.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from collections.abc import Iterable, Sequence
 
@@ -353,8 +354,11 @@ class StsPolicy:
             if plan.profile.wait > 0:
                 return None, (plan, plan.profile.first, rnd.now + plan.profile.wait, False)
             step, step_end, last = step_now(rnd.inst, status.job, plan.profile, rnd.now)
-            fastest = rnd.table.fastest(status.job)
-            keep_off = spared(rnd.inst, status, step.config, rnd.now, fastest, rnd.standing)
+            keep_off = None
+            if rnd.standing is not None:  # asked only where the step would displace a job
+                fastest = rnd.table.fastest(status.job)
+                args = (rnd.inst, status, step.config, rnd.now, fastest, rnd.standing)
+                keep_off = functools.partial(spared, *args)
             alloc = place(rnd.occ, status, step.config, types, rnd.holds, displace, keep_off)
             if alloc is None:
                 continue

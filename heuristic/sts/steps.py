@@ -4,6 +4,7 @@ placement rules of :class:`heuristic.sts.policy.StsPolicy`, one function each.""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from heuristic.core.choice import first_placement
 from heuristic.core.holds import Holds
@@ -116,7 +117,7 @@ def place(
     types: tuple[str, ...],
     holds: Holds | None = None,
     displace: bool = True,
-    spared: frozenset[str] = frozenset(),
+    spared: Callable[[], frozenset[str]] | None = None,
 ) -> Allocation | None:
     """Where ``cfg`` goes now (``occ`` holds neither this job nor the less urgent
     ones). A running job keeps its GPUs if the config is the same and they are free.
@@ -124,25 +125,27 @@ def place(
     placeable configuration, of any type, at least as fast (falling behind the
     profile would miss the due date); on another type it tries the next profile.
     ``None``: nothing placed. With ``displace=False``, only GPUs that no running job
-    holds are used; otherwise any but those of the running jobs ``spared``."""
+    holds are used; otherwise any but those of the running jobs ``spared()`` names
+    (asked only where the job would displace one)."""
     current = status.allocation
     if occ.keep(status.job, current, cfg):
         return current
     alloc = holds.find(occ, status.job, cfg) if holds is not None else None
     if alloc is None and not displace:
         return None
-    search = holds.sparing(occ, spared) if holds is not None and spared else occ
     if alloc is None:
+        keep_off = spared() if spared is not None and holds is not None else frozenset()
+        search = holds.sparing(occ, keep_off) if holds is not None and keep_off else occ
         alloc = search.find(status.job, cfg)
-    if alloc is None and current is not None and cfg.gpu_type == current.config.gpu_type:
-        inst = occ.instance
-        tau = inst.epoch_time(status.job, cfg)
-        faster = cheapest_first(
-            inst,
-            status.job,
-            lambda c: inst.epoch_time(status.job, c) <= tau and c.gpu_type in types,
-        )
-        alloc = first_placement(search, status.job, faster)
+        if alloc is None and current is not None and cfg.gpu_type == current.config.gpu_type:
+            inst = occ.instance
+            tau = inst.epoch_time(status.job, cfg)
+            faster = cheapest_first(
+                inst,
+                status.job,
+                lambda c: inst.epoch_time(status.job, c) <= tau and c.gpu_type in types,
+            )
+            alloc = first_placement(search, status.job, faster)
     if alloc is not None:
         occ.place(status.job, alloc)
     return alloc

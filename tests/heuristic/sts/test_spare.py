@@ -58,12 +58,10 @@ def test_a_running_job_on_time_by_less_than_three_overheads_is_fragile():
 
 def test_only_a_job_late_whatever_it_runs_on_spares_them():
     state = _state(1.6)
-    inst, (runner, late) = state.instance, state.jobs
+    inst, late = state.instance, state.jobs[1]
     found = standing(inst, state.jobs, state.time, lambda j: 0.1)
     assert spared(inst, late, V8, state.time, 0.1, found) == {"runner"}
-    on_time = JobStatus(late.job, 0.0, None)
-    later = SchedulerState(0.1, inst, (runner, on_time), state.occupancy)
-    assert spared(inst, on_time, V8, later.time, 0.1, found) == frozenset()
+    assert spared(inst, late, V8, 0.1, 0.1, found) == frozenset()  # on time at 0.1 h
     assert spared(inst, late, V8, state.time, 0.1, None) == frozenset()
 
 
