@@ -21,6 +21,7 @@ import pandas as pd
 
 from heuristic.core.registry import make_policy
 from instances import Instance, Plan
+from instances.sums import dot
 from validation.evaluate import Evaluation, evaluate
 from validation.scenario import scenario_instance
 from validation.simulator import SimulationResult, simulate
@@ -110,7 +111,7 @@ class OnlineRun:
         if steps.empty or self.makespan <= 0:
             return 0.0
         widths = np.diff(steps["time"].to_numpy())
-        busy_hours = float(np.dot(widths, steps["busy"].to_numpy()[:-1]))
+        busy_hours = dot(widths, steps["busy"].to_numpy()[:-1])
         return busy_hours / (self.gpus * self.makespan)
 
     @property

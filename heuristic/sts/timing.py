@@ -37,6 +37,7 @@ import numpy as np
 from heuristic.sts.profile import Profile
 from instances import Config, EpochDistribution, Instance, Job
 from instances.energy import Series
+from instances.sums import dot
 
 # budgets tried for the speed profile, as shares of the time left: a faster profile
 # leaves more cells idle for the timing to choose from
@@ -270,7 +271,7 @@ def timing(
             # no order of the portions costs less than the dearest on the cheapest
             # cells (rearrangement): a case that cannot win is not searched
             head_cost = float(energy_in(rows, np.array([0.0, done]))[0] * grid.price[0])
-            floor = float(np.sort(a)[::-1] @ np.sort(np.partition(w, n - 1)[:n]))
+            floor = dot(np.sort(a)[::-1], np.sort(np.partition(w, n - 1)[:n]))
             if floor + head_cost >= min(beat, best[0] if best else math.inf):
                 continue
             cost, cells = place_runs(a, w, resume, running or done > 0)
@@ -321,7 +322,7 @@ def contiguous(rows: np.ndarray, tariff: Tariff, now: float) -> float:
     if len(rows) == 0:
         return 0.0
     edges = now + np.concatenate((rows[:, 0], rows[-1:, 1]))
-    return float(np.dot(tariff.cost(edges), rows[:, 2]))
+    return dot(tariff.cost(edges), rows[:, 2])
 
 
 def timed(
@@ -368,7 +369,7 @@ def timed(
             continue
         seen.append(prof)
         rows = load(inst, job, prof, dist) if prof is not base else rows
-        if float(rows[:, 2] @ (rows[:, 1] - rows[:, 0])) * grid.floor >= best.energy_cost:
+        if dot(rows[:, 2], rows[:, 1] - rows[:, 0]) * grid.floor >= best.energy_cost:
             continue  # even at the cheapest cell it costs more
         running = current is not None and prof.steps[0].config == current
         found = timing(rows, _booked(grid, prof, room), resume, running, best.energy_cost)

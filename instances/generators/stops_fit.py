@@ -35,6 +35,7 @@ from instances.errors import InstanceError
 from instances.generators.early_stopping import checkpoints
 from instances.generators.histories import STATUSES, History, alibaba_history
 from instances.io import check_numbers, load_json_file
+from instances.sums import dot
 
 CLASSES = ("1 GPU", "2+ GPUs")
 MIN_CLASS_JOBS = 20  # below this a class borrows the pooled fit of all classes
@@ -107,7 +108,7 @@ class ClassFit:
         if fraction < 0:
             return 1.0
         lt, lm, xt, xs = self._arrays
-        return float(np.clip(np.dot(lm, _step_survival(xt, xs, fraction * lt)), 0.0, 1.0))
+        return min(max(dot(lm, _step_survival(xt, xs, fraction * lt)), 0.0), 1.0)
 
     def completion(self) -> float:
         """``P(F = 1)``: the job runs to its planned end."""
