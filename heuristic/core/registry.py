@@ -55,6 +55,7 @@ _POLICIES: dict[str, Entry] = {
             "unstick": False,
             "pull": False,
             "spare": 0.0,
+            "displace_cost": "relaunch",
         },
     ),
     # STS blind to a price series (billed by it): the reference for deciding when

@@ -65,6 +65,11 @@ class StsOptions:
     least its weight that is on time by less than this many of its relaunch overheads,
     nor a late one unless their exchange pays for both relaunches
     (:mod:`heuristic.sts.spare`; 0: off).
+    ``displace_cost``: what a placement that displaces running jobs costs them, weighed
+    against the placing job's dearer profiles that leave them be
+    (:mod:`heuristic.sts.displace`): ``"profile"``, the rise of each one's cheapest
+    profile when it restarts from a pause (its relaunch's energy and hours), or
+    ``"relaunch"``, the relaunch's energy alone (until 2026-11-27).
     ``timing``: under a price (or priced carbon) that changes with time, each profile
     also chooses when it runs (:mod:`heuristic.sts.timing`); off, STS is blind to the
     series (it is still billed by it). A flat bill changes nothing either way.
@@ -93,6 +98,7 @@ class StsOptions:
     plan_boots: bool = True
     idle_tail: bool = True
     spare: float = SPARE
+    displace_cost: Literal["profile", "relaunch"] = "profile"
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")

@@ -44,7 +44,7 @@ from __future__ import annotations
 import bisect
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from heuristic.core.holds import Holds
 from heuristic.core.occupancy import Allocation
@@ -54,14 +54,15 @@ from heuristic.sts.boots import Boots, Settled, replan, settle
 from heuristic.sts.candidates import Replayable, booked_first, candidates
 from heuristic.sts.contention import backfill, late_share, pull_forward, unstick, urgency_key
 from heuristic.sts.decision import Round
-from heuristic.sts.hulls import HullTable, TypeProfile
+from heuristic.sts.displace import displaced, relaunch_energy, restart_loss
+from heuristic.sts.hulls import HullTable, JobProfiles, TypeProfile
 from heuristic.sts.kept import Kept, KeptBookings, KeptSpans
 from heuristic.sts.lastjob import relieve
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.options import StsOptions, StsTuning
 from heuristic.sts.profile import Profile, Step
 from heuristic.sts.spare import spared, standing
-from heuristic.sts.steps import grid, keep, place, rescue, step_now, waste
+from heuristic.sts.steps import grid, keep, place, rescue, step_now
 from heuristic.sts.tail import charges_tail
 from instances import EpochDistribution, Job
 
@@ -113,9 +114,11 @@ class StsPolicy:
         # job's hours alone are priced: :mod:`heuristic.sts.tail`)
         self._released: dict[str, float] = {}
         self._releases: list[float] = []  # their releases, in order
+        self._status_of: dict[str, JobStatus] = {}  # this decision's jobs
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)
+        self._status_of = {s.job.id: s for s in state.jobs}
         tail = self.options.idle_tail and charges_tail(rnd.inst)
         if tail:  # every job seen, for the arrival rate
             for s in self.population or state.jobs:
@@ -405,15 +408,20 @@ class StsPolicy:
         alloc: Allocation,
         booked: _Booked,
     ) -> tuple[Allocation, _Booked]:
-        """A placement that displaces running jobs wastes their overheads: a profile
-        that leaves them be is taken if it costs no more than that (a job that keeps its
-        GPUs displaces no one)."""
+        """A placement that displaces running jobs costs them their relaunch again
+        (:mod:`heuristic.sts.displace`): a profile that leaves them be is taken if it
+        costs no more than that (a job that keeps its GPUs displaces no one)."""
         assert rnd.holds is not None
         if alloc == status.allocation:
             return alloc, booked
-        lost = waste(rnd.inst, alloc, rnd.holds, status.job.id)
+        others = displaced(alloc, rnd.holds, status.job.id)
+        if not others:
+            return alloc, booked
+        lost = relaunch_energy(rnd.inst, rnd.holds, others)
         if lost <= 0:
             return alloc, booked
+        if self.options.displace_cost == "profile":
+            lost = sum(restart_loss(self._status_of[j], self._cheapest(rnd)) for j in others)
         rnd.occ.release(status.job.id)
         limit = booked[0].profile.objective + lost
         other, kept = self._first_fit(rnd, status, cands, types, limit, displace=False)
@@ -421,6 +429,17 @@ class StsPolicy:
             return other, kept
         rnd.occ.place(status.job, alloc)
         return alloc, booked
+
+    def _cheapest(self, rnd: Round) -> Callable[[JobStatus], float]:
+        """The expected cost of a job's cheapest profile from its status now."""
+
+        def cost(status: JobStatus) -> float:
+            types = self._types(status.job, rnd.all_types)
+            ran = self._ran.get(status.job.id, 0.0)
+            jp = JobProfiles(rnd.inst, status, rnd.now, types, rnd.table, 0.0, ran)
+            return next(iter(jp.in_order())).profile.objective
+
+        return cost
 
     def _not_placed(
         self, rnd: Round, status: JobStatus, types: tuple[str, ...]

@@ -38,27 +38,6 @@ def rescue(
     return alloc
 
 
-def waste(inst: Instance, alloc: Allocation, holds: Holds, job_id: str) -> float:
-    """The energy cost of the overheads that ``alloc`` makes running jobs pay again:
-    those whose GPUs (whole nodes, multi-node) it takes."""
-    taken = set(alloc.gpus)
-    nodes = {n for n, _ in alloc.gpus}
-    total = 0.0
-    for other in holds.near(alloc):  # a job it hits has GPUs on its nodes
-        old = holds.pending[other]
-        if other == job_id or old is None:
-            continue
-        hit = bool(taken & set(old.gpus))
-        if (alloc.config.nodes > 1 or old.config.nodes > 1) and nodes & {n for n, _ in old.gpus}:
-            hit = True
-        if old.config.shared and alloc.config.shared:
-            hit = False
-        if hit:
-            kw = inst.power_w(old.config) / 1000.0
-            total += inst.energy_price * kw * inst.relaunch(other)
-    return total
-
-
 def keep(occ: Occupancy, status: JobStatus) -> Allocation | None:
     """A running job none of whose profiles fits keeps its GPUs if they are still
     free, else it pauses."""

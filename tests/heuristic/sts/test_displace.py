@@ -1,0 +1,70 @@
+"""What displacing a running job costs it (heuristic/sts/displace.py): its relaunch's
+energy, and the hours the relaunch takes out of its time left, as its own profile
+prices them (``displace_cost = "profile"``, the default), or the energy alone
+(``"relaunch"``, STS until 2026-11-27 and ``sts-greedy``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from heuristic.core.occupancy import Allocation, Occupancy
+from heuristic.core.policy import JobStatus, SchedulerState
+from heuristic.core.registry import make_policy
+from heuristic.sts.options import StsOptions
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+
+V100, K80 = Config("v100", 1), Config("k80", 1)
+ON_V100 = Allocation(V100, (("n0", 0),))
+ON_K80 = Allocation(K80, (("n1", 0),))
+
+
+def _state(k80_epoch_hours: float = 1.15) -> SchedulerState:
+    """``running`` (3 of 4 epochs left, 0.35 h of slack) holds the only V100. ``urgent``
+    arrives with 0.05 h of slack on that V100 (after its start's 0.5 h overhead) and is
+    served first (its modified slack is the smaller); on the free K80 it ends 0.25 h
+    late. Displaced, ``running`` pays its 0.5 h overhead again and can no longer be on
+    time anywhere. Tardiness weighs 0.6 an hour, energy 0.2 a kWh."""
+    times = {V100: 1.0, K80: k80_epoch_hours}
+    inst = Instance(
+        gpu_types=(GpuType("v100", 16, 300), GpuType("k80", 12, 150)),
+        nodes=(Node("n0", "v100", 1), Node("n1", "k80", 1)),
+        jobs=(
+            Job("running", 0.0, 4.35, EpochDistribution.deterministic(4), times, 4.0),
+            Job("urgent", 1.0, 3.55, EpochDistribution.deterministic(2), times, 4.0),
+        ),
+        relaunch_hours=0.5,
+    )
+    occ = Occupancy(inst)
+    occ.place(inst.jobs[0], ON_V100)
+    jobs = (JobStatus(inst.jobs[0], 1.0, ON_V100), JobStatus(inst.jobs[1], 0.0, None))
+    return SchedulerState(1.0, inst, jobs, occ)
+
+
+def test_a_running_job_that_a_relaunch_would_make_late_keeps_its_gpu():
+    """On the K80 ``urgent`` costs 0.234 against 0.15 on the V100: 0.084 more.
+    Counted by energy only, the displacement costs 0.03 (0.5 h at 300 W): ``urgent``
+    takes the V100 and ``running``, paused, ends late. Counted as ``running``'s profile
+    prices it, it costs 0.12 (the relaunch's 0.03 and 0.15 h late, 0.09): ``urgent``
+    takes the K80 and ``running`` keeps its V100."""
+    profile = make_policy("sts").decide(_state())
+    assert "running" not in profile.assign  # it keeps its V100
+    assert profile.assign["urgent"] == ON_K80
+    energy = make_policy("sts", displace_cost="relaunch").decide(_state())
+    assert energy.assign["urgent"] == ON_V100
+    assert energy.assign["running"] != ON_V100
+
+
+def test_where_leaving_it_costs_more_the_running_job_is_still_displaced():
+    # on a slow K80 ``urgent`` would be 1.15 h late: 0.65 more, above the 0.12
+    decision = make_policy("sts").decide(_state(k80_epoch_hours=1.6))
+    assert decision.assign["urgent"] == ON_V100
+
+
+def test_sts_greedy_counts_the_energy_only():
+    assert make_policy("sts-greedy").options.displace_cost == "relaunch"
+    assert StsOptions().displace_cost == "profile"
+
+
+def test_displace_cost_is_refused_by_name_when_unknown():
+    with pytest.raises(ValueError, match="displace_cost"):
+        make_policy("sts", displace_cost="hours")
