@@ -115,10 +115,14 @@ class StsPolicy:
         self._released: dict[str, float] = {}
         self._releases: list[float] = []  # their releases, in order
         self._status_of: dict[str, JobStatus] = {}  # this decision's jobs
+        # what displacing each running job costs it, once per decision (its status, hence
+        # its profiles, does not change within one)
+        self._restart_loss: dict[str, float] = {}
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)
         self._status_of = {s.job.id: s for s in state.jobs}
+        self._restart_loss.clear()
         tail = self.options.idle_tail and charges_tail(rnd.inst)
         if tail:  # every job seen, for the arrival rate
             for s in self.population or state.jobs:
@@ -421,7 +425,7 @@ class StsPolicy:
         if lost <= 0:
             return alloc, booked
         if self.options.displace_cost == "profile":
-            lost = sum(restart_loss(self._status_of[j], self._cheapest(rnd)) for j in others)
+            lost = sum(self._displaced_loss(rnd, j) for j in others)
         rnd.occ.release(status.job.id)
         limit = booked[0].profile.objective + lost
         other, kept = self._first_fit(rnd, status, cands, types, limit, displace=False)
@@ -429,6 +433,13 @@ class StsPolicy:
             return other, kept
         rnd.occ.place(status.job, alloc)
         return alloc, booked
+
+    def _displaced_loss(self, rnd: Round, job_id: str) -> float:
+        found = self._restart_loss.get(job_id)
+        if found is None:
+            found = restart_loss(self._status_of[job_id], self._cheapest(rnd))
+            self._restart_loss[job_id] = found
+        return found
 
     def _cheapest(self, rnd: Round) -> Callable[[JobStatus], float]:
         """The expected cost of a job's cheapest profile from its status now."""
