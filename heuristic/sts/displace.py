@@ -9,9 +9,9 @@ come out of the time it has left to its due date, so that it must later run fast
 the job's cheapest expected cost (over its GPU types) when it restarts from a pause
 instead of running on as it does. It does not see how long the displaced job will
 wait for GPUs (its profile assumes they are free now), so it understates the harm
-where the job must wait; a job with hours of slack loses little by it, a job on time by less than its
-relaunch becomes late (tests/heuristic/sts/test_displace.py; docs/model.md, 'STS under
-contention', has the measurements).
+where the job must wait; a job with hours of slack loses little by it, a job on time
+by less than its relaunch becomes late (tests/heuristic/sts/test_displace.py;
+docs/model.md, 'STS under contention', has the measurements).
 """
 
 from __future__ import annotations
