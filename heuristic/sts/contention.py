@@ -27,7 +27,10 @@ to a plain LP allocation (docs/contended.md has the verified examples):
   runs it at once, and plans from then on to finish when that run would. Counting only
   the other jobs' bookings cost 8% more on the contended real-data windows
   (docs/contended.md). A job alone on the cluster is never moved: the single-job
-  profile is the thesis's.
+  profile is the thesis's. With ``pull_needed`` (the default since 2026-11-27) a job
+  that can still finish on time, in the worst case, on a configuration that costs less
+  per epoch than that last step is not pulled (:func:`needs_last_step`): the class
+  being booked full later is no reason for it to run its dearest step now.
 
 On a cluster where nothing waits and nothing is booked full, only the order differs
 from the thesis's STS (docs/contended.md states what it moves on the light campaigns).
@@ -43,7 +46,7 @@ from heuristic.core.policy import JobStatus
 from heuristic.core.urgency import slack
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.profile import Profile
-from instances import EpochDistribution, Instance, Job
+from instances import Config, EpochDistribution, Instance, Job
 
 Fastest = Callable[[Job], float]  # a job's hours per epoch on its fastest configuration
 
@@ -92,6 +95,24 @@ def backfill(
     return alloc
 
 
+def needs_last_step(
+    inst: Instance, status: JobStatus, current: Allocation, last: Config, now: float
+) -> bool:
+    """Whether no configuration of the job (any GPU type, placeable now or not) that
+    costs less energy per epoch than ``last`` runs its remaining epochs from now to its
+    due date in the worst case (staying where it runs pays only the overhead it has
+    left; any other configuration a relaunch)."""
+    job = status.job
+    per_epoch = inst.power_w(last) * inst.epoch_time(job, last)
+    for c, hours in job.epoch_times.items():
+        if c == last or inst.power_w(c) * hours >= per_epoch:
+            continue
+        lost = status.overhead_left if c == current.config else inst.relaunch(job)
+        if now + lost + status.remaining * hours <= job.due:
+            return False
+    return True
+
+
 def pull_forward(
     inst: Instance,
     occ: Occupancy,
@@ -100,14 +121,18 @@ def pull_forward(
     current: Allocation,
     booked: tuple[Profile, EpochDistribution],
     now: float,
+    needed: bool = True,
 ) -> tuple[Allocation, float] | None:
     """The job's last (fastest) profile step, placed now on free GPUs, if the ledger has
-    that step's class booked to its true capacity while the step would run; with when
+    that step's class booked to its true capacity while the step would run (and, with
+    ``needed``, no configuration cheaper per epoch finishes the job on time); with when
     the job would finish running it from now on (its new planned finish). ``None``: the
     job stays."""
     profile, dist = booked
     last = profile.steps[-1].config
     if last == current.config or not ledger.last_step_full(status.job, profile, dist):
+        return None
+    if needed and not needs_last_step(inst, status, current, last, now):
         return None
     occ.release(status.job.id)
     alloc = occ.find(status.job, last)

@@ -61,6 +61,8 @@ class StsOptions:
     ``unstick``, a running job that no step of its profiles and nothing on time fits
     moves to the free configuration cheapest in the worst case, if cheaper than staying;
     ``pull``, a job runs now a last step whose class the ledger has booked full;
+    ``pull_needed`` (with ``pull``), only a job that no configuration cheaper per epoch
+    than that step can finish on time (off: every such job, as until 2026-11-27);
     ``spare``, a job late whatever it runs on does not displace a running job of at
     least its weight that is on time by less than this many of its relaunch overheads,
     nor a late one unless their exchange pays for both relaunches
@@ -93,6 +95,7 @@ class StsOptions:
     backfill: bool = True
     unstick: bool = True
     pull: bool = True
+    pull_needed: bool = True
     timing: bool = True
     power_states: bool = True
     plan_boots: bool = True

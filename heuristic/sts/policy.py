@@ -226,7 +226,10 @@ class StsPolicy:
         if booked[0].runs:  # timed for cheap hours: its last step now would run dear
             return
         assert rnd.ledger is not None
-        moved = pull_forward(rnd.inst, rnd.occ, rnd.ledger, status, current, booked, rnd.now)
+        needed = self.options.pull_needed
+        moved = pull_forward(
+            rnd.inst, rnd.occ, rnd.ledger, status, current, booked, rnd.now, needed
+        )
         if moved is None:
             return
         rnd.contended = True

@@ -84,7 +84,7 @@ def test_the_order_cuts_the_cost_of_an_overloaded_window():
     ``unstick`` and ``spare``, displacements counted by their energy, as measured when
     the order was chosen (with both, 202.0; with ``unstick`` alone 207.9)."""
     inst = real_data(RealDataSpec(jobs=50, start=0, nodes=cluster_mix(6)), 0)
-    then = {"unstick": False, "spare": 0.0, "displace_cost": "relaunch"}
+    then = {"unstick": False, "spare": 0.0, "displace_cost": "relaunch", "pull_needed": False}
     new = run_online(inst, "sts", seed=0, options=then).summary()
     old = run_online(inst, "sts", seed=0, options={"urgency": "slack", **then}).summary()
     assert new["total_cost"] == pytest.approx(191.77, abs=0.01)
@@ -97,12 +97,12 @@ def test_an_idle_bottleneck_is_used_at_once():
     8-GPU V100 node. Without the pull, their slow starts leave it idle in the first
     three hours (2.4, 2.8 and 3.8 of its 8 GPU-hours an hour) and overbooked later: 48.9
     with 10 missed due dates; with it, 32.7 with 5 (`lp`: 30.4). Without ``unstick`` and
-    ``spare``, displacements counted by their energy, as measured when the pull was
-    chosen (with ``unstick``, 32.6)."""
+    ``spare``, displacements counted by their energy, every booked-full job pulled, as
+    measured when the pull was chosen (with ``unstick``, 32.6)."""
     inst = real_data(RealDataSpec(jobs=40, start=38, nodes=cluster_mix(6)), 0)
 
     def first_hours(options: dict[str, object]) -> tuple[float, list[float]]:
-        then = {"unstick": False, "spare": 0.0, "displace_cost": "relaunch"}
+        then = {"unstick": False, "spare": 0.0, "displace_cost": "relaunch", "pull_needed": False}
         run = run_online(inst, "sts", seed=0, options={**options, **then})
         use = [0.0, 0.0, 0.0]
         for s in run.result.plan:
@@ -138,13 +138,13 @@ def test_work_counted_only_as_far_as_jobs_are_late_serves_a_long_job_by_its_slac
     the share of late jobs, ph364 (16 h of work on a V100 x8 node, 10 h of slack on
     arrival) keeps yielding to shorter jobs with more slack and ends 1.76 h late: 54.69
     in all. With work weighed by the share of jobs late it ends 0.62 h late: 49.51 in
-    all (sts-greedy 50.03, `lp` 76.78). Displacements counted by their energy, as when
-    it was measured."""
+    all (sts-greedy 50.03, `lp` 76.78). Displacements counted by their energy, and every
+    job whose last step's class is booked full pulled, as when it was measured."""
     from instances.generators import GENERATORS
 
     spec = {"start": 24.0, "hours": 6.0, "cluster": "k80x4:2,p100x4:2,v100x8:2", "load": 0.3}
     inst = GENERATORS["philly-week"].instance(spec, 2)
-    then = {"displace_cost": "relaunch"}
+    then = {"displace_cost": "relaunch", "pull_needed": False}
     scaled = run_online(inst, "sts", seed=2, options={"scale_work": True, **then})
     flat = run_online(inst, "sts", seed=2, options=then)
     assert scaled.summary()["total_cost"] == pytest.approx(49.51, abs=0.01)
@@ -160,13 +160,42 @@ def test_a_running_job_late_whatever_it_does_leaves_a_slow_slot():
     time is free, so it stays on the slot (1.2 h an epoch) until 10.33 h, past its due
     date, and ends 1.52 h late: 31.10 in all (`lp` 22.23). With it, each time it is
     stuck it moves to the free configuration cheapest in the worst case (two V100s,
-    eight K80s) and ends 0.25 h late: 26.69. Displacements counted by their energy, as
-    when it was measured (with the default, 23.61)."""
+    eight K80s) and ends 0.25 h late: 26.69. Displacements counted by their energy, and every
+    job whose last step's class is booked full pulled, as when it was measured."""
     inst = real_data(RealDataSpec(jobs=50, start=2250, nodes=cluster_mix(8), source="week"), 0)
-    then = {"displace_cost": "relaunch"}
+    then = {"displace_cost": "relaunch", "pull_needed": False}
     moved = run_online(inst, "sts", seed=0, options=then)
     kept = run_online(inst, "sts", seed=0, options={"unstick": False, **then})
     assert moved.summary()["total_cost"] == pytest.approx(26.69, abs=0.01)
     assert kept.summary()["total_cost"] == pytest.approx(31.10, abs=0.01)
     assert kept.by_job().loc["p2278", "late_h"] == pytest.approx(1.52, abs=0.01)
     assert moved.by_job().loc["p2278", "late_h"] < 0.3
+
+
+def test_a_job_with_a_cheaper_way_to_finish_on_time_is_not_pulled():
+    """``pull_needed``. The bundled day's last 40 usable jobs (from job 157) on 6 nodes,
+    seed 0, uniform stops: p157 (36 epochs, due 50.05 h) runs slow configurations for
+    twelve hours; at 12.06 h its last step's class (the V100 x8 node) is booked full
+    later, and the pull moves it there with 38 h to its due date: 18.8 h on eight
+    V100s, 9.80 of energy, 30.65 in all (`lp` 24.55). Eight P100s (1.69 kWh an epoch
+    against 1.75) would still finish it on time, so it is not pulled: no hour on the
+    V100 x8 node (it ends on the P100s), 9.08, and 30.01 in all, the same 5 missed due
+    dates."""
+    inst = real_data(
+        RealDataSpec(jobs=40, start=157, nodes=cluster_mix(6), early_stopping="uniform"), 0
+    )
+
+    def run(options: dict[str, object]) -> tuple[float, float, float]:
+        r = run_online(inst, "sts", seed=0, options=options)
+        on_v100x8 = sum(
+            s.end - s.start
+            for s in r.result.plan.for_job("p157")
+            if s.config.gpu_type == "v100" and s.config.gpus == 8
+        )
+        return r.summary()["total_cost"], r.by_job().loc["p157", "energy_cost"], on_v100x8
+
+    total, energy, hours = run({})
+    total_then, energy_then, hours_then = run({"pull_needed": False})
+    assert (total, total_then) == (pytest.approx(30.01, abs=0.01), pytest.approx(30.65, abs=0.01))
+    assert energy == pytest.approx(9.08, abs=0.01) and energy_then == pytest.approx(9.80, abs=0.01)
+    assert hours == 0 and hours_then == pytest.approx(18.8, abs=0.1)

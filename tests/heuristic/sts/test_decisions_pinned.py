@@ -59,8 +59,9 @@ def _run(policy: str, mode: str, options: dict) -> tuple[str, int, str, str]:
 
 
 # ``sts-full``'s decisions on the replay, sampled stops and worst-case rollout, with
-# displacements counted by their relaunch's energy (``displace_cost = "relaunch"``, the
-# rule until 2026-11-27, under which these were recorded). The rollout's energy was
+# displacements counted by their relaunch's energy (``displace_cost = "relaunch"``) and
+# every job whose last step's class is booked full pulled (``pull_needed = False``): the
+# rules until 2026-11-27, under which these were recorded. The rollout's energy was
 # ...687577 while the fitted stops summed their products through BLAS, whose kernel
 # (hence last digit) depends on the CPU (instances/sums.py): the same decisions,
 # ...687573 on every machine since
@@ -68,11 +69,13 @@ FULL = {
     "sampled": ("27ca887d0ac08892", 145, "16.670153804599334", "0.07215651039740009"),
     "rollout": ("e8e6e86441e56865", 154, "23.900098415687573", "0.5992050698135392"),
 }
-ENERGY = {"displace_cost": "relaunch"}
-# with the default since 2026-11-27 (a displacement priced by the displaced job's
-# profile: heuristic/sts/displace.py), recorded when it became the default
+ENERGY = {"displace_cost": "relaunch", "pull_needed": False}
+# with the defaults since 2026-11-27: a displacement priced by the displaced job's
+# profile (heuristic/sts/displace.py; the sampled run's figures were 3b5d1b4e1531e77d,
+# 148, 16.55213088143897 with it alone), and a job pulled to its last step only where
+# nothing cheaper per epoch finishes it on time (``pull_needed``: the rollout unmoved)
 PROFILE = {
-    "sampled": ("3b5d1b4e1531e77d", 148, "16.55213088143897", "0.07215651039740009"),
+    "sampled": ("c3f11da378e148e5", 148, "16.503592023990112", "0.07215651039740009"),
     "rollout": ("d60717b0b493a995", 157, "23.063461969208653", "0.5991435250308035"),
 }
 

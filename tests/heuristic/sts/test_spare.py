@@ -129,7 +129,7 @@ def test_late_jobs_of_a_burst_on_four_nodes_stop_trading_places():
     against 0.1-0.2 h of work): 12.01 in all, 14 missed due dates (`lp` 9.71, 15).
     Displacing a late job only where the exchange pays: 8.04, 13. Displacements
     otherwise counted by their energy, as when it was measured."""
-    energy = {"displace_cost": "relaunch"}
+    energy = {"displace_cost": "relaunch", "pull_needed": False}
     now = run_online(_week(50, 4, 750), "sts", seed=0, options=energy).summary()
     then = run_online(_week(50, 4, 750), "sts", seed=0, options={"spare": 0.0, **energy})
     then = then.summary()
