@@ -1,0 +1,184 @@
+"""STS's contention rules measured side by side on the sets docs/model.md ('STS under
+contention') and docs/contended.md quote, as a user makes them.
+
+Sets (each run online with the stops of its seed, realised total cost):
+
+- ``week``: 72 windows of the whole Philly week, as ``gpusched generate realdata
+  --source week --jobs J --nodes N --start S`` makes them (uniform stops, measured
+  overheads), J in 30, 50, 70, N in 4, 8, 12, S in 0, 750, ..., 5250; seed 0.
+- ``day``: 100 windows of the bundled Philly day: 30-70 jobs x 4, 6, 8, 10, 12 nodes x
+  the first and the last start that hold that many usable jobs, seeds 0 and 1
+  (``--day-stops`` uniform or helios).
+- ``c32`` and ``c128``: the bundled ``contended`` campaign's scenarios (the Philly
+  week's jobs from hour 24 on 32 or 128 GPUs, loads 0.3-1.5; ``--loads``), seeds 0-4.
+- ``light``: the synthetic family on 10 nodes, 60 jobs, the three rates, with and
+  without measured overheads, seeds 0-4.
+
+Every variant (``--variant name='{"option": value}'``, STS's options) runs on the same
+instances beside STS's defaults and the references (``lp`` and ``sts-greedy``). The
+table gives per set and variant: the total, the runs below ``lp`` and the worst ratio
+to it, the runs within 2% of the best of the variant and the references, and the
+runs cheaper and dearer than the defaults.
+
+Run: python -m benchmarks.contention_rules [--sets week,day,c32] [--variant ...]
+[--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from benchmarks.common import markdown
+from instances import Instance
+from instances.generators import GENERATORS, RealDataSpec, SyntheticSpec, real_data, synthetic
+from instances.generators.realdata import cluster_mix, philly_jobs
+from validation.online import run_online
+
+SETS = ("week", "day", "c32", "c128", "light")
+REFERENCES = ("lp", "sts-greedy")
+LOADS = (0.3, 0.6, 0.9, 1.2, 1.5)
+# a case: (set, a, b, c, seed), its meaning set by set (:func:`instance`)
+Case = tuple[str, Any, Any, Any, int]
+
+
+def cases(name: str, loads: tuple[float, ...]) -> Iterator[Case]:
+    if name == "week":
+        for j, n, s in itertools.product((30, 50, 70), (4, 8, 12), range(0, 5251, 750)):
+            yield (name, j, n, s, 0)
+    elif name == "day":
+        sizes = itertools.product((30, 40, 50, 60, 70), (4, 6, 8, 10, 12), ("first", "last"))
+        for (j, n, at), seed in itertools.product(sizes, (0, 1)):
+            yield (name, j, n, at, seed)
+    elif name in ("c32", "c128"):
+        for load, seed in itertools.product(loads, range(5)):
+            yield (name, load, 0, 0, seed)
+    elif name == "light":
+        for rl, rate, seed in itertools.product(
+            ("measured", "none"), ("low", "exponential", "high"), range(5)
+        ):
+            yield (name, rl, rate, 0, seed)
+    else:
+        raise ValueError(f"unknown set {name!r} (sets: {', '.join(SETS)})")
+
+
+def instance(case: Case, day_stops: str) -> Instance:
+    name, a, b, c, seed = case
+    if name == "week":
+        spec = RealDataSpec(
+            jobs=a, start=c, nodes=cluster_mix(b), source="week", early_stopping="uniform"
+        )
+        return real_data(spec, 0)
+    if name == "day":
+        start = 0
+        if c == "last":  # the last start that still holds ``a`` usable jobs
+            probe = RealDataSpec(jobs=a)
+            usable = [
+                i
+                for i, (_, hours, gpus) in enumerate(philly_jobs("day"))
+                if probe.min_hours <= hours <= probe.max_hours and gpus <= 8
+            ]
+            start = usable[len(usable) - a]
+        spec = RealDataSpec(jobs=a, start=start, nodes=cluster_mix(b), early_stopping=day_stops)
+        return real_data(spec, seed)
+    if name in ("c32", "c128"):
+        k = 2 if name == "c32" else 8
+        hours = 6.0 if k == 2 else 10.0
+        cluster = f"k80x4:{k},p100x4:{k},v100x8:{k}"
+        spec = {"start": 24.0, "hours": hours, "cluster": cluster, "load": a}
+        return GENERATORS["philly-week"].instance(spec, seed)
+    return synthetic(SyntheticSpec(nodes=10, jobs=60, rate=b, relaunch=a), seed=seed)
+
+
+def _run(task: tuple[Case, str, str, dict[str, Any], str]) -> tuple[Case, str, float]:
+    case, label, policy, options, day_stops = task
+    run = run_online(instance(case, day_stops), policy, seed=case[4], options=options or None)
+    return case, label, float(run.summary()["total_cost"])
+
+
+def compare(
+    sets: list[str],
+    variants: dict[str, dict[str, Any]],
+    loads: tuple[float, ...],
+    day_stops: str,
+    workers: int,
+) -> list[list[object]]:
+    runs = {"sts": ("sts", {})} | {k: ("sts", v) for k, v in variants.items()}
+    runs |= {r: (r, {}) for r in REFERENCES}
+    tasks = [
+        (case, label, policy, options, day_stops)
+        for name in sets
+        for case in cases(name, loads)
+        for label, (policy, options) in runs.items()
+    ]
+    got: dict[tuple[Case, str], float] = {}
+    with ProcessPoolExecutor(workers) as pool:
+        for case, label, total in pool.map(_run, tasks):
+            got[case, label] = total
+    rows: list[list[object]] = []
+    for name in sets:
+        todo = list(cases(name, loads))
+        for label in ["sts", *variants]:
+            mine = [got[c, label] for c in todo]
+            lp = [got[c, "lp"] for c in todo]
+            best = [min(got[c, label], *(got[c, r] for r in REFERENCES)) for c in todo]
+            base = [got[c, "sts"] for c in todo]
+            rows.append(
+                [
+                    name,
+                    label,
+                    len(todo),
+                    f"{sum(mine):.2f}",
+                    sum(m < x for m, x in zip(mine, lp, strict=True)),
+                    f"{max(m / x for m, x in zip(mine, lp, strict=True)):.3f}",
+                    sum(m <= 1.02 * b for m, b in zip(mine, best, strict=True)),
+                    sum(m < b - 1e-9 for m, b in zip(mine, base, strict=True)),
+                    sum(m > b + 1e-9 for m, b in zip(mine, base, strict=True)),
+                ]
+            )
+        for ref in REFERENCES:
+            total = f"{sum(got[c, ref] for c in todo):.2f}"
+            rows.append([name, ref, len(todo), total, "", "", "", "", ""])
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sets", default="week,day,c32")
+    ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help='STS\'s options, e.g. relaunch=\'{"displace_cost": "relaunch"}\'',
+    )
+    ap.add_argument("--loads", default=",".join(map(str, LOADS)))
+    ap.add_argument("--day-stops", default="uniform", choices=("uniform", "helios"))
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    variants = {}
+    for v in args.variant:
+        name, _, options = v.partition("=")
+        variants[name] = json.loads(options)
+    loads = tuple(float(x) for x in args.loads.split(","))
+    rows = compare(args.sets.split(","), variants, loads, args.day_stops, args.workers)
+    headers = [
+        "set",
+        "policy",
+        "runs",
+        "total",
+        "below lp",
+        "worst / lp",
+        "within 2% of best",
+        "cheaper than sts",
+        "dearer than sts",
+    ]
+    print(markdown(headers, rows))
+
+
+if __name__ == "__main__":
+    main()
