@@ -49,6 +49,7 @@ from heuristic.core.options import positive_hours, require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from instances import Config, Instance, Job
 from instances.distribution import reaches
+from instances.sums import dot
 
 DEFAULT_INTERVAL = 1.0 / 3.0  # hours; DL2's Optimus re-allocates every 20 minutes
 PRERUN_SIZES = 2  # the pre-run tries each type's two smallest configurations
@@ -69,7 +70,7 @@ def fit_speed(samples: Mapping[int, float]) -> np.ndarray:
 
 
 def predicted_epoch_hours(theta: np.ndarray, gpus: float) -> float:
-    return float(speed_features(gpus) @ theta)
+    return dot(speed_features(gpus), theta)  # not ``@``: BLAS's sum depends on the CPU
 
 
 @dataclass

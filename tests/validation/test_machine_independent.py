@@ -7,7 +7,8 @@ keeps such sums off BLAS. Here each figure is computed in fresh processes told t
 the kernels of other CPUs (``OPENBLAS_CORETYPE``: Prescott has SSE3 only, Haswell AVX2;
 both run on any x86-64 machine this runs on) and must be the same to the last digit:
 generated instances with fitted stops, STS deciding when under an hourly price,
-Optimus' fitted speeds, and the online report's utilisation.
+Optimus (a run, and its speed model's predictions), and the online report's
+utilisation.
 """
 
 from __future__ import annotations
@@ -41,6 +42,16 @@ out = [digest(week), digest(ali)]
 for policy in ("sts", "optimus"):
     run = run_online(priced, policy, seed=0)
     out += [repr(run.summary()["total_cost"]), repr(run.utilisation)]
+# Optimus' speed model on its own: a three- or four-term product, which the kernels
+# also add differently
+import numpy as np
+from heuristic.seeds.optimus import predicted_epoch_hours, speed_features
+rng = np.random.default_rng(0)
+h = hashlib.sha256()
+for _ in range(2000):
+    theta = rng.random(len(speed_features(1))) * rng.choice([1e-3, 1.0, 10.0])
+    h.update(repr(predicted_epoch_hours(theta, int(rng.integers(1, 65)))).encode())
+out.append(h.hexdigest())
 print(out)
 """
 
