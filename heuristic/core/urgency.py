@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from heuristic.core.policy import JobStatus
-from instances import Instance, Job
+from instances import Config, Instance, Job
 
 
 def fastest_epoch_time(instance: Instance, job: Job) -> float:
@@ -18,3 +18,13 @@ def slack(instance: Instance, status: JobStatus, now: float, fastest: float | No
     if fastest is None:
         fastest = fastest_epoch_time(instance, status.job)
     return status.job.due - now - status.remaining * fastest
+
+
+def overhead_to_run(instance: Instance, status: JobStatus, cfg: Config) -> float:
+    """Hours of relaunch overhead the job pays to run ``cfg`` now: what is left of its
+    current one where it goes on with the same configuration, its full relaunch
+    otherwise."""
+    current = status.allocation
+    if current is not None and current.config == cfg:
+        return status.overhead_left
+    return instance.relaunch(status.job)

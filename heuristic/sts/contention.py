@@ -107,6 +107,7 @@ def needs_last_step(
     for c, hours in job.epoch_times.items():
         if c == last or inst.power_w(c) * hours >= per_epoch:
             continue
+        # ``current`` is where this decision has the job run (it may have moved it)
         lost = status.overhead_left if c == current.config else inst.relaunch(job)
         if now + lost + status.remaining * hours <= job.due:
             return False

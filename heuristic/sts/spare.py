@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from heuristic.core.policy import JobStatus
-from heuristic.core.urgency import slack
+from heuristic.core.urgency import overhead_to_run, slack
 from instances import Config, Instance, Job
 
 # a running job on time by less than this many of its relaunch overheads is spared:
@@ -92,9 +92,7 @@ def spared(
     with (see the module's docstring)."""
     if running is None or not (running.fragile or running.late):
         return frozenset()
-    current = status.allocation
-    continues = current is not None and current.config == cfg
-    pay = status.overhead_left if continues else inst.relaunch(status.job)
+    pay = overhead_to_run(inst, status, cfg)
     if slack(inst, status, now, fastest) - pay > 0:
         return frozenset()
     me = status.job.id

@@ -10,6 +10,7 @@ from heuristic.core.choice import first_placement
 from heuristic.core.holds import Holds
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus
+from heuristic.core.urgency import overhead_to_run
 from heuristic.sts.hulls import cheapest_first, slot_budget
 from heuristic.sts.profile import Profile, Step
 from instances import Config, Instance, Job
@@ -24,11 +25,10 @@ def rescue(
     it planned, and a job with none pauses; a slower one may still be on time."""
     job = status.job
     budget = slot_budget(inst, job.due, now)
-    current = status.allocation
 
     def on_time(c: Config) -> bool:
         # a configuration other than the current one relaunches the job first
-        lost = status.overhead_left if current and c == current.config else inst.relaunch(job)
+        lost = overhead_to_run(inst, status, c)
         return status.remaining * inst.epoch_time(job, c) + lost <= budget + 1e-9
 
     ok = cheapest_first(inst, job, lambda c: c.gpu_type in types and on_time(c))
