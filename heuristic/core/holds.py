@@ -23,7 +23,7 @@ class Holds:
         self.soft = occ.copy()  # everything placed now, and every running job's GPUs
         running = [s for s in jobs if s.allocation is not None]
         self.pending = {s.job.id: s.allocation for s in running}
-        self._jobs = {s.job.id: s.job for s in running}
+        self._status = {s.job.id: s for s in running}
         # the pending jobs by node, and each one's rank in ``pending``: a placement
         # concerns the jobs on its nodes only (in the order of ``pending``), not every
         # running job (16,000 nodes, 2,000 running jobs in the benchmark)
@@ -61,9 +61,14 @@ class Holds:
         out = occ.copy()
         for j in spared:
             alloc = self.pending.get(j)
-            if alloc is not None and out.why_not(self._jobs[j], alloc) is None:
-                out.place(self._jobs[j], alloc)
+            job = self._status[j].job
+            if alloc is not None and out.why_not(job, alloc) is None:
+                out.place(job, alloc)
         return out
+
+    def status(self, job_id: str) -> JobStatus:
+        """A running job's status at this decision (held or not any more)."""
+        return self._status[job_id]
 
     def take(self, job: Job, alloc: Allocation) -> None:
         """Record a placement; running jobs whose GPUs (nodes) it takes lose their hold,

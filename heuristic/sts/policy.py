@@ -114,14 +114,12 @@ class StsPolicy:
         # job's hours alone are priced: :mod:`heuristic.sts.tail`)
         self._released: dict[str, float] = {}
         self._releases: list[float] = []  # their releases, in order
-        self._status_of: dict[str, JobStatus] = {}  # this decision's jobs
         # what displacing each running job costs it, once per decision (its status, hence
         # its profiles, does not change within one)
         self._restart_loss: dict[str, float] = {}
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)
-        self._status_of = {s.job.id: s for s in state.jobs}
         self._restart_loss.clear()
         tail = self.options.idle_tail and charges_tail(rnd.inst)
         if tail:  # every job seen, for the arrival rate
@@ -440,7 +438,8 @@ class StsPolicy:
     def _displaced_loss(self, rnd: Round, job_id: str) -> float:
         found = self._restart_loss.get(job_id)
         if found is None:
-            found = restart_loss(self._status_of[job_id], self._cheapest(rnd))
+            assert rnd.holds is not None  # (only running jobs are displaced)
+            found = restart_loss(rnd.holds.status(job_id), self._cheapest(rnd))
             self._restart_loss[job_id] = found
         return found
 
