@@ -36,7 +36,7 @@ from typing import Any
 from benchmarks.common import markdown
 from instances import Instance
 from instances.generators import GENERATORS, RealDataSpec, SyntheticSpec, real_data, synthetic
-from instances.generators.realdata import cluster_mix, philly_jobs
+from instances.generators.realdata import cluster_mix, philly_jobs, usable
 from validation.online import run_online
 
 SETS = ("week", "day", "c32", "c128", "light")
@@ -77,12 +77,8 @@ def instance(case: Case, day_stops: str) -> Instance:
         start = 0
         if c == "last":  # the last start that still holds ``a`` usable jobs
             probe = RealDataSpec(jobs=a)
-            usable = [
-                i
-                for i, (_, hours, gpus) in enumerate(philly_jobs("day"))
-                if probe.min_hours <= hours <= probe.max_hours and gpus <= 8
-            ]
-            start = usable[len(usable) - a]
+            at = [i for i, job in enumerate(philly_jobs("day")) if usable(probe, job)]
+            start = at[len(at) - a]
         spec = RealDataSpec(jobs=a, start=start, nodes=cluster_mix(b), early_stopping=day_stops)
         return real_data(spec, seed)
     if name in ("c32", "c128"):

@@ -266,19 +266,24 @@ def philly_jobs(source: str = "day") -> tuple[tuple[float, float, int], ...]:
     )
 
 
+def usable(spec: RealDataSpec, job: tuple[float, float, int]) -> bool:
+    """Whether a Philly job (submit hour, duration hours, GPUs) passes ``spec``'s
+    filters: its run time, at most 8 GPUs, and the GPU counts kept."""
+    _, hours, gpus = job
+    return (
+        spec.min_hours <= hours <= spec.max_hours
+        and gpus <= 8
+        and (spec.philly_gpus is None or gpus in spec.philly_gpus)
+    )
+
+
 def real_data(spec: RealDataSpec, seed: int = 0, name: str | None = None) -> Instance:
     """An instance from Gavel throughputs and Philly arrivals; same seed, same instance."""
     rng = np.random.default_rng(seed)
     nodes = [Node(f"{t}-{i}", t, g) for i, (t, g) in enumerate(spec.nodes)]
     hosts = cluster_hosts(nodes)
     tput = gavel_throughputs()
-    trace = [
-        j
-        for j in philly_jobs(spec.source)[spec.start :]
-        if spec.min_hours <= j[1] <= spec.max_hours
-        and j[2] <= 8
-        and (spec.philly_gpus is None or j[2] in spec.philly_gpus)
-    ]
+    trace = [j for j in philly_jobs(spec.source)[spec.start :] if usable(spec, j)]
     if len(trace) < spec.jobs:
         raise InstanceError(
             "jobs",
