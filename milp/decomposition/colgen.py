@@ -50,8 +50,8 @@ class CgOptions:
     exact pricer runs after this many heuristic rounds in a row that barely moved the
     master's value (its degenerate pivots would otherwise go on without a bound);
     ``labels``: the exact pricer's budget of labels per job and round (a job that
-    exceeds it counts in the bound by its completion bound); when that leaves no
-    column pricing out at the master's duals, the budget is multiplied by 4, up to
+    exceeds it counts in the bound by its open labels, ``Priced.lower``); when that
+    leaves no column pricing out at the master's duals, the budget is multiplied by 4, up to
     ``labels_max`` (``None``: no budget)."""
 
     alpha: float = 0.5

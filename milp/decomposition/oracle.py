@@ -1,5 +1,6 @@
 """The pricing oracle of the column generation: for every job at given prices, a lower
-bound on its priced optimum (the completion bound at its first slot), and its cheapest
+bound on its priced optimum (the completion bound at its first slot, or where an exact
+pricing stopped at its label budget, the bound of its open labels), and its cheapest
 schedules by the heuristic (beam) or exact label-setting program, as columns."""
 
 from __future__ import annotations
@@ -116,6 +117,8 @@ class Oracle:
         for j, one in zip(todo, got, strict=True):
             value[j] = one.value
             exact[j] = beam is None and one.complete
+            if beam is None:  # an exact pricing stopped early still bounds by its frontier
+                lower[j] = max(lower[j], min(one.lower, one.value))
             labels += one.labels
             columns += [make_column(self.space, j, s, ch) for s, ch in one.schedules]
         return Round(lower, value, exact, columns, labels)

@@ -55,14 +55,18 @@ class Priced:
     """A job's pricing: ``value``, the least cost found (never above the ``upper`` it was
     given), ``schedules`` cheaper than ``upper`` as (start slot, choices), best first,
     ``labels``, how many partial schedules it kept in all, and whether it went through
-    every slot (``complete``; an exact pricing that stopped at its label budget or at
-    the deadline proves nothing)."""
+    every slot (``complete``). An exact pricing (no beam) that stopped at its label budget or at
+    the deadline still bounds the optimum from below by ``lower``: the least of
+    ``value`` and of its open labels' cost plus completion bound (every schedule passes
+    through an open label, or was left for one at no more cost, or for reaching a
+    bound above ``value``); ``-inf`` where nothing is known (a pricing never begun)."""
 
     value: float
     schedules: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
     labels: int = 0
     complete: bool = True
     arcs: np.ndarray | None = None
+    lower: float = -np.inf
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,8 @@ class _Run:
                 self.must[j, : len(p.must_run)] = p.must_run
         last_must = self.must.shape[1] - 1 - np.argmax(self.must[:, ::-1], axis=1)
         self.run_by = np.where(self.must.any(axis=1), last_must, -1)
+        # per job stopped early, the least cost plus completion bound of its open labels
+        self.frontier = np.full(n, np.inf)
 
     def record(self, kids: Labels, done: np.ndarray, i: int) -> None:
         """Keep each job's ``keep`` cheapest schedules completing in slot ``i`` or before
@@ -163,15 +169,24 @@ class _Run:
     ) -> Priced:
         """Job ``j``'s outcome (with its arcs' bounds, choices x window slots)."""
         paths = [_path(history, stack, j, b) for b in self.best[j]]
-        out = Priced(float(self.upper[j]), paths, int(self.total[j]), bool(self.complete[j]))
+        value = float(self.upper[j])
+        lower = value if self.complete[j] else min(value, float(self.frontier[j]))
+        out = Priced(value, paths, int(self.total[j]), bool(self.complete[j]), lower=lower)
         if arcs:
             lo = self.base[stack.coff[j]]
             size = stack.models[j].speed.size * int(stack.width[j])
             out.arcs = self.arcs[lo : lo + size].reshape(-1, int(stack.width[j]))
         return out
 
-    def stop(self, jobs: np.ndarray) -> None:
-        """These jobs are priced no further: what they found stands, proving nothing."""
+    def stop(self, jobs: np.ndarray, labels: Labels, bounds: Bounds, i: int) -> None:
+        """These jobs are priced no further from the start of window slot ``i``, where
+        ``labels`` are open: what they found stands, and their open labels' least cost
+        plus completion bound (with what they found) bounds their optimum from below."""
+        jobs = jobs[self.active[jobs]]
+        mine = np.isin(labels.job, jobs)
+        if mine.any():
+            rest = bounds.remaining(i, labels.job[mine], labels.w[mine], labels.state[mine] < 0)
+            np.minimum.at(self.frontier, labels.job[mine], labels.cost[mine] + rest)
         self.active[jobs] = False
         self.complete[jobs] = False
 
@@ -213,13 +228,13 @@ def price_jobs(
             run.record(kids, done, i)
         labels = _next(stack, run, bounds, labels, kids, done, i, beam)
         if budget is not None and (run.active & (run.total > budget)).any():
-            run.stop(np.flatnonzero(run.total > budget))
+            run.stop(np.flatnonzero(run.total > budget), labels, bounds, i + 1)
             labels = labels.take(run.active[labels.job])
         history.append((labels.parent, labels.via))
         if len(labels.w) == 0:
             break
         if deadline is not None and time.perf_counter() > deadline:
-            run.stop(np.unique(labels.job))
+            run.stop(np.unique(labels.job), labels, bounds, i + 1)
             break
     return [run.priced(history, stack, j, arcs) for j in range(n)]
 

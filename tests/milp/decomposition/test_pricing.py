@@ -1,7 +1,8 @@
 """The pricing programs against enumeration: at random prices, the exact label-setting
 program finds the cheapest schedule (its dominance and pruning lose nothing), the
-completion bound is below it, and the heuristic (beam) pricer never below it; at one
-energy price and under a price per slot."""
+completion bound is below it, the heuristic (beam) pricer never below it, and one
+stopped at a label budget bounds it from below by its open labels; at one energy price
+and under a price per slot."""
 
 from __future__ import annotations
 
@@ -81,6 +82,11 @@ def _prices_exactly(inst, price_seed: int) -> None:
         assert start <= truth + 1e-9
         beam = price_job(m, steps, price, bound, math.inf, beam=1)
         assert beam.value >= truth - 1e-9
+        for budget in (1, 4, 16, 64):  # stopped early: its open labels still bound it
+            cut = price_job(m, steps, price, bound, math.inf, budget=budget)
+            assert cut.value >= truth - 1e-9
+            assert cut.lower <= truth + 1e-9
+            assert cut.lower == cut.value or not cut.complete
 
 
 # 15 examples (was 30; derandomized, the enumeration is the time): every combination of
