@@ -370,6 +370,12 @@ def _energy_floor(jobs: dict[str, JobData]) -> float:
     return math.fsum(jd.least_energy() for jd in jobs.values())
 
 
+def check_size(d: MilpData) -> None:
+    """Raise :class:`ModelTooLarge` if the model of ``d`` would not fit in memory (see
+    :func:`milp_data`'s ``check_size``): for index sets made without the check."""
+    _check_size(d.instance, d.jobs, d.slots, d.slot)
+
+
 def _check_size(instance: Instance, jobs: dict[str, JobData], slots: int, slot: float) -> None:
     """Refuse a model too large to build in memory, before building it. The estimate
     counts, per job, configuration and slot, the ``run`` binary, its placements (a node

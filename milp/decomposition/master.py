@@ -173,6 +173,16 @@ class Master:
         x = np.asarray(self.h.getSolution().col_value)
         return x[np.array(self.col_index, dtype=np.int64)] if self.col_index else np.zeros(0)
 
+    def support(self, eps: float = 1e-6) -> list[tuple[Column, float]]:
+        """The real columns above ``eps`` in the last LP solution, with their values
+        (columns added since it was solved are not in it)."""
+        x = np.asarray(self.h.getSolution().col_value)
+        return [
+            (c, float(x[i]))
+            for c, i in zip(self.columns, self.col_index, strict=True)
+            if i < len(x) and x[i] > eps
+        ]
+
     def priced(self, lam: np.ndarray) -> np.ndarray:
         """Every real column's cost plus the prices of what it holds."""
         if not self.columns:

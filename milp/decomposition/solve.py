@@ -23,6 +23,7 @@ from milp.decomposition.plans import assemble, integer_master
 from milp.decomposition.result import DecompositionResult
 from milp.decomposition.search import Incumbent, Outcome, branch_and_price
 from milp.decomposition.space import Space, build_space
+from milp.decomposition.support import improve_by_support
 from milp.requirements import MilpError, require_slot
 from milp.solve import default_slots
 from validation.check import check_plan
@@ -31,6 +32,8 @@ from validation.simulator import rollout
 
 # share of the time limit the integer master may take after the root
 INTEGER_SHARE = 0.2
+# share of the time limit the compact MILP over the root's support may take after it
+SUPPORT_SHARE = 0.3
 # reduced-cost fixing runs after the root when its bound is within this share of the
 # incumbent's cost (further off, it would remove little for an exact round's price)
 FIX_GAP = 0.2
@@ -88,13 +91,18 @@ def solve(
     master.add(start.columns)
     oracle = Oracle(space, options.grid)
     end = None if time_limit is None else t0 + time_limit
-    reserve = 0.0 if time_limit is None else INTEGER_SHARE * time_limit
+    reserve = 0.0 if time_limit is None else (INTEGER_SHARE + SUPPORT_SHARE) * time_limit
     root = generate(
         master, oracle, options, start.d.separable_bound(), None if end is None else end - reserve
     )
-    left = None if end is None else max(0.01, min(reserve, end - time.perf_counter()))
+    support = master.support()
+    limit = math.inf if time_limit is None else time_limit
+    left = None if end is None else max(0.01, min(INTEGER_SHARE * limit, end - time.perf_counter()))
     chosen, _, _ = integer_master(master, start.columns or None, left)
     incumbent = _incumbent(start.columns, chosen)
+    if root.bound < incumbent.cost * (1 - 1e-6) and incumbent.columns is not None:
+        until = time.perf_counter() + SUPPORT_SHARE * limit
+        incumbent = _from_support(start, support, incumbent, min(until, end or math.inf))
     fixed = _fix(oracle, root, incumbent.cost, options, end)
     outcome, pool = None, list(master.columns)
     if root.bound < incumbent.cost * (1 - 1e-6):
@@ -167,6 +175,20 @@ def _priced(
         if ev.total_cost < own.warm.total_cost:
             best = (plan, ev)
     return best
+
+
+def _from_support(
+    start: _Start, support: list[tuple[Column, float]], incumbent: Incumbent, until: float
+) -> Incumbent:
+    """The incumbent, or the plan of the compact MILP over the root LP's support and the
+    incumbent's columns (:mod:`milp.decomposition.support`) where that costs less."""
+    assert incumbent.columns is not None
+    plan = improve_by_support(start.space, support, assemble(start.space, incumbent.columns), until)
+    if plan is None:
+        return incumbent
+    columns = columns_of_plan(start.space, plan)
+    cost = math.fsum(c.cost for c in columns)
+    return Incumbent(columns, cost) if cost < incumbent.cost else incumbent
 
 
 def _fix(
