@@ -1,6 +1,7 @@
 """Solving by column generation: the root's Lagrangian bound, the integer master over
-its columns, then branch-and-price while time remains; every plan through the checker
-and the evaluator."""
+its columns, the compact MILP over the root LP's support, then a dive and
+branch-and-price while time remains; every plan through the checker and the
+evaluator."""
 
 from __future__ import annotations
 
@@ -62,8 +63,10 @@ def solve(
     options: CgOptions | None = None,
     branch: bool = True,
 ) -> DecompositionResult:
-    """Column generation at the root, the integer master over its columns, then (with
-    ``branch``) branch-and-price until the plan is proved optimal or the time is up.
+    """Column generation at the root, the integer master over its columns, the compact
+    MILP over the root LP's support (:mod:`milp.decomposition.support`), a dive, then
+    (with ``branch``) branch-and-price until the plan is proved optimal or the time is
+    up.
 
     ``initial_plan`` (slot-aligned; default: the STS worst-case rollout) gives the first
     columns, the MIP start and the cost that cuts each job's slots (docs/milp.md, "The
