@@ -118,7 +118,7 @@ class Oracle:
             value[j] = one.value
             exact[j] = beam is None and one.complete
             if beam is None:  # an exact pricing stopped early still bounds by its frontier
-                lower[j] = max(lower[j], min(one.lower, one.value))
+                lower[j] = max(lower[j], one.lower)
             labels += one.labels
             columns += [make_column(self.space, j, s, ch) for s, ch in one.schedules]
         return Round(lower, value, exact, columns, labels)

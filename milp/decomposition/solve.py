@@ -105,7 +105,9 @@ def solve(
     incumbent = _incumbent(start.columns, chosen)
     if root.bound < incumbent.cost * (1 - 1e-6) and incumbent.columns is not None:
         until = time.perf_counter() + SUPPORT_SHARE * limit
-        incumbent = _from_support(start, support, incumbent, min(until, end or math.inf))
+        if end is not None:
+            until = min(until, end)
+        incumbent = improve_by_support(space, support, incumbent, until)
     fixed = _fix(oracle, root, incumbent.cost, options, end)
     outcome, pool = None, list(master.columns)
     if root.bound < incumbent.cost * (1 - 1e-6):
@@ -178,20 +180,6 @@ def _priced(
         if ev.total_cost < own.warm.total_cost:
             best = (plan, ev)
     return best
-
-
-def _from_support(
-    start: _Start, support: list[tuple[Column, float]], incumbent: Incumbent, until: float
-) -> Incumbent:
-    """The incumbent, or the plan of the compact MILP over the root LP's support and the
-    incumbent's columns (:mod:`milp.decomposition.support`) where that costs less."""
-    assert incumbent.columns is not None
-    plan = improve_by_support(start.space, support, assemble(start.space, incumbent.columns), until)
-    if plan is None:
-        return incumbent
-    columns = columns_of_plan(start.space, plan)
-    cost = math.fsum(c.cost for c in columns)
-    return Incumbent(columns, cost) if cost < incumbent.cost else incumbent
 
 
 def _fix(

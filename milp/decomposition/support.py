@@ -46,6 +46,8 @@ import pyomo.environ as pyo
 from instances import Plan
 from milp.data import MilpData, check_size
 from milp.decomposition.columns import Column, columns_of_plan
+from milp.decomposition.plans import assemble
+from milp.decomposition.search import Incumbent
 from milp.decomposition.space import Space
 from milp.highs import compile_model, load_values, run_highs, start_vector
 from milp.model import model_of_data
@@ -123,9 +125,9 @@ def _fix_outside(m: pyo.ConcreteModel, support: Support, index: dict[str, dict[i
     for j, k, n, t in m.place_index:
         if (back[j][k], n, t) not in support.place[j]:
             m.place[j, k, n, t].fix(0)
-    for j, n, _, t in m.share_index:
-        if (n, t) not in support.share[j]:
-            m.share[j, n, _, t].fix(0)
+    for j, n, u, t in m.share_index:
+        if (n, t) not in support.share[j]:  # any label of the node: they are alike
+            m.share[j, n, u, t].fix(0)
 
 
 def support_plan(
@@ -138,8 +140,9 @@ def support_plan(
 ) -> Plan | None:
     """The best plan HiGHS finds by ``deadline`` (a ``time.perf_counter()`` value) over
     the support of ``columns``, which must include the columns of ``start`` (a plan of
-    ``space``'s instance, the MIP start); ``None`` if it found none better than
-    ``start``, ran out of time first, or the model would be too large to build."""
+    ``space``'s instance, the MIP start): ``start`` itself where it finds none better;
+    ``None`` if the time ran out before HiGHS could run, or the model would be too large
+    to build."""
     support = Support(space, columns)
     d, index = narrowed(space.d, support)
     try:
@@ -183,26 +186,27 @@ LEVELS = (0.5, 0.2, 0.05)
 def improve_by_support(
     space: Space,
     weighted: Sequence[tuple[Column, float]],
-    start: Plan,
+    incumbent: Incumbent,
     deadline: float,
-) -> Plan | None:
-    """The cheapest plan :func:`support_plan` finds over the columns of ``weighted``
-    (column, LP value) above each of ``LEVELS`` in turn, from ``start`` (its columns
-    always in the support; each step's plan is the next one's start) until
-    ``deadline``; ``None`` if none costs less than ``start``."""
-    plan, found = start, None
-    cost = _cost(columns_of_plan(space, start))
+) -> Incumbent:
+    """The incumbent (one column per job), or the cheapest plan :func:`support_plan`
+    finds over the columns of ``weighted`` (column, LP value) above each of ``LEVELS``
+    in turn, as columns, until ``deadline``: the incumbent's columns are always in the
+    support, and each step's plan is the next one's start."""
+    assert incumbent.columns is not None
+    best, plan = incumbent, assemble(space, incumbent.columns)
     for i, level in enumerate(LEVELS):
         now = time.perf_counter()
         if now >= deadline:
             break
         until = now + (deadline - now) / (len(LEVELS) - i)
+        assert best.columns is not None
         chosen = [c for c, x in weighted if x > level]
-        got = support_plan(space, chosen + columns_of_plan(space, plan), plan, until)
-        if got is not None and _cost(columns_of_plan(space, got)) < cost * (1 - 1e-9):
-            plan, found, cost = got, got, _cost(columns_of_plan(space, got))
-    return found
-
-
-def _cost(columns: Sequence[Column]) -> float:
-    return math.fsum(c.cost for c in columns)
+        got = support_plan(space, chosen + best.columns, plan, until)
+        if got is None:
+            continue
+        columns = columns_of_plan(space, got)
+        cost = math.fsum(c.cost for c in columns)
+        if cost < best.cost * (1 - 1e-9):
+            best, plan = Incumbent(columns, cost), got
+    return best
