@@ -56,6 +56,7 @@ def main() -> None:
     ap.add_argument("--family", default="realdata")
     ap.add_argument("--jobs", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=480.0)
+    ap.add_argument("--method", default="auto", choices=("auto", "simplex", "ipm"))
     args = ap.parse_args()
     inst = instances(args.jobs, "measured", [args.family])[0]
     found = tune_sts(inst, evaluations=max(50, 4000 // len(inst.jobs)))
@@ -64,7 +65,8 @@ def main() -> None:
     plan = improve(inst, initial_plan=tuned, time_limit=30, lagrangian=False).plan
     t0, c0 = time.perf_counter(), time.process_time()
     start = _start(inst, plan, slots, None)
-    master = Master(start.space, big=10.0 * max(1.0, start.evaluation.total_cost))
+    big = 10.0 * max(1.0, start.evaluation.total_cost)
+    master = Master(start.space, big=big, method=args.method)
     master.add(start.columns)
     solve, count = master.solve, [0]
 

@@ -138,7 +138,21 @@ def generate(
     """Column generation on ``master`` until it converges or a limit stops it; ``floor``
     is a bound already known (the best bound starts there); ``decisions``, the
     branching decisions of the search node (its master holds only columns that meet
-    them)."""
+    them). The master's last solution is left a vertex (:meth:`Master.vertex`) for
+    what reads its values next: the branching rule, the dive, the support step."""
+    out = _generate(master, oracle, options, floor, deadline, decisions)
+    master.vertex()
+    return out
+
+
+def _generate(
+    master: Master,
+    oracle: Oracle,
+    options: CgOptions,
+    floor: float,
+    deadline: float | None,
+    decisions: tuple[Decision, ...],
+) -> Generation:
     t0 = time.perf_counter()
     st = _State(floor, budget=options.labels)
     while True:

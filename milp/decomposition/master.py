@@ -25,6 +25,15 @@ from milp.decomposition.space import LINK, Space
 
 INF = highspy.kHighsInf
 
+#: rows above which an ``"auto"`` master is solved by HiGHS's interior point method
+#: without crossover. Warm-started dual simplex re-solves a small master in a few hundred
+#: pivots, but on the contended 100-job root (10,000 columns, 50,000-60,000 rows) it
+#: took 10,000-20,000 degenerate pivots a solve; the interior point method's solves were
+#: faster there and its central duals price better columns (the LP after 30 master solves
+#: 64.9 against 68.6-69.3). On the 20-job real-data root (5,000 rows) each interior solve
+#: took twice the simplex's, for the same progress (docs/benchmarks.md).
+IPM_ROWS = 20_000
+
 
 @dataclass
 class _Store:
@@ -41,7 +50,16 @@ class _Store:
 class Master:
     """The restricted master LP (see the module's docstring)."""
 
-    def __init__(self, space: Space, big: float, artificial: bool = True) -> None:
+    def __init__(
+        self, space: Space, big: float, artificial: bool = True, method: str = "auto"
+    ) -> None:
+        """``method``: ``"simplex"`` (warm-started), ``"ipm"`` (interior point, no
+        crossover: the solution and duals are interior, not a vertex) or ``"auto"``
+        (simplex until the master holds ``IPM_ROWS`` rows, then the interior point
+        method)."""
+        if method not in ("simplex", "ipm", "auto"):
+            raise ValueError(f"master method must be simplex, ipm or auto, got {method!r}")
+        self.method = method
         self.space = space
         self.slots = space.d.slots
         self.n_jobs = len(space.jobs)
@@ -62,6 +80,9 @@ class Master:
             self.n_jobs, np.ones(self.n_jobs), np.ones(self.n_jobs), 0, none, none, np.zeros(0)
         )
         self.h = h
+        self.interior = False
+        if method == "ipm":
+            self._to_interior()
         self.artificial = artificial
         for j in range(self.n_jobs if artificial else 0):
             self._add_model_column(big, 1.0, np.array([j]), np.ones(1), "artificial")
@@ -145,10 +166,18 @@ class Master:
         are fixed at 0: left in at 0 they would stay basic in a degenerate optimum and
         price the job at ``big``, which its real columns would then pay in prices; so
         they are deleted."""
+        if self.method == "auto" and not self.interior and self.h.getNumRow() > IPM_ROWS:
+            self._to_interior()
         highs_run.run(self.h, 1)
+        if self.interior and self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            # IPX stopped short of its tolerances: simplex from scratch, for this solve
+            self.h.setOptionValue("solver", "simplex")
+            highs_run.run(self.h, 1)
+            self.h.setOptionValue("solver", "ipm")
         if self.artificial:
             x = np.asarray(self.h.getSolution().col_value)[: self.n_jobs]
-            if np.all(x <= 1e-9):
+            # an interior solution leaves unused columns near 0, not at it
+            if np.all(x <= (1e-7 if self.interior else 1e-9)):
                 self._retire()
                 highs_run.run(self.h, 1)
         dual = np.asarray(self.h.getSolution().row_dual)
@@ -157,6 +186,23 @@ class Master:
             r, t = np.array(self.row_key).T
             lam[r, t] = np.maximum(0.0, -dual[self.n_jobs :])
         return float(self.h.getInfo().objective_function_value), lam, dual[: self.n_jobs]
+
+    def vertex(self) -> None:
+        """Replace an interior solution of the last solve by a basic one of the same
+        value (HiGHS's crossover from it; the master solved again first if columns were
+        added since its last solve): the values read next are a vertex, as the simplex
+        leaves them, so a plan the LP chooses whole reads as one and the support is no
+        wider than a basis. A no-op after a simplex solve."""
+        if not self.interior:
+            return
+        if len(self.h.getSolution().col_value) != self.h.getNumCol():
+            self.solve()  # columns came in since: the crossover starts from a solution of all
+        self.h.crossover(self.h.getSolution())
+
+    def _to_interior(self) -> None:
+        self.h.setOptionValue("solver", "ipm")
+        self.h.setOptionValue("run_crossover", "off")
+        self.interior = True
 
     def _retire(self) -> None:
         """Delete the artificial columns (the first ``n_jobs`` of the model)."""
