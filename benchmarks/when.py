@@ -18,8 +18,13 @@ how much of the bill can move at all.
   energy + carbon, carbon, total cost, missed due dates), and the cut of STS, and of
   price-blind STS, against each.
 
+- ``punctual``: the same rollouts as ``families`` (STS and price-blind STS), the bills
+  job by job summed over the jobs on time in both, late in one only, late in both:
+  how much of the cut is bought back as punctuality.
+
 Run: python -m benchmarks.when families [--offsets 0 840 1512] [--seeds 2]
      python -m benchmarks.when alone [--offsets 840]
+     python -m benchmarks.when punctual --seeds 1
      python -m benchmarks.when store prices.sqlite
 """
 
@@ -97,6 +102,41 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def punctual(offsets: list[int], seeds: int, carbon: float) -> pd.DataFrame:
+    """STS's bill against price-blind STS's, job by job, summed per family over four
+    groups: jobs on time in both rollouts, late in one only, late in both (a job is late
+    where its worst-case completion passes its due date)."""
+    rows = []
+    for family, _, inst in cases(seeds):
+        for offset in offsets:
+            priced = lay_prices(inst, f"au-nsw-2023:{offset}", carbon)
+            per = {}
+            for policy in ("sts", "sts-price-blind"):
+                ev = evaluate(priced, rollout(priced, make_policy(policy)))
+                per[policy] = {c.job: c for c in ev.jobs}
+            for job, mine in per["sts"].items():
+                blind = per["sts-price-blind"][job]
+                late = (mine.missed, blind.missed)
+                group = {
+                    (False, False): "on time in both",
+                    (True, False): "late under STS only",
+                    (False, True): "late under price-blind STS only",
+                    (True, True): "late in both",
+                }[late]
+                rows.append(
+                    {
+                        "family": family,
+                        "group": group,
+                        "jobs": 1,
+                        "sts bill": mine.energy_cost + mine.carbon_cost,
+                        "price-blind bill": blind.energy_cost + blind.carbon_cost,
+                    }
+                )
+    sums = pd.DataFrame(rows).groupby(["family", "group"], sort=False).sum()
+    sums["cut"] = 1 - sums["sts bill"] / sums["price-blind bill"]
+    return sums
+
+
 def alone(offsets: list[int], seeds: int, carbon: float) -> pd.DataFrame:
     rows = []
     for family, name, inst in cases(seeds):
@@ -170,7 +210,7 @@ def store_tables(path: str) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("part", choices=("families", "alone", "store"))
+    ap.add_argument("part", choices=("families", "alone", "punctual", "store"))
     ap.add_argument("store", nargs="?", help="a prices campaign's store (part store)")
     ap.add_argument("--offsets", type=int, nargs="+", default=[0, 840, 1512])
     ap.add_argument("--seeds", type=int, default=2)
@@ -186,6 +226,9 @@ def main() -> None:
         if args.csv:
             df.to_csv(args.csv, index=False)
         print(summary(df).to_markdown(index=False, floatfmt=".4g"))
+        return
+    if args.part == "punctual":
+        print(punctual(args.offsets, args.seeds, args.carbon_price).to_markdown(floatfmt=".4g"))
         return
     df = alone(args.offsets, args.seeds, args.carbon_price)
     if args.csv:
