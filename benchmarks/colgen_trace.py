@@ -23,7 +23,7 @@ from milp import improve
 from milp.decomposition.colgen import CgOptions, generate
 from milp.decomposition.master import Master, label_terms
 from milp.decomposition.oracle import Oracle, Round
-from milp.decomposition.solve import _start
+from milp.decomposition.solve import FINAL_SHARE, _start
 from milp.improve import tune_sts
 from milp.solve import default_slots
 from validation.simulator import rollout
@@ -79,7 +79,9 @@ def main() -> None:
 
     master.solve = traced  # type: ignore[method-assign]
     oracle = _Traced(start.space, CgOptions().grid, t0=t0)
-    gen = generate(master, oracle, CgOptions(), start.d.separable_bound(), t0 + args.seconds)
+    gen = generate(
+        master, oracle, CgOptions(), start.d.separable_bound(), t0 + args.seconds, final=FINAL_SHARE
+    )
     print(
         f"{inst.name}: plan {start.evaluation.total_cost:.4f} bound {gen.bound:.4f} "
         f"LP {gen.lp_value:.4f} master solves {gen.rounds} exact {gen.exact_rounds} "

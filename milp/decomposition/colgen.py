@@ -26,6 +26,16 @@ heuristic finds no column pricing out at ``lam_out``. The generation stops, conv
 when the exact pricer finds none at ``lam_out`` (then ``L(lam_out) = z_RMP``: the master
 LP is the Dantzig-Wolfe bound) or when ``z_RMP - best bound <= tolerance * |z_RMP|``;
 else at the round or time limit, with the best bound found.
+
+**A last exact pricing.** Stopped by its clock, a generation asked for one (``final``,
+a share of its time; the root's) stops its rounds that share of the time early and
+spends it on exact pricings with the largest label budget (``labels_max``), at the
+stability centre and then at the last master's duals: the rounds price with a small
+budget (a job that exceeds it counts in the bound by its open labels only) and the
+centre's bound may be a heuristic round's (completion bounds), so a complete exact
+pricing at the centre is at least its bound; at the last duals it may be more. A
+pricing the deadline stops still bounds (its unfinished jobs by their open labels).
+Measured in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -134,13 +144,16 @@ def generate(
     floor: float,
     deadline: float | None,
     decisions: tuple[Decision, ...] = (),
+    final: float = 0.0,
 ) -> Generation:
     """Column generation on ``master`` until it converges or a limit stops it; ``floor``
     is a bound already known (the best bound starts there); ``decisions``, the
     branching decisions of the search node (its master holds only columns that meet
-    them). The master's last solution is left a vertex (:meth:`Master.vertex`) for
-    what reads its values next: the branching rule, the dive, the support step."""
-    out = _generate(master, oracle, options, floor, deadline, decisions)
+    them); ``final``, the share of the time to the deadline kept for a last exact
+    pricing (module docstring; 0: none). The master's last solution is left a vertex
+    (:meth:`Master.vertex`) for what reads its values next: the branching rule, the
+    dive, the support step."""
+    out = _generate(master, oracle, options, floor, deadline, decisions, final)
     master.vertex()
     return out
 
@@ -152,13 +165,26 @@ def _generate(
     floor: float,
     deadline: float | None,
     decisions: tuple[Decision, ...],
+    final: float = 0.0,
 ) -> Generation:
     t0 = time.perf_counter()
     st = _State(floor, budget=options.labels)
+    stop = deadline
+    if deadline is not None and final > 0:
+        stop = deadline - final * max(0.0, deadline - t0)
+    lam_out = None
     while True:
         if st.rounds >= options.rounds:
             return st.result(Termination.OTHER_LIMIT, t0)
-        if deadline is not None and time.perf_counter() > deadline:
+        if stop is not None and time.perf_counter() > stop:
+            if stop != deadline and lam_out is not None:
+                # at the centre (its bound, a pricing's with a small budget or a
+                # heuristic round's, can only rise there), then at the last duals
+                centre = st.centre
+                if centre is not None:
+                    _last_exact(master, oracle, options, st, centre, deadline, decisions)
+                if centre is not lam_out:
+                    _last_exact(master, oracle, options, st, lam_out, deadline, decisions)
             return st.result(Termination.TIME_LIMIT, t0)
         z, lam_out, mu = master.solve()
         st.solved(z)
@@ -168,18 +194,20 @@ def _generate(
         lam = lam_out if st.centre is None else alpha * st.centre + (1 - alpha) * lam_out
         upper = _best_known(master, lam)
         got = oracle.price(
-            lam, upper, beam=options.beam, keep=options.keep, deadline=deadline, decisions=decisions
+            lam, upper, beam=options.beam, keep=options.keep, deadline=stop, decisions=decisions
         )
         st.observe(lam, _bound(master, lam, got))
         if st.stall < options.stall and _enter(master, got, lam_out, mu, z):
             continue
-        got = _exact(master, oracle, options, st, lam, got, deadline, decisions)
+        got = _exact(master, oracle, options, st, lam, got, stop, decisions)
         if _enter(master, got, lam_out, mu, z):
             st.mispricings = 0
         elif alpha > 0:
             st.mispricings += 1
         elif got.exact.all():  # nothing prices out at the master's own duals
             return st.result(Termination.OPTIMAL, t0)
+        elif stop is not None and time.perf_counter() > stop:
+            continue  # the clock cut the pricing short, not the label budget
         elif st.budget is not None and st.budget < options.labels_max:
             st.budget *= 4  # some job ran out of labels: look further next round
         else:
@@ -212,6 +240,30 @@ def _exact(
     st.stall = 0
     st.observe(lam, _bound(master, lam, got))
     return got
+
+
+def _last_exact(
+    master: Master,
+    oracle: Oracle,
+    options: CgOptions,
+    st: _State,
+    lam: np.ndarray,
+    deadline: float | None,
+    decisions: tuple[Decision, ...],
+) -> None:
+    """One exact pricing at ``lam`` with the largest label budget, its bound observed
+    (its columns are not added: the master is not solved again)."""
+    got = oracle.price(
+        lam,
+        _best_known(master, lam),
+        beam=None,
+        keep=options.keep,
+        budget=None if st.budget is None else max(options.labels_max, st.budget),
+        deadline=deadline,
+        decisions=decisions,
+    )
+    st.exact += 1
+    st.observe(lam, _bound(master, lam, got))
 
 
 def _alpha(alpha: float, st: _State) -> float:

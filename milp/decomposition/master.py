@@ -189,14 +189,13 @@ class Master:
 
     def vertex(self) -> None:
         """Replace an interior solution of the last solve by a basic one of the same
-        value (HiGHS's crossover from it; the master solved again first if columns were
-        added since its last solve): the values read next are a vertex, as the simplex
-        leaves them, so a plan the LP chooses whole reads as one and the support is no
-        wider than a basis. A no-op after a simplex solve."""
+        value (HiGHS's crossover from it): the values read next are a vertex, as the
+        simplex leaves them, so a plan the LP chooses whole reads as one and the support
+        is no wider than a basis. Columns added since the last solve are at 0 in it
+        (HiGHS extends the solution with zeros: still feasible, the same value), so no
+        solve is needed first. A no-op after a simplex solve."""
         if not self.interior:
             return
-        if len(self.h.getSolution().col_value) != self.h.getNumCol():
-            self.solve()  # columns came in since: the crossover starts from a solution of all
         self.h.crossover(self.h.getSolution())
 
     def _to_interior(self) -> None:

@@ -35,6 +35,9 @@ from validation.simulator import rollout
 INTEGER_SHARE = 0.2
 # share of the time limit the compact MILP over the root's support may take after it
 SUPPORT_SHARE = 0.3
+# share of the root's time, when its clock stops it, kept for a last exact pricing with
+# the largest label budget (:mod:`milp.decomposition.colgen`)
+FINAL_SHARE = 0.05
 # reduced-cost fixing runs after the root when its bound is within this share of the
 # incumbent's cost (further off, it would remove little for an exact round's price)
 FIX_GAP = 0.2
@@ -96,7 +99,12 @@ def solve(
     end = None if time_limit is None else t0 + time_limit
     reserve = 0.0 if time_limit is None else (INTEGER_SHARE + SUPPORT_SHARE) * time_limit
     root = generate(
-        master, oracle, options, start.d.separable_bound(), None if end is None else end - reserve
+        master,
+        oracle,
+        options,
+        start.d.separable_bound(),
+        None if end is None else end - reserve,
+        final=FINAL_SHARE,
     )
     support = master.support()
     limit = math.inf if time_limit is None else time_limit

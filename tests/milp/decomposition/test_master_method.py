@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import pytest
 
+from heuristic.sts.policy import StsPolicy
 from milp import solve as milp_solve
 from milp.decomposition import master as master_module
 from milp.decomposition import solve
+from milp.decomposition.colgen import CgOptions, _best_known
 from milp.decomposition.master import Master
+from milp.decomposition.oracle import Oracle
+from milp.decomposition.solve import _start
 from tests.milp.decomposition.instances import two_nodes
+from validation.simulator import rollout
 
 SLOTS = 8
 
@@ -54,3 +59,32 @@ def test_auto_switches_by_rows(rows, interior, monkeypatch):
 def test_unknown_method_is_refused():
     with pytest.raises(ValueError, match="master method"):
         Master(None, big=1.0, method="barrier")  # type: ignore[arg-type]
+
+
+def test_vertex_after_columns_added_needs_no_solve(monkeypatch):
+    """An interior master stopped with a round's columns added since its last solve: the
+    crossover starts from the last solution with the new columns at 0, so no solve runs,
+    the value is the last solve's and the solution is basic (at most one positive value
+    per row)."""
+    monkeypatch.setattr(master_module, "IPM_ROWS", 0)
+    inst = two_nodes(0, jobs=3, delta=0.2, tardiness="expected")
+    start = _start(inst, rollout(inst, StsPolicy()), SLOTS, None)
+    master = Master(start.space, big=10.0 * max(1.0, start.evaluation.total_cost))
+    master.add(start.columns)
+    oracle = Oracle(start.space, CgOptions().grid)
+    added = 0
+    for _ in range(3):
+        z, lam, _ = master.solve()
+        added = master.add(oracle.price(lam, _best_known(master, lam), beam=4, keep=3).columns)
+    assert master.interior and added > 0
+    solves: list[int] = []
+    real = Master.solve
+    monkeypatch.setattr(Master, "solve", lambda self: solves.append(1) or real(self))
+    master.vertex()
+    assert solves == []
+    info = master.h.getInfo()
+    assert info.basis_validity == 1
+    assert info.objective_function_value == pytest.approx(z, rel=1e-5, abs=1e-7)
+    x = master.values()
+    assert len(x) == len(master.columns)
+    assert (x > 1e-9).sum() <= master.h.getNumRow()
