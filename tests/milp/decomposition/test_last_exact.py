@@ -8,31 +8,26 @@ from __future__ import annotations
 import time
 import types
 
-from heuristic.sts.policy import StsPolicy
 from milp import solve as milp_solve
 from milp.decomposition import colgen
 from milp.decomposition.colgen import CgOptions, generate
-from milp.decomposition.master import Master, label_terms
-from milp.decomposition.oracle import Oracle
-from milp.decomposition.solve import FINAL_SHARE, _start
+from milp.decomposition.master import label_terms
+from milp.decomposition.solve import FINAL_SHARE
 from tests.milp.decomposition.instances import two_nodes
-from validation.simulator import rollout
+from tests.milp.decomposition.root import root_master
 
 SLOTS = 8
 
 
 def test_last_exact_pricing_proves_the_jobs_and_bounds(monkeypatch):
     inst = two_nodes(0, jobs=3, delta=0.2, tardiness="expected")
-    start = _start(inst, rollout(inst, StsPolicy()), SLOTS, None)
-    master = Master(start.space, big=10.0 * max(1.0, start.evaluation.total_cost))
-    master.add(start.columns)
-    oracle = Oracle(start.space, CgOptions().grid)
+    master, oracle, floor = root_master(inst, SLOTS)
     calls: list[tuple[int | None, object, float]] = []
     real = oracle.price
 
     def spy(lam, upper, **kw):
         got = real(lam, upper, **kw)
-        bound = float(got.proved.sum()) + label_terms(start.space, lam)
+        bound = float(got.proved.sum()) + label_terms(master.space, lam)
         calls.append((kw.get("budget"), got, bound))
         return got
 
@@ -44,9 +39,7 @@ def test_last_exact_pricing_proves_the_jobs_and_bounds(monkeypatch):
     fake = types.SimpleNamespace(perf_counter=lambda: now + 100.0 * next(ticks))
     monkeypatch.setattr(colgen, "time", fake)
     options = CgOptions(labels=1, labels_max=10**7, stall=0)  # every round exact, 1 label
-    gen = generate(
-        master, oracle, options, start.d.separable_bound(), now + 1000.0, final=FINAL_SHARE
-    )
+    gen = generate(master, oracle, options, floor, now + 1000.0, final=FINAL_SHARE)
     assert gen.termination.name == "TIME_LIMIT"
     final = [(b, got, bound) for b, got, bound in calls if b == options.labels_max]
     assert len(final) == 2 and calls[-2:] == final  # at the centre, then the last duals

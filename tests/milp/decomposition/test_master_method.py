@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from heuristic.sts.policy import StsPolicy
 from milp import solve as milp_solve
 from milp.decomposition import master as master_module
 from milp.decomposition import solve
-from milp.decomposition.colgen import CgOptions, _best_known
+from milp.decomposition.colgen import _best_known
 from milp.decomposition.master import Master
-from milp.decomposition.oracle import Oracle
-from milp.decomposition.solve import _start
 from tests.milp.decomposition.instances import two_nodes
-from validation.simulator import rollout
+from tests.milp.decomposition.root import root_master
 
 SLOTS = 8
 
@@ -64,14 +61,11 @@ def test_unknown_method_is_refused():
 def test_vertex_after_columns_added_needs_no_solve(monkeypatch):
     """An interior master stopped with a round's columns added since its last solve: the
     crossover starts from the last solution with the new columns at 0, so no solve runs,
-    the value is the last solve's and the solution is basic (at most one positive value
-    per row)."""
+    the value is the last solve's and the solution is basic (no more positive values
+    than rows)."""
     monkeypatch.setattr(master_module, "IPM_ROWS", 0)
     inst = two_nodes(0, jobs=3, delta=0.2, tardiness="expected")
-    start = _start(inst, rollout(inst, StsPolicy()), SLOTS, None)
-    master = Master(start.space, big=10.0 * max(1.0, start.evaluation.total_cost))
-    master.add(start.columns)
-    oracle = Oracle(start.space, CgOptions().grid)
+    master, oracle, _ = root_master(inst, SLOTS)
     added = 0
     for _ in range(3):
         z, lam, _ = master.solve()
