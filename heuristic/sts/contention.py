@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from heuristic.core.choice import first_placement, ranked_configs, worst_case_cost
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus
-from heuristic.core.urgency import slack
+from heuristic.core.urgency import overhead_to_run, slack
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.profile import Profile
 from instances import Config, EpochDistribution, Instance, Job
@@ -95,20 +95,20 @@ def backfill(
     return alloc
 
 
-def needs_last_step(
-    inst: Instance, status: JobStatus, current: Allocation, last: Config, now: float
-) -> bool:
+def needs_last_step(inst: Instance, status: JobStatus, last: Config, now: float) -> bool:
     """Whether no configuration of the job (any GPU type, placeable now or not) that
     costs less energy per epoch than ``last`` runs its remaining epochs from now to its
-    due date in the worst case (staying where it runs pays only the overhead it has
-    left; any other configuration a relaunch)."""
+    due date in the worst case (going on where it runs pays only the overhead it has
+    left; any other configuration a relaunch, as everywhere in STS:
+    :func:`heuristic.core.urgency.overhead_to_run`)."""
     job = status.job
     per_epoch = inst.power_w(last) * inst.epoch_time(job, last)
     for c, hours in job.epoch_times.items():
         if c == last or inst.power_w(c) * hours >= per_epoch:
             continue
-        # ``current`` is where this decision has the job run (it may have moved it)
-        lost = status.overhead_left if c == current.config else inst.relaunch(job)
+        # the overhead is counted from where the job runs, not from where this decision
+        # may have moved it (a move pays the relaunch, whichever configuration it takes)
+        lost = overhead_to_run(inst, status, c)
         if now + lost + status.remaining * hours <= job.due:
             return False
     return True
@@ -133,7 +133,7 @@ def pull_forward(
     last = profile.steps[-1].config
     if last == current.config or not ledger.last_step_full(status.job, profile, dist):
         return None
-    if needed and not needs_last_step(inst, status, current, last, now):
+    if needed and not needs_last_step(inst, status, last, now):
         return None
     occ.release(status.job.id)
     alloc = occ.find(status.job, last)

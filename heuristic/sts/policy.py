@@ -422,11 +422,17 @@ class StsPolicy:
         others = displaced(alloc, rnd.holds, status.job.id)
         if not others:
             return alloc, booked
-        lost = relaunch_energy(rnd.inst, rnd.holds, others)
-        if lost <= 0:
-            return alloc, booked
         if self.options.displace_cost == "profile":
+            # the restart's hours as well as its energy: a relaunch that costs no energy
+            # (a zero price) may still make the job late; only one that takes no time
+            # costs nothing. A loss of 0 still prefers a profile that displaces no one.
+            if not any(rnd.inst.relaunch(j) > 0 for j in others):
+                return alloc, booked
             lost = sum(self._displaced_loss(rnd, j) for j in others)
+        else:
+            lost = relaunch_energy(rnd.inst, rnd.holds, others)
+            if lost <= 0:
+                return alloc, booked
         rnd.occ.release(status.job.id)
         limit = booked[0].profile.objective + lost
         other, kept = self._first_fit(rnd, status, cands, types, limit, displace=False)

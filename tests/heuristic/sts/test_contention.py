@@ -8,7 +8,7 @@ import pytest
 
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus, SchedulerState
-from heuristic.sts.contention import urgency_key
+from heuristic.sts.contention import needs_last_step, urgency_key
 from heuristic.sts.options import StsOptions
 from heuristic.sts.policy import StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
@@ -199,3 +199,24 @@ def test_a_job_with_a_cheaper_way_to_finish_on_time_is_not_pulled():
     assert (total, total_then) == (pytest.approx(30.01, abs=0.01), pytest.approx(30.65, abs=0.01))
     assert energy == pytest.approx(9.08, abs=0.01) and energy_then == pytest.approx(9.80, abs=0.01)
     assert hours == 0 and hours_then == pytest.approx(18.8, abs=0.1)
+
+
+def test_the_pull_counts_the_overhead_from_where_the_job_runs():
+    """``needs_last_step``: going on with the configuration the job runs pays only the
+    overhead it has left, any other a relaunch (as ``overhead_to_run`` everywhere in
+    STS), whatever this decision has the job run. One V100 (1 h an epoch, 300 W, the
+    cheaper per epoch) or four (0.3 h, 1,200 W): two epochs left, due at 2.5 h, a
+    relaunch of 0.6 h. Running on one GPU with nothing left to pay, the job is on time
+    there (2 h), so its dear last step is not needed; waiting, or running on four GPUs,
+    the relaunch to one GPU makes it late (2.6 h)."""
+    times = {V1: 1.0, V4: 0.3}
+    dist = EpochDistribution.deterministic(2)
+    job = Job("j", 0.0, 2.5, dist, times, 4.0, relaunch_hours=0.6)
+    inst = Instance((GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 4),), (job,))
+    on_one = JobStatus(job, 0.0, Allocation(V1, (("n", 0),)), overhead_left=0.0)
+    on_four = JobStatus(job, 0.0, Allocation(V4, tuple(("n", g) for g in range(4))), 0.0)
+    assert not needs_last_step(inst, on_one, V4, 0.0)
+    assert needs_last_step(inst, _status(job), V4, 0.0)
+    assert needs_last_step(inst, on_four, V4, 0.0)
+    # the overhead the job has left where it runs counts: 0.6 h of it is late again
+    assert needs_last_step(inst, JobStatus(job, 0.0, on_one.allocation, 0.6), V4, 0.0)

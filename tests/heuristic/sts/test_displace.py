@@ -18,21 +18,22 @@ ON_V100 = Allocation(V100, (("n0", 0),))
 ON_K80 = Allocation(K80, (("n1", 0),))
 
 
-def _state(k80_epoch_hours: float = 1.15) -> SchedulerState:
+def _state(k80_epoch_hours: float = 1.15, price: float | None = None) -> SchedulerState:
     """``running`` (3 of 4 epochs left, 0.35 h of slack) holds the only V100. ``urgent``
     arrives with 0.05 h of slack on that V100 (after its start's 0.5 h overhead) and is
     served first (its modified slack is the smaller); on the free K80 it ends 0.25 h
     late. Displaced, ``running`` pays its 0.5 h overhead again and can no longer be on
-    time anywhere. Tardiness weighs 0.6 an hour, energy 0.2 a kWh."""
+    time anywhere. Tardiness weighs 0.6 an hour, energy 0.2 a kWh (or ``price``)."""
     times = {V100: 1.0, K80: k80_epoch_hours}
     inst = Instance(
         gpu_types=(GpuType("v100", 16, 300), GpuType("k80", 12, 150)),
         nodes=(Node("n0", "v100", 1), Node("n1", "k80", 1)),
         jobs=(
-            Job("running", 0.0, 4.35, EpochDistribution.deterministic(4), times, 4.0),
-            Job("urgent", 1.0, 3.55, EpochDistribution.deterministic(2), times, 4.0),
+            Job("running", 0.0, 4.35, EpochDistribution.deterministic(4), times, 4.0, 0.6),
+            Job("urgent", 1.0, 3.55, EpochDistribution.deterministic(2), times, 4.0, 0.6),
         ),
         relaunch_hours=0.5,
+        energy_price=0.2 if price is None else price,
     )
     occ = Occupancy(inst)
     occ.place(inst.jobs[0], ON_V100)
@@ -58,6 +59,17 @@ def test_where_leaving_it_costs_more_the_running_job_is_still_displaced():
     # on a slow K80 ``urgent`` would be 1.15 h late: 0.65 more, above the 0.12
     decision = make_policy("sts").decide(_state(k80_epoch_hours=1.6))
     assert decision.assign["urgent"] == ON_V100
+
+
+def test_a_relaunch_that_costs_no_energy_still_costs_its_hours():
+    """With energy free, displacing ``running`` costs it 0.15 h late (0.09), and
+    ``urgent`` on a K80 of 1.08 h an epoch ends 0.11 h late (0.066): it takes the K80.
+    Counted by energy, the displacement costs nothing and ``urgent`` takes the V100."""
+    state = _state(k80_epoch_hours=1.08, price=0.0)
+    assert state.instance.tardiness_weight("running") == 0.6
+    assert make_policy("sts").decide(state).assign["urgent"] == ON_K80
+    energy = make_policy("sts", displace_cost="relaunch").decide(state)
+    assert energy.assign["urgent"] == ON_V100
 
 
 def test_sts_greedy_counts_the_energy_only():
