@@ -1,7 +1,7 @@
 """Solving by column generation: the root's Lagrangian bound, the integer master over
-its columns, the compact MILP over the root LP's support, then a dive and
-branch-and-price while time remains; every plan through the checker and the
-evaluator."""
+its columns, the compact MILP over the root LP's support, jobs re-inserted one by one
+into the plan, then a dive and branch-and-price while time remains; every plan through
+the checker and the evaluator."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from milp.decomposition.lower import Lowered, lowered, powered_cost
 from milp.decomposition.master import Master
 from milp.decomposition.oracle import Oracle
 from milp.decomposition.plans import assemble, integer_master
+from milp.decomposition.reinsert import improve_by_reinsertion
 from milp.decomposition.result import DecompositionResult
 from milp.decomposition.search import Incumbent, Outcome, branch_and_price
 from milp.decomposition.space import Space, build_space
@@ -38,6 +39,9 @@ SUPPORT_SHARE = 0.3
 # share of the root's time, when its clock stops it, kept for a last exact pricing with
 # the largest label budget (:mod:`milp.decomposition.colgen`)
 FINAL_SHARE = 0.05
+# share of the time limit for re-inserting jobs into the incumbent after the support step
+# (:mod:`milp.decomposition.reinsert`)
+REINSERT_SHARE = 0.1
 # reduced-cost fixing runs after the root when its bound is within this share of the
 # incumbent's cost (further off, it would remove little for an exact round's price)
 FIX_GAP = 0.2
@@ -116,8 +120,13 @@ def solve(
         if end is not None:
             until = min(until, end)
         incumbent = improve_by_support(space, support, incumbent, until)
+    if root.bound < incumbent.cost * (1 - 1e-6):
+        last = None if end is None else min(end, time.perf_counter() + REINSERT_SHARE * limit)
+        improve_by_reinsertion(oracle, incumbent, last)
     fixed = _fix(oracle, root, incumbent.cost, options, end)
     outcome, pool = None, list(master.columns)
+    known = {(c.job, c.start, c.choices) for c in pool}
+    pool += [c for c in incumbent.columns or () if (c.job, c.start, c.choices) not in known]
     if root.bound < incumbent.cost * (1 - 1e-6):
         # half the time left for plans by diving, the rest for the search
         half = None if end is None else time.perf_counter() + (end - time.perf_counter()) / 2
