@@ -15,13 +15,13 @@ any plan that holds it, :mod:`milp.decomposition.space`).
 changes nothing (a plan no single job can improve alone). :func:`eject` then takes out
 a few jobs at once and puts them back one by one, each by its best response below what
 is left of their old cost (ruin and recreate; Shaw 1998, Schrimpf et al. 2000): a job
-is drawn with weight its cost above its own optimum alone (a job at its own optimum
-cannot gain), the jobs holding the arcs of that optimum are taken out with it, and the
+is drawn with weight its cost above its cheapest schedule alone (one at that cost
+cannot gain), the jobs holding the arcs of that schedule are taken out with it, and the
 job goes back first. A move is kept only where the jobs cost less in all.
 
 Measured on the contended 100-job window of ``scale_gaps`` from the STS plan (84.11):
-single-job passes to 77.61 in 20 s (six passes), ejections to 76.40 in 60 s more;
-branch-and-price's plan in 600 s was 80.11 (docs/benchmarks.md).
+single-job passes to 77.61 in 20 s (six passes), ejections to 76.40 in 60 s more; the
+whole solve's plan in 600 s was 80.11 before this step (docs/benchmarks.md).
 
 Every arc a reduced-cost fixing removed stays removed: it is in no plan cheaper than the
 incumbent, and only cheaper plans are kept here.
@@ -280,12 +280,12 @@ def improve_by_reinsertion(
     oracle: Oracle, incumbent: Incumbent, deadline: float | None, seed: int = 0
 ) -> tuple[int, int]:
     """Best responses until no job gains alone, then (with a deadline) ejections until
-    it, and best responses after any kept; ``incumbent`` improves in place. Returns the
-    columns replaced and the ejections kept."""
+    it, and best responses after any kept, all within the deadline; ``incumbent``
+    improves in place. Returns the columns replaced and the ejections kept."""
     replaced = reinsert(oracle, incumbent, deadline)
     if deadline is None or time.perf_counter() >= deadline:
         return replaced, 0
     kept = eject(oracle, incumbent, deadline, seed)
-    if kept:
-        replaced += reinsert(oracle, incumbent, None)
+    if kept:  # (only where the ejections stopped before the deadline)
+        replaced += reinsert(oracle, incumbent, deadline)
     return replaced, kept

@@ -32,15 +32,17 @@ from validation.check import check_plan
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
 
-# share of the time limit the integer master may take after the root
-INTEGER_SHARE = 0.2
+# share of the time limit the integer master may take after the root (0.2 until
+# 2026-11-27: at 200 contended jobs it took all of it to gain 0.2%, docs/benchmarks.md)
+INTEGER_SHARE = 0.1
 # share of the time limit the compact MILP over the root's support may take after it
 SUPPORT_SHARE = 0.3
 # share of the root's time, when its clock stops it, kept for a last exact pricing with
 # the largest label budget (:mod:`milp.decomposition.colgen`)
 FINAL_SHARE = 0.05
 # share of the time limit for re-inserting jobs into the incumbent after the support step
-# (:mod:`milp.decomposition.reinsert`)
+# (:mod:`milp.decomposition.reinsert`); a root stopped by its clock is not searched, and
+# the re-insertion then has all the time left
 REINSERT_SHARE = 0.1
 # reduced-cost fixing runs after the root when its bound is within this share of the
 # incumbent's cost (further off, it would remove little for an exact round's price)
@@ -101,7 +103,8 @@ def solve(
     master.add(start.columns)
     oracle = Oracle(space, options.grid)
     end = None if time_limit is None else t0 + time_limit
-    reserve = 0.0 if time_limit is None else (INTEGER_SHARE + SUPPORT_SHARE) * time_limit
+    shares = INTEGER_SHARE + SUPPORT_SHARE + REINSERT_SHARE
+    reserve = 0.0 if time_limit is None else shares * time_limit
     root = generate(
         master,
         oracle,
@@ -120,8 +123,11 @@ def solve(
         if end is not None:
             until = min(until, end)
         incumbent = improve_by_support(space, support, incumbent, until)
+    searched = branch and root.termination is Termination.OPTIMAL
     if root.bound < incumbent.cost * (1 - 1e-6):
-        last = None if end is None else min(end, time.perf_counter() + REINSERT_SHARE * limit)
+        last = end
+        if end is not None and searched:
+            last = min(end, time.perf_counter() + REINSERT_SHARE * limit)
         improve_by_reinsertion(oracle, incumbent, last)
     fixed = _fix(oracle, root, incumbent.cost, options, end)
     outcome, pool = None, list(master.columns)
@@ -134,7 +140,7 @@ def solve(
         dive(space, oracle, pool, incumbent, options, half)
         if incumbent.cost < before:  # a cheaper incumbent removes more arcs
             fixed += _fix(oracle, root, incumbent.cost, options, end)
-    if branch and root.termination is Termination.OPTIMAL and root.bound < incumbent.cost:
+    if searched and root.bound < incumbent.cost:
         outcome = branch_and_price(space, oracle, pool, incumbent, root.bound, options, end)
     found = _plan(start, incumbent.columns, tardiness)
     if own is not None:
