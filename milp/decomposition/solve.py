@@ -73,9 +73,10 @@ def solve(
     branch: bool = True,
 ) -> DecompositionResult:
     """Column generation at the root, the integer master over its columns, the compact
-    MILP over the root LP's support (:mod:`milp.decomposition.support`), a dive, then
-    (with ``branch``) branch-and-price until the plan is proved optimal or the time is
-    up.
+    MILP over the root LP's support (:mod:`milp.decomposition.support`), jobs
+    re-inserted one by one (:mod:`milp.decomposition.reinsert`), a dive, then (with
+    ``branch``, after a root that converged) branch-and-price until the plan is proved
+    optimal or the time is up.
 
     ``initial_plan`` (slot-aligned; default: the STS worst-case rollout) gives the first
     columns, the MIP start and the cost that cuts each job's slots (docs/milp.md, "The
