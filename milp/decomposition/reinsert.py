@@ -72,6 +72,8 @@ class Room:
         self.label_gpu = np.array([lab.gpu for lab in space.labels], dtype=np.int64)
         self.label_tenants = np.array([lab.tenants for lab in space.labels], dtype=np.int64)
         self._shared = [_shared_rows(space, j) for j in range(len(space.jobs))]
+        # every choice holds a GPU or a label's tenants: no empty row for ``reduceat``
+        assert all((np.diff(js.usage.indptr) > 0).all() for js in space.jobs)
         for col in columns:
             self.add(col)
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from heuristic.sts.policy import StsPolicy
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.generators.suite import milp_suite
 from milp.data import milp_data
 from milp.decomposition import solve
@@ -131,3 +132,114 @@ def test_no_job_gains_alone_after_the_passes_and_ejection_is_seeded():
         ends.append((again.cost, [(c.start, c.choices) for c in again.columns or ()]))
     assert ends[0] == ends[1]
     assert np.isfinite(ends[0][0]) and ends[0][0] <= incumbent.cost
+
+
+def _random_instance(seed: int) -> Instance:
+    """Two or three nodes of one to three V100s, cores and DRAM stated or not, one to
+    three tenants a GPU, three to six jobs with exclusive, two-GPU, shared and
+    two-node configurations, their cores and DRAM drawn, memories that conflict or not."""
+    rng = np.random.default_rng(seed)
+    nodes = []
+    for i in range(int(rng.integers(2, 4))):
+        cpu = int(rng.integers(2, 10)) if rng.random() < 0.6 else None
+        dram = float(rng.integers(8, 64)) if rng.random() < 0.6 else None
+        nodes.append(Node(f"n{i}", "v100", int(rng.integers(1, 4)), cpu, dram))
+
+    def host(n: int = 1) -> dict[str, object]:
+        cpus = int(rng.integers(1, 3)) * n if rng.random() < 0.5 else None
+        dram = float(rng.integers(1, 8)) * n if rng.random() < 0.5 else None
+        return {"cpus": cpus, "dram_gb": dram}
+
+    jobs = []
+    for i in range(int(rng.integers(3, 7))):
+        times: dict[Config, float] = {}
+        if rng.random() < 0.7:
+            times[Config("v100", 1, **host())] = 0.5  # type: ignore[arg-type]
+        if rng.random() < 0.4:
+            times[Config("v100", 2, **host())] = 0.4  # type: ignore[arg-type]
+        if rng.random() < 0.7 or not times:
+            times[Config("v100", 1, shared=True, **host())] = 0.7  # type: ignore[arg-type]
+        if rng.random() < 0.4:
+            times[Config("v100", 2, nodes=2, **host(2))] = 0.3  # type: ignore[arg-type]
+        memory = float(rng.choice([2.0, 4.0, 5.3, 6.0, 8.0, 8.1, 10.7, 12.0]))
+        dist = EpochDistribution((1.0, 2.0), (0.5, 0.5))
+        jobs.append(Job(f"j{i}", 0.0, 2.0, dist, times, memory))
+    gpu = GpuType("v100", 16.0, 300.0)
+    return Instance((gpu,), tuple(nodes), tuple(jobs), slot=0.5, max_share=int(rng.integers(1, 4)))
+
+
+def _fits_in_slot(space: Space, placed: list[tuple[int, int]]) -> bool:
+    """Whether these (job, choice) run together in one slot of a plan, read from the
+    choices' configurations and nodes (not from the master's usage matrix): GPUs (a
+    shared label in use takes one, a two-node choice both nodes whole), cores, DRAM,
+    tenants a label, memory where the label's row binds, one job of a conflict clique."""
+    inst = space.instance
+    gpus = {n.id: 0.0 for n in inst.nodes}
+    cores = dict.fromkeys(gpus, 0.0)
+    dram = dict.fromkeys(gpus, 0.0)
+    tenants: dict[tuple[str, int], list[int]] = {}
+    for j, c in placed:
+        choice = space.jobs[j].choices[c]
+        cfg = space.jobs[j].jd.configs[choice.k]
+        for n in choice.nodes:
+            cores[n] += cfg.cpus_per_node
+            dram[n] += cfg.dram_per_node
+        if cfg.shared:
+            tenants.setdefault((choice.nodes[0], choice.label), []).append(j)
+        for n in choice.nodes if not cfg.shared else ():
+            gpus[n] += inst.node(n).num_gpus if cfg.nodes > 1 else cfg.gpus
+    for n, _ in tenants:
+        gpus[n] += 1
+    for node in inst.nodes:
+        if gpus[node.id] > node.num_gpus:
+            return False
+        if node.cpu_cores is not None and cores[node.id] > node.cpu_cores:
+            return False
+        if node.dram_gb is not None and dram[node.id] > node.dram_gb + 1e-9:
+            return False
+    labels = {(lab.node, lab.u): lab for lab in space.labels}
+    for key, js in tenants.items():
+        lab = labels[key]
+        memory = sum(space.jobs[j].jd.job.memory_gb for j in js)
+        if len(js) > inst.max_share or (lab.memory >= 0 and memory > 16.0 + 1e-9):
+            return False
+        for r in lab.links:
+            clique = set(space.resources[r].job.split("\n"))
+            if sum(space.jobs[j].id in clique for j in js) > 1:
+                return False
+    return True
+
+
+def test_where_a_job_fits_agrees_with_the_plans_rows_on_random_rooms():
+    """40 random instances, 10 rooms each: other jobs' one-slot columns drawn in two
+    slots while they fit together, some taken out and put back; for every choice of a
+    job left out and both slots, ``Room.fits`` says what :func:`_fits_in_slot` says."""
+    arcs = agreed = admitted = 0
+    for seed in range(40):
+        inst = _random_instance(seed)
+        space = _space(inst, 8)
+        rng = np.random.default_rng(10_000 + seed)
+        for _ in range(10):
+            j = int(rng.integers(len(space.jobs)))
+            cols, per_slot = [], {0: [], 1: []}
+            for t in (0, 1):
+                for other in rng.permutation(len(space.jobs)):
+                    if other == j or rng.random() < 0.2:
+                        continue
+                    c = int(rng.integers(len(space.jobs[other].choices)))
+                    if _fits_in_slot(space, [*per_slot[t], (int(other), c)]):
+                        per_slot[t].append((int(other), c))
+                        cols.append(Column(int(other), t, (c,), 0.0))
+            room = Room(space, cols)
+            for col in cols[: len(cols) // 2]:
+                room.remove(col)
+                room.add(col)
+            fits = room.fits(j, 0, 1)
+            for c in range(len(space.jobs[j].choices)):
+                for t in (0, 1):
+                    want = _fits_in_slot(space, [*per_slot[t], (j, c)])
+                    arcs += 1
+                    agreed += bool(fits[c, t]) == want
+                    admitted += want
+    assert agreed == arcs
+    assert 0.2 * arcs < admitted < 0.9 * arcs  # both answers are exercised
