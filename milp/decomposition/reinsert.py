@@ -39,7 +39,7 @@ from milp.decomposition.completion import completion_bound
 from milp.decomposition.oracle import Oracle
 from milp.decomposition.pricing import Job, price_jobs
 from milp.decomposition.search import Incumbent
-from milp.decomposition.space import LINK, MEMORY, TENANTS, Space
+from milp.decomposition.space import LINK, MEMORY, TENANTS, Label, Space
 
 # labels a job may keep in one exact re-insertion: the rounds' exact budget
 BUDGET = 200_000
@@ -71,7 +71,10 @@ class Room:
         self.limit = limit
         self.label_gpu = np.array([lab.gpu for lab in space.labels], dtype=np.int64)
         self.label_tenants = np.array([lab.tenants for lab in space.labels], dtype=np.int64)
-        self._shared = [_shared_rows(space, j) for j in range(len(space.jobs))]
+        # each shared label by its node and number, made once (the ejections' hot loop
+        # reads it too)
+        self.label_at = {(lab.node, lab.u): lab for lab in space.labels}
+        self._shared = [_shared_rows(space, j, self.label_at) for j in range(len(space.jobs))]
         # every choice holds a GPU or a label's tenants: no empty row for ``reduceat``
         assert all((np.diff(js.usage.indptr) > 0).all() for js in space.jobs)
         for col in columns:
@@ -104,13 +107,14 @@ class Room:
         return np.asarray(fit)
 
 
-def _shared_rows(space: Space, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _shared_rows(
+    space: Space, j: int, label_at: dict[tuple[str, int], Label]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Job ``j``'s shared choices, their labels' tenants rows and their nodes' GPU rows."""
     out: tuple[list[int], list[int], list[int]] = ([], [], [])
-    node_label = {(lab.node, lab.u): lab for lab in space.labels}
     for c, ch in enumerate(space.jobs[j].choices):
         if ch.label >= 0:
-            lab = node_label[ch.nodes[0], ch.label]
+            lab = label_at[ch.nodes[0], ch.label]
             out[0].append(c)
             out[1].append(lab.tenants)
             out[2].append(lab.gpu)
@@ -202,7 +206,7 @@ def eject(
         ideal = alone[drawn]
         if ideal is None:
             continue
-        out = _holders(space, cols, ideal)
+        out = _holders(room, cols, ideal)
         rng.shuffle(out)
         taken = [drawn, *out[: int(rng.integers(1, most + 1))]]
         if _recreate(oracle, room, cols, taken, budget):
@@ -217,16 +221,16 @@ def _alone_cost(oracle: Oracle, alone: dict[int, Column | None], j: int) -> floa
     return found.cost if found is not None else float(oracle.own[j])
 
 
-def _holders(space: Space, cols: dict[int, Column], ideal: Column) -> list[int]:
+def _holders(room: Room, cols: dict[int, Column], ideal: Column) -> list[int]:
     """The jobs whose columns hold a resource in a slot where ``ideal`` does (for a
     shared slot, also its node's GPUs, which a label not in use needs one of)."""
+    space = room.space
     r, t, _ = ideal.entries(space)
     wanted = set(zip(r.tolist(), t.tolist(), strict=True))
-    node_label = {(lab.node, lab.u): lab for lab in space.labels}
     for slot, c in ideal.slots():
         choice = space.jobs[ideal.job].choices[c]
         if choice.label >= 0:
-            wanted.add((node_label[choice.nodes[0], choice.label].gpu, slot))
+            wanted.add((room.label_at[choice.nodes[0], choice.label].gpu, slot))
     out = []
     for j, col in cols.items():
         if j == ideal.job:
