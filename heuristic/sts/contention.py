@@ -38,6 +38,7 @@ from the thesis's STS (docs/contended.md states what it moves on the light campa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from heuristic.core.choice import first_placement, ranked_configs, worst_case_cost
@@ -142,6 +143,11 @@ def pull_forward(
         return None
     occ.place(status.job, alloc)
     finish = now + inst.relaunch(status.job) + status.remaining * inst.epoch_time(status.job, last)
+    if inst.slot is not None:
+        # a slotted completion counts at the slot's end: a finish inside a slot planned as
+        # is would read as late against itself (the budget is cut down to a slot end),
+        # and the job would leave the step it was pulled to for a faster one
+        finish = math.ceil(finish / inst.slot - 1e-9) * inst.slot
     return alloc, finish
 
 

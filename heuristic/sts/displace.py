@@ -11,7 +11,11 @@ instead of running on as it does. It does not see how long the displaced job wil
 wait for GPUs (its profile assumes they are free now), so it understates the harm
 where the job must wait; a job with hours of slack loses little by it, a job on time
 by less than its relaunch becomes late (tests/heuristic/sts/test_displace.py;
-docs/model.md, 'STS under contention', has the measurements).
+docs/model.md, 'STS under contention', has the measurements). ``wait`` (the default)
+sees part of that wait: where decisions are slotted, a displaced job whose
+configuration fits on no GPUs left free restarts a slot later at the earliest, and is
+priced so (``restart``); unslotted it may restart at the next event, and is priced as
+by ``profile``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from heuristic.core.policy import JobStatus
 from instances import Instance
 
 # how the cost of displacing a running job is counted
-DISPLACE_COSTS = ("profile", "relaunch")
+DISPLACE_COSTS = ("wait", "profile", "relaunch")
 
 
 def displaced(alloc: Allocation, holds: Holds, job_id: str) -> list[str]:
@@ -59,8 +63,13 @@ def relaunch_energy(inst: Instance, holds: Holds, others: list[str]) -> float:
     return total
 
 
-def restart_loss(status: JobStatus, cheapest: Callable[[JobStatus], float]) -> float:
+def restart_loss(
+    status: JobStatus,
+    cheapest: Callable[[JobStatus], float],
+    restart: Callable[[JobStatus], float] | None = None,
+) -> float:
     """How much more the job's cheapest profile costs from a pause (its full relaunch
-    ahead) than running on where it runs; ``cheapest`` prices a job's status."""
+    ahead) than running on where it runs; ``cheapest`` prices a job's status now,
+    ``restart`` the paused job's (default ``cheapest``; a later start where it waits)."""
     paused = dataclasses.replace(status, allocation=None, overhead_left=0.0)
-    return max(0.0, cheapest(paused) - cheapest(status))
+    return max(0.0, (restart or cheapest)(paused) - cheapest(status))

@@ -70,8 +70,10 @@ class StsOptions:
     ``displace_cost``: what a placement that displaces running jobs costs them, weighed
     against the placing job's dearer profiles that leave them be
     (:mod:`heuristic.sts.displace`): ``"profile"``, the rise of each one's cheapest
-    profile when it restarts from a pause (its relaunch's energy and hours), or
-    ``"relaunch"``, the relaunch's energy alone (until 2026-11-27).
+    profile when it restarts from a pause (its relaunch's energy and hours);
+    ``"wait"`` (the default since 2026-11-27), the same, but where the instance is
+    slotted a displaced job whose configuration fits nowhere else restarts at the next
+    slot; or ``"relaunch"``, the relaunch's energy alone (until 2026-11-27).
     ``timing``: under a price (or priced carbon) that changes with time, each profile
     also chooses when it runs (:mod:`heuristic.sts.timing`); off, STS is blind to the
     series (it is still billed by it). A flat bill changes nothing either way.
@@ -101,7 +103,7 @@ class StsOptions:
     plan_boots: bool = True
     idle_tail: bool = True
     spare: float = SPARE
-    displace_cost: Literal["profile", "relaunch"] = "profile"
+    displace_cost: Literal["wait", "profile", "relaunch"] = "wait"
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")

@@ -116,7 +116,7 @@ class StsPolicy:
         self._releases: list[float] = []  # their releases, in order
         # what displacing each running job costs it, once per decision (its status, hence
         # its profiles, does not change within one)
-        self._restart_loss: dict[str, float] = {}
+        self._restart_loss: dict[tuple[str, bool], float] = {}
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)
@@ -422,7 +422,7 @@ class StsPolicy:
         others = displaced(alloc, rnd.holds, status.job.id)
         if not others:
             return alloc, booked
-        if self.options.displace_cost == "profile":
+        if self.options.displace_cost in ("profile", "wait"):
             # the restart's hours as well as its energy: a relaunch that costs no energy
             # (a zero price) may still make the job late; only one that takes no time
             # costs nothing. A loss of 0 still prefers a profile that displaces no one.
@@ -442,20 +442,39 @@ class StsPolicy:
         return alloc, booked
 
     def _displaced_loss(self, rnd: Round, job_id: str) -> float:
-        found = self._restart_loss.get(job_id)
+        assert rnd.holds is not None  # (only running jobs are displaced)
+        status = rnd.holds.status(job_id)
+        # ``wait``: where decisions are slotted, a displaced job whose configuration fits
+        # nowhere else now restarts at the next slot at the earliest (unslotted it may
+        # restart at the next event: priced from now, as ``profile``; docs/model.md)
+        slot = rnd.inst.slot
+        waits = (
+            self.options.displace_cost == "wait"
+            and slot is not None
+            and not self._elsewhere(rnd, status)
+        )
+        found = self._restart_loss.get((job_id, waits))
         if found is None:
-            assert rnd.holds is not None  # (only running jobs are displaced)
-            found = restart_loss(rnd.holds.status(job_id), self._cheapest(rnd))
-            self._restart_loss[job_id] = found
+            later = rnd.now + slot if waits and slot is not None else rnd.now
+            found = restart_loss(status, self._cheapest(rnd), self._cheapest(rnd, later))
+            self._restart_loss[job_id, waits] = found
         return found
 
-    def _cheapest(self, rnd: Round) -> Callable[[JobStatus], float]:
-        """The expected cost of a job's cheapest profile from its status now."""
+    @staticmethod
+    def _elsewhere(rnd: Round, status: JobStatus) -> bool:
+        """Whether a running job's configuration fits now on GPUs no one else holds."""
+        assert rnd.holds is not None and status.allocation is not None
+        return rnd.holds.find(rnd.occ, status.job, status.allocation.config) is not None
+
+    def _cheapest(self, rnd: Round, at: float | None = None) -> Callable[[JobStatus], float]:
+        """The expected cost of a job's cheapest profile from its status, now or
+        from ``at``."""
+        start = rnd.now if at is None else at
 
         def cost(status: JobStatus) -> float:
             types = self._types(status.job, rnd.all_types)
             ran = self._ran.get(status.job.id, 0.0)
-            jp = JobProfiles(rnd.inst, status, rnd.now, types, rnd.table, 0.0, ran)
+            jp = JobProfiles(rnd.inst, status, start, types, rnd.table, 0.0, ran)
             return next(iter(jp.in_order())).profile.objective
 
         return cost

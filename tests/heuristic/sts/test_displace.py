@@ -1,6 +1,7 @@
 """What displacing a running job costs it (heuristic/sts/displace.py): its relaunch's
 energy, and the hours the relaunch takes out of its time left, as its own profile
-prices them (``displace_cost = "profile"``, the default), or the energy alone
+prices them (``displace_cost = "profile"``; ``"wait"``, the default, also prices a
+slot's wait where the displaced job fits nowhere else), or the energy alone
 (``"relaunch"``, STS until 2026-11-27 and ``sts-greedy``)."""
 
 from __future__ import annotations
@@ -74,9 +75,49 @@ def test_a_relaunch_that_costs_no_energy_still_costs_its_hours():
 
 def test_sts_greedy_counts_the_energy_only():
     assert make_policy("sts-greedy").options.displace_cost == "relaunch"
-    assert StsOptions().displace_cost == "profile"
+    assert StsOptions().displace_cost == "wait"
 
 
 def test_displace_cost_is_refused_by_name_when_unknown():
     with pytest.raises(ValueError, match="displace_cost"):
         make_policy("sts", displace_cost="hours")
+
+
+def test_where_slotted_a_displaced_job_that_fits_nowhere_else_waits_a_slot():
+    """The contended family's first 8 jobs (the Philly week from hour 24, load 0.6,
+    seed 1) on one node of 4 P100s and one of 8 V100s, quarter-hour slots. At 1.25 h
+    ph333 (10 epochs, due 1.5 h) is served first; its cheapest profile runs on the
+    V100 x8 node (0.0295) where ph327 (due 1.95 h) and ph328 run, its next on the four
+    free P100s (0.0368). Priced as restarts from now, displacing them costs less than
+    the 0.0073 between the two, so ph333 takes the V100s; but neither displaced job's
+    configuration fits anywhere else, and restarting at the next slot makes ph327 0.3 h
+    late: 2.312 in all. Priced from the next slot (the default where the instance is
+    slotted), ph333 takes the P100s and no due date is missed: 1.082 (the proved
+    optimum 0.769, benchmarks/small_optimum.py)."""
+    from instances.generators.registry import GENERATORS
+    from validation.evaluate import evaluate
+    from validation.simulator import rollout
+
+    params = {
+        "start": 24.0,
+        "hours": 6.0,
+        "jobs": 8,
+        "cluster": [["p100", 4, 1], ["v100", 8, 1]],
+        "load": 0.6,
+        "slot": 0.25,
+    }
+    inst = GENERATORS["philly-week"].instance(params, 1)
+
+    def run(**options: object) -> tuple[float, str]:
+        plan = rollout(inst, make_policy("sts", **options))
+        at = [s for s in plan.for_job("ph333") if s.start <= 1.25 < s.end]
+        return evaluate(inst, plan).total_cost, at[0].config.gpu_type
+
+    assert run() == (pytest.approx(1.0820, abs=1e-4), "p100")
+    assert run(displace_cost="profile") == (pytest.approx(2.3116, abs=1e-4), "v100")
+    # unslotted, ``wait`` prices restarts from now, as ``profile`` does
+    unslotted = inst.replace(slot=None)
+    for options in ({}, {"displace_cost": "profile"}):
+        assert rollout(unslotted, make_policy("sts", **options)) == rollout(
+            unslotted, make_policy("sts", displace_cost="profile")
+        )
