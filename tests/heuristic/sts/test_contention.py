@@ -232,20 +232,12 @@ def test_a_pulled_job_stays_on_its_last_step_when_slotted():
     paying its relaunch again): 1.463, no due date missed. With the finish on the grid
     (3.0 h) it stays on the P100s to its end: 1.129 (`sts-greedy` 1.054, the proved
     optimum 1.047, benchmarks/small_optimum.py)."""
+    from benchmarks.small_optimum import CLUSTER, slice_instance
     from heuristic.core.registry import make_policy
-    from instances.generators.registry import GENERATORS
     from validation.evaluate import evaluate
     from validation.simulator import rollout
 
-    params = {
-        "start": 24.0,
-        "hours": 6.0,
-        "jobs": 8,
-        "cluster": [["p100", 4, 1], ["v100", 8, 1]],
-        "load": 0.6,
-        "slot": 0.25,
-    }
-    inst = GENERATORS["philly-week"].instance(params, 0)
+    inst = slice_instance(8, 0.6, 0, CLUSTER)
     plan = rollout(inst, make_policy("sts"))
     ph327 = sorted(plan.for_job("ph327"), key=lambda s: s.start)
     assert [(s.start, s.end, s.config.gpu_type, s.config.gpus) for s in ph327] == [

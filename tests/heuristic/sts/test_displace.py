@@ -94,19 +94,11 @@ def test_where_slotted_a_displaced_job_that_fits_nowhere_else_waits_a_slot():
     late: 2.312 in all. Priced from the next slot (the default where the instance is
     slotted), ph333 takes the P100s and no due date is missed: 1.082 (the proved
     optimum 0.769, benchmarks/small_optimum.py)."""
-    from instances.generators.registry import GENERATORS
+    from benchmarks.small_optimum import CLUSTER, slice_instance
     from validation.evaluate import evaluate
     from validation.simulator import rollout
 
-    params = {
-        "start": 24.0,
-        "hours": 6.0,
-        "jobs": 8,
-        "cluster": [["p100", 4, 1], ["v100", 8, 1]],
-        "load": 0.6,
-        "slot": 0.25,
-    }
-    inst = GENERATORS["philly-week"].instance(params, 1)
+    inst = slice_instance(8, 0.6, 1, CLUSTER)
 
     def run(**options: object) -> tuple[float, str]:
         plan = rollout(inst, make_policy("sts", **options))
