@@ -38,8 +38,10 @@ INTEGER_SHARE = 0.1
 # share of the time limit the compact MILP over the root's support may take after it
 SUPPORT_SHARE = 0.3
 # share of the root's time, when its clock stops it, kept for a last exact pricing with
-# the largest label budget (:mod:`milp.decomposition.colgen`)
-FINAL_SHARE = 0.05
+# the largest label budget (:mod:`milp.decomposition.colgen`); 0.05 until 2026-11-27:
+# the rounds it gives up lower the master's value little, while a complete pricing at
+# the centre raised the contended roots' bounds by 1.0 and 1.7 (docs/benchmarks.md)
+FINAL_SHARE = 0.25
 # share of the time limit for re-inserting jobs into the incumbent after the support step
 # (:mod:`milp.decomposition.reinsert`); a root stopped by its clock is not searched, and
 # the re-insertion then has all the time left
