@@ -22,7 +22,7 @@ from instances.model import (
     TardinessMode,
     fits_node,
 )
-from instances.plan import GpuRef, Plan, Segment
+from instances.plan import GpuRef, Plan, Segment, slot_ceil
 from instances.topology import Domain, LinkId, Network, Rack, Topology
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "plan_to_dict",
     "read_instance",
     "read_plan",
+    "slot_ceil",
     "write_instance",
     "write_plan",
 ]

@@ -6,6 +6,7 @@ job really stops earlier, the rest of its plan is not run (docs/model.md, 'Plans
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -14,6 +15,15 @@ from instances.model import Config
 
 GpuRef = tuple[str, int]
 """One GPU: (node id, GPU index on that node, from 0)."""
+
+
+def slot_ceil(t: float, slot: float | None) -> float:
+    """End of the slot in which an event at time ``t`` happens (``t`` itself if exact):
+    where an instance is slotted, a completion or a switch counts there."""
+    if slot is None or math.isinf(t):
+        return t
+    k = math.ceil(t / slot - 1e-9)
+    return k * slot
 
 
 @dataclass(frozen=True, order=True)

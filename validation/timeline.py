@@ -14,18 +14,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from instances import Instance, Segment
+from instances import Instance, Segment, slot_ceil
 from instances.distribution import reaches
 
 TIME_TOL = 1e-9
-
-
-def slot_ceil(t: float, slot: float | None) -> float:
-    """End of the slot in which an event at time ``t`` happens (``t`` itself if exact)."""
-    if slot is None or math.isinf(t):
-        return t
-    k = math.ceil(t / slot - 1e-9)
-    return k * slot
 
 
 def continues(previous: Segment | None, segment: Segment) -> bool:

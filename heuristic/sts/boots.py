@@ -26,7 +26,6 @@ boots (``plan_boots``), none of this runs and every decision is as before.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -39,7 +38,7 @@ from heuristic.sts.hulls import HullTable, JobProfiles, TypeProfile
 from heuristic.sts.profile import Step
 from heuristic.sts.steps import place, step_now
 from heuristic.sts.timing import Room
-from instances import Config, Instance
+from instances import Config, Instance, slot_ceil
 
 # a profile chosen for a job, the step it runs now, when that step ends, and whether it
 # is the profile's last (:class:`heuristic.sts.policy.StsPolicy`'s)
@@ -75,9 +74,7 @@ class Boots:
         if not aware or state.power is None or option is None:
             return None
         now, slot = state.time, state.instance.slot
-        up = now + option.boot_h
-        if slot is not None:
-            up = math.ceil(up / slot - 1e-9) * slot
+        up = slot_ceil(now + option.boot_h, slot)
         return cls(state.instance, now, state.power, up - now)
 
     def wait(self, status: JobStatus, alloc: Allocation) -> float:

@@ -38,7 +38,6 @@ from the thesis's STS (docs/contended.md states what it moves on the light campa
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 from heuristic.core.choice import first_placement, ranked_configs, worst_case_cost
@@ -47,7 +46,7 @@ from heuristic.core.policy import JobStatus
 from heuristic.core.urgency import overhead_to_run, slack
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.profile import Profile
-from instances import Config, EpochDistribution, Instance, Job
+from instances import Config, EpochDistribution, Instance, Job, slot_ceil
 
 Fastest = Callable[[Job], float]  # a job's hours per epoch on its fastest configuration
 
@@ -143,12 +142,10 @@ def pull_forward(
         return None
     occ.place(status.job, alloc)
     finish = now + inst.relaunch(status.job) + status.remaining * inst.epoch_time(status.job, last)
-    if inst.slot is not None:
-        # a slotted completion counts at the slot's end: a finish inside a slot planned as
-        # is would read as late against itself (the budget is cut down to a slot end),
-        # and the job would leave the step it was pulled to for a faster one
-        finish = math.ceil(finish / inst.slot - 1e-9) * inst.slot
-    return alloc, finish
+    # a slotted completion counts at the slot's end: a finish inside a slot planned as is
+    # would read as late against itself (the budget is cut down to a slot end), and the
+    # job would leave the step it was pulled to for a faster one
+    return alloc, slot_ceil(finish, inst.slot)
 
 
 def unstick(
