@@ -448,15 +448,14 @@ class StsPolicy:
         # nowhere else now restarts at the next slot at the earliest (unslotted it may
         # restart at the next event: priced from now, as ``profile``; docs/model.md)
         slot = rnd.inst.slot
-        waits = (
-            self.options.displace_cost == "wait"
-            and slot is not None
-            and not self._elsewhere(rnd, status)
-        )
+        later = None
+        if self.options.displace_cost == "wait" and slot is not None:
+            later = None if self._elsewhere(rnd, status) else rnd.now + slot
+        waits = later is not None
         found = self._restart_loss.get((job_id, waits))
         if found is None:
-            later = rnd.now + slot if waits and slot is not None else rnd.now
-            found = restart_loss(status, self._cheapest(rnd), self._cheapest(rnd, later))
+            restart = self._cheapest(rnd, later) if waits else None
+            found = restart_loss(status, self._cheapest(rnd), restart)
             self._restart_loss[job_id, waits] = found
         return found
 
