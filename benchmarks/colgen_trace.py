@@ -24,6 +24,7 @@ from milp.decomposition.colgen import CgOptions, generate
 from milp.decomposition.master import Master, label_terms
 from milp.decomposition.oracle import Oracle, Round
 from milp.decomposition.solve import FINAL_SHARE, _start
+from milp.decomposition.spread import cores
 from milp.improve import tune_sts
 from milp.solve import default_slots
 from validation.simulator import rollout
@@ -78,7 +79,7 @@ def main() -> None:
         return out
 
     master.solve = traced  # type: ignore[method-assign]
-    oracle = _Traced(start.space, CgOptions().grid, t0=t0)
+    oracle = _Traced(start.space, CgOptions().grid, cores(), t0=t0)
     gen = generate(
         master, oracle, CgOptions(), start.d.separable_bound(), t0 + args.seconds, final=FINAL_SHARE
     )

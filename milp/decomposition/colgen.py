@@ -62,7 +62,9 @@ class CgOptions:
     ``labels``: the exact pricer's budget of labels per job and round (a job that
     exceeds it counts in the bound by its open labels, ``Priced.lower``); when that
     leaves no column pricing out at the master's duals, the budget is multiplied by 4, up to
-    ``labels_max`` (``None``: no budget)."""
+    ``labels_max`` (``None``: no budget); ``workers``: processes a large pricing round is
+    spread over (:mod:`milp.decomposition.spread`; ``None``: every core this process may
+    run on)."""
 
     alpha: float = 0.5
     grid: int = 2048
@@ -73,6 +75,7 @@ class CgOptions:
     stall: int = 3
     labels: int | None = 200_000
     labels_max: int = 12_800_000
+    workers: int | None = None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ schedules by the heuristic (beam) or exact label-setting program, as columns."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from milp.decomposition.completion import Steps, completion_bound
 from milp.decomposition.pricing import Job, Priced, price_jobs
 from milp.decomposition.slots import SlotModel
 from milp.decomposition.space import Space
+from milp.decomposition.spread import SPREAD_WORK, fan_out
 from milp.decomposition.stack import Stack
 
 
@@ -41,9 +42,11 @@ class Round:
 class Oracle:
     """Per job its slot arithmetic and price-free completion tables, made once."""
 
-    def __init__(self, space: Space, grid: int) -> None:
-        """``grid``: at most this many progress steps in each job's completion bound."""
+    def __init__(self, space: Space, grid: int, workers: int = 1) -> None:
+        """``grid``: at most this many progress steps in each job's completion bound;
+        ``workers``: processes a large round is spread over (:mod:`.spread`)."""
         self.space = space
+        self.workers = workers
         self.models = [SlotModel.of(js, space.d.slot, space.d.tardiness) for js in space.jobs]
         self.steps = [Steps.of(m, grid) for m in self.models]
         self.stacks = [Stack.of([m]) for m in self.models]  # each job alone, made once
@@ -88,40 +91,76 @@ class Oracle:
         within ``budget`` labels per job. ``decisions``: the branching decisions the
         schedules must meet (:mod:`milp.decomposition.branching`)."""
         n = len(self.models)
-        lower, value, exact = np.empty(n), np.empty(n), np.zeros(n, dtype=bool)
+
+        def part(group: list[int]) -> list[_Got]:
+            return self._price_part(group, lam, upper, beam, keep, budget, deadline, decisions)
+
+        weights = [f.size for f in self.fixed]
+        workers = self.workers if sum(weights) >= SPREAD_WORK else 1
+        got = fan_out(part, weights, workers, one_by_one=beam is None)
+        if got is None:
+            got = part(list(range(n)))
+        lower = np.array([g.lower for g in got], dtype=float).reshape(n)
+        value = np.array([g.value for g in got], dtype=float).reshape(n)
+        exact = np.array([g.exact for g in got], dtype=bool).reshape(n)
+        columns = [c for g in got for c in g.columns]
+        return Round(lower, value, exact, columns, sum(g.labels for g in got))
+
+    def _price_part(
+        self,
+        group: list[int],
+        lam: np.ndarray,
+        upper: np.ndarray,
+        beam: int | None,
+        keep: int,
+        budget: int | None,
+        deadline: float | None,
+        decisions: tuple[Decision, ...],
+    ) -> list[_Got]:
+        """:meth:`price` for the jobs of ``group`` (in its order): each job's completion
+        bound first, then the jobs it leaves open priced together (heuristic) or one at
+        a time (exact)."""
+        out: dict[int, _Got] = {}
         todo: list[int] = []
         jobs: list[Job] = []
-        for j, (m, steps) in enumerate(zip(self.models, self.steps, strict=True)):
-            value[j] = upper[j]
+        for j in group:
+            m, steps = self.models[j], self.steps[j]
             if np.isfinite(upper[j]) and upper[j] <= self.own[j] + 1e-12 * max(1.0, upper[j]):
-                lower[j], exact[j] = upper[j], True  # its best column costs its own bound
+                out[j] = _Got(upper[j], upper[j], True)  # its best column costs its own bound
                 continue
             if impossible(m, j, decisions):
-                lower[j] = value[j] = np.inf  # no schedule meets the decisions
-                exact[j] = True
+                out[j] = _Got(np.inf, np.inf, True)  # no schedule meets the decisions
                 continue
             price, must = restrict(m, j, self.prices(j, lam), decisions)
             bound = completion_bound(m, steps, price)
             alone = steps.remaining(m, bound[1, 0], m.first, np.zeros(1))[0]  # not started: idle
-            lower[j] = min(max(alone, self.own[j]), upper[j])
-            if np.isfinite(upper[j]) and lower[j] >= upper[j] - 1e-12 * max(1.0, abs(upper[j])):
-                exact[j] = True  # its best known column is its optimum: nothing to price
+            lower = min(max(alone, self.own[j]), upper[j])
+            if np.isfinite(upper[j]) and lower >= upper[j] - 1e-12 * max(1.0, abs(upper[j])):
+                out[j] = _Got(lower, upper[j], True)  # its best known column is its optimum
                 continue
+            out[j] = _Got(lower, upper[j], False)
             todo.append(j)
             jobs.append(Job(m, steps, price, bound, float(upper[j]), must))
         if deadline is not None and time.perf_counter() > deadline:
             todo, jobs = [], []  # out of time: the jobs left prove nothing this round
-        columns: list[Column] = []
-        labels = 0
         got = _price(jobs, [self.stacks[j] for j in todo], beam, keep, budget, deadline)
         for j, one in zip(todo, got, strict=True):
-            value[j] = one.value
-            exact[j] = beam is None and one.complete
-            if beam is None:  # an exact pricing stopped early still bounds by its frontier
-                lower[j] = max(lower[j], one.lower)
-            labels += one.labels
-            columns += [make_column(self.space, j, s, ch) for s, ch in one.schedules]
-        return Round(lower, value, exact, columns, labels)
+            # an exact pricing stopped early still bounds by its frontier
+            lower = max(out[j].lower, one.lower) if beam is None else out[j].lower
+            columns = [make_column(self.space, j, s, ch) for s, ch in one.schedules]
+            out[j] = _Got(lower, one.value, beam is None and one.complete, columns, one.labels)
+        return [out[j] for j in group]
+
+
+@dataclass(frozen=True)
+class _Got:
+    """One job's share of a :class:`Round`."""
+
+    lower: float
+    value: float
+    exact: bool
+    columns: list[Column] = field(default_factory=list)
+    labels: int = 0
 
 
 def _price(

@@ -25,6 +25,7 @@ from milp.decomposition.reinsert import improve_by_reinsertion
 from milp.decomposition.result import DecompositionResult
 from milp.decomposition.search import Incumbent, Outcome, branch_and_price
 from milp.decomposition.space import Space, build_space
+from milp.decomposition.spread import cores
 from milp.decomposition.support import improve_by_support
 from milp.requirements import MilpError, require_slot
 from milp.solve import default_slots
@@ -93,6 +94,12 @@ def solve(
     if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
         raise MilpError(f"time_limit = {time_limit!r}: must be a positive number of seconds")
     options = options or CgOptions()
+    if options.workers is not None and not (
+        isinstance(options.workers, int) and options.workers >= 1
+    ):
+        raise MilpError(
+            f"workers = {options.workers!r}: must be a whole number of processes, at least 1"
+        )
     own = None  # the nodes' own power, split over the jobs and a constant
     if instance.node_power:
         own = _lower(instance, initial_plan, slots, tardiness)
@@ -104,7 +111,7 @@ def solve(
         space, big=10.0 * max(1.0, start.evaluation.total_cost), artificial=not start.fits
     )
     master.add(start.columns)
-    oracle = Oracle(space, options.grid)
+    oracle = Oracle(space, options.grid, cores() if options.workers is None else options.workers)
     end = None if time_limit is None else t0 + time_limit
     shares = INTEGER_SHARE + SUPPORT_SHARE + REINSERT_SHARE
     reserve = 0.0 if time_limit is None else shares * time_limit
