@@ -214,12 +214,43 @@ def completion_bound(m: SlotModel, steps: Steps, price: np.ndarray) -> np.ndarra
     out = np.full((2, width + 1, steps.grid + 1), np.inf)
     out[:, :, steps.grid] = 0.0
     for i in range(width - 1, -1, -1):
-        t = m.first + i
-        late = m.omega * max(0.0, (t + 1) * m.slot - m.due)
-        running, idle = out[0, i + 1], out[1, i + 1]
-        cand = steps.excess(i) + late * steps.crossed + cheapest[None, :, i : i + 1]
-        cand = cand + np.where(steps.done, 0.0, running[steps.after])
-        idle = steps.waiting(i, idle)
-        out[:, i] = np.minimum(idle[None, :], cand.min(axis=1))  # idle, or run a slot
-        out[:, i, steps.grid] = 0.0
+        out[:, i] = _slot(m, steps, i, cheapest[:, i], out[0, i + 1], out[1, i + 1])
+    return out
+
+
+def alone_bound(m: SlotModel, steps: Steps) -> float:
+    """The job's cost alone from its first slot, not started, at no prices, bounded from
+    below as :func:`completion_bound` bounds it but keeping one slot's rows at a time
+    (so ``steps`` may have a far finer grid than the pricing's). Prices are never
+    negative, so every pricing's optimum is at least this."""
+    running = np.full(steps.grid + 1, np.inf)
+    running[steps.grid] = 0.0
+    idle = running.copy()
+    none = np.zeros(len(steps.configs))
+    for i in range(m.last - m.first, -1, -1):
+        running, idle = _slot(m, steps, i, none, running, idle)
+    return float(steps.remaining(m, idle, m.first, np.zeros(1))[0])
+
+
+def _slot(
+    m: SlotModel,
+    steps: Steps,
+    i: int,
+    cheapest: np.ndarray,
+    running: np.ndarray,
+    idle: np.ndarray,
+) -> np.ndarray:
+    """Row ``i`` of the table, both states, from row ``i + 1``'s (``running``,
+    ``idle``) and each configuration's least price in the slot (``cheapest``, (K,))."""
+    t = m.first + i
+    late = m.omega * max(0.0, (t + 1) * m.slot - m.due)
+    cand = steps.excess(i)  # the terms that are 0 skipped: the same floats, sooner
+    if late > 0:
+        cand = cand + late * steps.crossed
+    if cheapest.any():
+        cand = cand + cheapest[None, :, None]
+    # a slot that completes the job ends at the last grid point, whose value is 0
+    cand = cand + running[steps.after]
+    out = np.minimum(steps.waiting(i, idle)[None, :], cand.min(axis=1))  # idle, or run a slot
+    out[:, steps.grid] = 0.0
     return out
