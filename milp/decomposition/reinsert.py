@@ -43,6 +43,8 @@ from milp.decomposition.space import LINK, MEMORY, TENANTS, Label, Space
 
 # labels a job may keep in one exact re-insertion: the rounds' exact budget
 BUDGET = 200_000
+# labels per state of the heuristic pricing where it runs out (the rounds' beam)
+BEAM = 4
 # at most this many jobs taken out with the one drawn in an ejection
 EJECTED = 3
 # ejections stop after this many draws a job in a row without a move kept (on the
@@ -125,8 +127,12 @@ def cheapest(
     oracle: Oracle, room: Room, j: int, upper: float, budget: int = BUDGET, free: bool = False
 ) -> Column | None:
     """Job ``j``'s cheapest schedule below ``upper`` on the arcs where it fits beside the
-    room (with ``free``, beside nothing), or ``None`` if none is found within the label
-    budget (an exact pricing stopped early keeps what it found)."""
+    room (with ``free``, beside nothing), or ``None`` if none is found: exactly within
+    the label budget (an exact pricing stopped early keeps what it found), else, where
+    it ran out of labels before any schedule ended, by the heuristic pricer (``BEAM``
+    labels per state), which goes through the window: a long job's exact pricing runs
+    out early in it (on the contended 100-job window jobs 37 and 44, 2,159 and 995
+    slots), and the job was never re-inserted."""
     m, steps = oracle.models[j], oracle.steps[j]
     if free:
         ok = np.ones((len(oracle.space.jobs[j].choices), m.last - m.first + 1), dtype=bool)
@@ -136,9 +142,12 @@ def cheapest(
     bound = completion_bound(m, steps, price)
     job = Job(m, steps, price, bound, upper, None)
     got = price_jobs([job], keep=1, budget=budget, stack=oracle.stacks[j])[0]
-    if not got.schedules:
+    found = got.schedules
+    if not found and not got.complete:  # out of labels before any schedule ended
+        found = price_jobs([job], beam=BEAM, keep=1, stack=oracle.stacks[j])[0].schedules
+    if not found:
         return None
-    start, choices = got.schedules[0]
+    start, choices = found[0]
     col = make_column(oracle.space, j, start, choices)
     return col if col.cost < upper else None
 

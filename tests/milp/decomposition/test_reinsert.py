@@ -243,3 +243,23 @@ def test_where_a_job_fits_agrees_with_the_plans_rows_on_random_rooms():
                     admitted += want
     assert agreed == arcs
     assert 0.2 * arcs < admitted < 0.9 * arcs  # both answers are exercised
+
+
+def test_a_job_out_of_labels_is_still_re_inserted_by_the_heuristic():
+    """With a label budget too small for the exact pricing to reach any completion,
+    :func:`cheapest` still returns the heuristic pricer's schedule, costed by the
+    evaluator's rules; with the full budget the exact schedule is no dearer."""
+    from milp.decomposition.columns import make_column
+    from milp.decomposition.reinsert import cheapest
+
+    inst = two_nodes(4, jobs=3, delta=0.2)
+    plan = rollout(inst, StsPolicy())
+    space = _space(inst, default_slots(inst, plan))
+    oracle = Oracle(space, CgOptions().grid)
+    room = Room(space, [])
+    for j in range(len(space.jobs)):
+        quick = cheapest(oracle, room, j, math.inf, budget=1, free=True)
+        assert quick is not None
+        assert quick.cost == make_column(space, j, quick.start, quick.choices).cost
+        exact = cheapest(oracle, room, j, math.inf, free=True)
+        assert exact is not None and exact.cost <= quick.cost + 1e-12
