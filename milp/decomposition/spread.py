@@ -53,10 +53,13 @@ def fan_out(
     over all items, in ``workers`` forked processes; the results in the items' order.
     ``one_by_one``: each item is a group of its own, handed to whichever worker is
     free, the heaviest first; else ``workers`` groups of about equal weight. ``None``
-    where it is not worth it (one worker or one item) or this platform cannot fork."""
+    where it is not worth it (one worker or one item), where this platform cannot fork,
+    or in a daemonic process (which may not have children)."""
     n = len(weights)
     if workers < 2 or n < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return None
+    if multiprocessing.current_process().daemon:
+        return None  # a daemonic worker (a Dask or multiprocessing pool's) may not fork one
     global _PART
     _PART = part
     try:

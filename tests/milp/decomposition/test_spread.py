@@ -43,6 +43,18 @@ def test_fan_out_keeps_the_items_order():
     assert spread.fan_out(part, weights, 1, one_by_one=True) is None  # one worker: not spread
 
 
+def test_a_daemonic_process_prices_alone(monkeypatch):
+    """A daemonic process (a Dask or multiprocessing pool's worker) may not have
+    children: the round is not spread there."""
+    import multiprocessing
+    import types
+
+    monkeypatch.setattr(
+        multiprocessing, "current_process", lambda: types.SimpleNamespace(daemon=True)
+    )
+    assert spread.fan_out(lambda g: list(g), [1, 2, 3], 2, one_by_one=False) is None
+
+
 @pytest.mark.parametrize("delta", [0.0, 0.2])
 def test_a_spread_round_prices_as_one_process(monkeypatch, delta):
     monkeypatch.setattr(oracle_module, "SPREAD_WORK", 0)  # spread even these small rounds
