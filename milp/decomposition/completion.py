@@ -65,6 +65,12 @@ from milp.decomposition.slots import SlotModel
 STEPS_PER_SLOT = 4
 
 
+def grid_steps(m: SlotModel, grid: int) -> int:
+    """The steps of the job's grid: ``grid`` at most, fewer where a quarter of its
+    slowest configuration's progress per slot is coarser (8 at least)."""
+    return int(min(grid, max(8, np.ceil(STEPS_PER_SLOT * m.big_e / m.speed.min()))))
+
+
 @dataclass(frozen=True)
 class BySlot:
     """What :class:`Steps` needs where a kWh costs ``price`` in each window slot: the
@@ -105,7 +111,7 @@ class Steps:
         """``grid``: at most this many steps; fewer where a quarter of the slowest
         configuration's progress per slot is coarser."""
         starts = np.flatnonzero(np.r_[True, m.k[1:] != m.k[:-1]])
-        grid = int(min(grid, max(8, np.ceil(STEPS_PER_SLOT * m.big_e / m.speed.min()))))
+        grid = grid_steps(m, grid)
         losses = (0.0, min(m.delta, m.slot))
         width = m.last - m.first + 1
         if m.price is None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from milp.decomposition.branching import Decision, impossible, restrict
 from milp.decomposition.columns import Column, make_column
-from milp.decomposition.completion import Steps, alone_bound, completion_bound
+from milp.decomposition.completion import Steps, alone_bound, completion_bound, grid_steps
 from milp.decomposition.pricing import Job, Priced, price_jobs
 from milp.decomposition.slots import SlotModel
 from milp.decomposition.space import Space
@@ -74,14 +74,17 @@ class Oracle:
         200-job window job 37 (34 epochs over 2,158 slots) is bounded by 20.67 on 2,048
         steps and by 22.72 on its 93,954, where its best schedule costs 22.86. Made once
         (price-free), spread over ``workers``."""
-        fine = [Steps.of(m, ALONE_GRID) for m in self.models]
-        todo = [j for j, s in enumerate(fine) if s.grid > self.steps[j].grid]
+        fine = [grid_steps(m, ALONE_GRID) for m in self.models]
+        todo = [j for j, g in enumerate(fine) if g > self.steps[j].grid]
         out = np.full(len(self.models), -np.inf)
 
         def part(group: list[int]) -> list[float]:
-            return [alone_bound(self.models[todo[i]], fine[todo[i]]) for i in group]
+            # each job's fine tables made where it is bounded, one job's at a time
+            # (about 100 MB at 2^17 steps)
+            models = [self.models[todo[i]] for i in group]
+            return [alone_bound(m, Steps.of(m, ALONE_GRID)) for m in models]
 
-        weights = [fine[j].grid * fine[j].configs.size * self.steps[j].floor.size for j in todo]
+        weights = [fine[j] * self.steps[j].configs.size * self.steps[j].floor.size for j in todo]
         got = fan_out(
             part, weights, workers if sum(weights) >= ALONE_SPREAD else 1, one_by_one=True
         )
@@ -130,9 +133,9 @@ class Oracle:
         got = fan_out(part, weights, workers, one_by_one=beam is None)
         if got is None:
             got = part(list(range(n)))
-        lower = np.array([g.lower for g in got], dtype=float).reshape(n)
-        value = np.array([g.value for g in got], dtype=float).reshape(n)
-        exact = np.array([g.exact for g in got], dtype=bool).reshape(n)
+        lower = np.array([g.lower for g in got], dtype=float)
+        value = np.array([g.value for g in got], dtype=float)
+        exact = np.array([g.exact for g in got], dtype=bool)
         columns = [c for g in got for c in g.columns]
         return Round(lower, value, exact, columns, sum(g.labels for g in got))
 
