@@ -21,7 +21,11 @@ job goes back first. A move is kept only where the jobs cost less in all.
 
 Measured on the contended 100-job window of ``scale_gaps`` from the STS plan (84.11):
 single-job passes to 77.61 in 20 s (six passes), ejections to 76.40 in 60 s more; the
-whole solve's plan in 600 s was 80.11 before this step (docs/benchmarks.md).
+whole solve's plan in 600 s was 80.11 before this step (docs/benchmarks.md). The
+ejections' best responses keep up to ``EJECT_BUDGET`` labels, 16 times the passes': a
+long job's exact pricing beside the others ran out of the passes' budget before it
+found anything below its column, and the moves that gain most move long jobs (from the
+improved STS plan, 300 s: 71.38 with the passes' budget, 65.59 with this one).
 
 Every arc a reduced-cost fixing removed stays removed: it is in no plan cheaper than the
 incumbent, and only cheaper plans are kept here.
@@ -41,8 +45,16 @@ from milp.decomposition.pricing import Job, price_jobs
 from milp.decomposition.search import Incumbent
 from milp.decomposition.space import LINK, MEMORY, TENANTS, Label, Space
 
-# labels a job may keep in one exact re-insertion: the rounds' exact budget
+# labels a job may keep in one exact re-insertion in the passes: the rounds' exact budget
 BUDGET = 200_000
+# and in the ejections, where a long job's best response decides whether a move is kept:
+# on the contended 100-job window, from its improved STS plan (80.28 on the slot grid),
+# 300 s of re-insertion (the passes: 74.41 in 28 s; then ejections) stood at 71.38 with
+# 200,000 labels (about 370 draws), 67.04 with 800,000 (178 draws), 65.59 with 3,200,000
+# (65) and 68.75 with 12,800,000 (58, each draw too slow); a long job's exact best
+# response found nothing below its column within 200,000 labels, and most moves that
+# gain much move one; scratch runs of 2026-11-28, docs/benchmarks.md
+EJECT_BUDGET = 3_200_000
 # labels per state of the heuristic pricing where it runs out (the rounds' beam)
 BEAM = 4
 # at most this many jobs taken out with the one drawn in an ejection
@@ -124,11 +136,18 @@ def _shared_rows(
 
 
 def cheapest(
-    oracle: Oracle, room: Room, j: int, upper: float, budget: int = BUDGET, free: bool = False
+    oracle: Oracle,
+    room: Room,
+    j: int,
+    upper: float,
+    budget: int = BUDGET,
+    free: bool = False,
+    deadline: float | None = None,
 ) -> Column | None:
     """Job ``j``'s cheapest schedule below ``upper`` on the arcs where it fits beside the
     room (with ``free``, beside nothing), or ``None`` if none is found: exactly within
-    the label budget (an exact pricing stopped early keeps what it found), else, where
+    the label budget and ``deadline`` (an exact pricing stopped early keeps what it
+    found; a large budget takes seconds, which the caller's deadline must hold), else, where
     it ran out of labels before any schedule ended, by the heuristic pricer (``BEAM``
     labels per state), which goes through the window: a long job's exact pricing runs
     out early in it (on the contended 100-job window jobs 37 and 44, 2,159 and 995
@@ -141,9 +160,10 @@ def cheapest(
     price = np.where(ok & ~oracle.fixed[j], 0.0, np.inf)
     bound = completion_bound(m, steps, price)
     job = Job(m, steps, price, bound, upper, None)
-    got = price_jobs([job], keep=1, budget=budget, stack=oracle.stacks[j])[0]
+    got = price_jobs([job], keep=1, budget=budget, deadline=deadline, stack=oracle.stacks[j])[0]
     found = got.schedules
-    if not found and not got.complete:  # out of labels before any schedule ended
+    late = deadline is not None and time.perf_counter() > deadline
+    if not found and not got.complete and not late:  # out of labels before any ended
         found = price_jobs([job], beam=BEAM, keep=1, stack=oracle.stacks[j])[0].schedules
     if not found:
         return None
@@ -170,7 +190,7 @@ def reinsert(
                 return replaced
             old = cols[j]
             room.remove(old)
-            new = cheapest(oracle, room, j, old.cost * (1 - _TOL), budget)
+            new = cheapest(oracle, room, j, old.cost * (1 - _TOL), budget, deadline=deadline)
             cols[j] = new if new is not None else old
             room.add(cols[j])
             if new is not None:
@@ -186,7 +206,7 @@ def eject(
     deadline: float,
     seed: int = 0,
     most: int = EJECTED,
-    budget: int = BUDGET,
+    budget: int = EJECT_BUDGET,
 ) -> int:
     """Ruin and recreate until the deadline, or ``PATIENCE`` draws a job in a row keep
     nothing (see the module's docstring); ``incumbent`` improves in place. Returns the
@@ -210,7 +230,7 @@ def eject(
             break  # no job costs more than its schedule alone: nothing to gain
         drawn = jobs[int(rng.choice(len(jobs), p=excess / excess.sum()))]
         if drawn not in alone:
-            alone[drawn] = cheapest(oracle, room, drawn, math.inf, budget, free=True)
+            alone[drawn] = cheapest(oracle, room, drawn, math.inf, budget, True, deadline)
             continue  # its weight may have fallen: draw again
         ideal = alone[drawn]
         if ideal is None:
@@ -218,7 +238,7 @@ def eject(
         out = _holders(room, cols, ideal)
         rng.shuffle(out)
         taken = [drawn, *out[: int(rng.integers(1, most + 1))]]
-        if _recreate(oracle, room, cols, taken, budget):
+        if _recreate(oracle, room, cols, taken, budget, deadline):
             kept += 1
             idle = 0
     _store(incumbent, cols)
@@ -256,6 +276,7 @@ def _recreate(
     cols: dict[int, Column],
     taken: list[int],
     budget: int,
+    deadline: float | None = None,
 ) -> bool:
     """Take ``taken`` out and put them back in that order, each below what is left of
     their old cost less the bounds of the jobs still to go back; keep the move if it
@@ -267,7 +288,9 @@ def _recreate(
     new: list[Column] = []
     for i, j in enumerate(taken):
         rest = math.fsum(float(oracle.own[x]) for x in taken[i + 1 :])
-        back = cheapest(oracle, room, j, left - rest - _TOL * max(1.0, left), budget)
+        back = cheapest(
+            oracle, room, j, left - rest - _TOL * max(1.0, left), budget, deadline=deadline
+        )
         if back is None:
             break
         new.append(back)

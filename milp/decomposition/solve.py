@@ -38,6 +38,11 @@ from validation.simulator import rollout
 INTEGER_SHARE = 0.1
 # share of the time limit the compact MILP over the root's support may take after it
 SUPPORT_SHARE = 0.3
+# share of the time limit in which each of its steps must have built and compiled its
+# model, else the step ends (its next steps' models are larger): at 100 contended jobs
+# building and compiling took about 100 s of its 180, and it found nothing, time the
+# re-insertion uses better (from 2026-11-28; docs/benchmarks.md)
+BUILD_SHARE = 0.05
 # share of the root's time, when its clock stops it, kept for a last exact pricing with
 # the largest label budget (:mod:`milp.decomposition.colgen`); 0.05 until 2026-11-27:
 # the rounds it gives up lower the master's value little, while a complete pricing at
@@ -132,7 +137,8 @@ def solve(
         until = time.perf_counter() + SUPPORT_SHARE * limit
         if end is not None:
             until = min(until, end)
-        incumbent = improve_by_support(space, support, incumbent, until)
+        build = None if time_limit is None else BUILD_SHARE * time_limit
+        incumbent = improve_by_support(space, support, incumbent, until, build)
     searched = branch and root.termination is Termination.OPTIMAL
     if root.bound < incumbent.cost * (1 - 1e-6):
         last = end

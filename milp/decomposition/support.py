@@ -137,12 +137,13 @@ def support_plan(
     deadline: float,
     *,
     threads: int | None = 1,
+    built_by: float | None = None,
 ) -> Plan | None:
     """The best plan HiGHS finds by ``deadline`` (a ``time.perf_counter()`` value) over
     the support of ``columns``, which must include the columns of ``start`` (a plan of
     ``space``'s instance, the MIP start): ``start`` itself where it finds none better;
-    ``None`` if the time ran out before HiGHS could run, or the model would be too large
-    to build."""
+    ``None`` if the time ran out (or ``built_by`` passed) before HiGHS could run, or the
+    model would be too large to build."""
     support = Support(space, columns)
     d, index = narrowed(space.d, support)
     try:
@@ -150,8 +151,10 @@ def support_plan(
     except ModelTooLarge:
         return None
 
+    ready = deadline if built_by is None else min(deadline, built_by)
+
     def step(_: str) -> None:
-        if time.perf_counter() > deadline:
+        if time.perf_counter() > ready:
             raise _OutOfTime
 
     try:
@@ -188,11 +191,14 @@ def improve_by_support(
     weighted: Sequence[tuple[Column, float]],
     incumbent: Incumbent,
     deadline: float,
+    build: float | None = None,
 ) -> Incumbent:
     """The incumbent (one column per job), or the cheapest plan :func:`support_plan`
     finds over the columns of ``weighted`` (column, LP value) above each of ``LEVELS``
     in turn, as columns, until ``deadline``: the incumbent's columns are always in the
-    support, and each step's plan is the next one's start."""
+    support, and each step's plan is the next one's start. A step whose model is not
+    built and compiled within ``build`` seconds ends the search (the next steps' models
+    are larger)."""
     assert incumbent.columns is not None
     best, plan = incumbent, assemble(space, incumbent.columns)
     for i, level in enumerate(LEVELS):
@@ -202,8 +208,11 @@ def improve_by_support(
         until = now + (deadline - now) / (len(LEVELS) - i)
         assert best.columns is not None
         chosen = [c for c, x in weighted if x > level]
-        got = support_plan(space, chosen + best.columns, plan, until)
+        built_by = None if build is None else now + build
+        got = support_plan(space, chosen + best.columns, plan, until, built_by=built_by)
         if got is None:
+            if built_by is not None and time.perf_counter() > built_by:
+                break
             continue
         columns = columns_of_plan(space, got)
         cost = math.fsum(c.cost for c in columns)

@@ -245,6 +245,14 @@ def test_where_a_job_fits_agrees_with_the_plans_rows_on_random_rooms():
     assert 0.2 * arcs < admitted < 0.9 * arcs  # both answers are exercised
 
 
+def _empty_room() -> tuple[Space, Oracle, Room]:
+    """Three jobs with a relaunch overhead on two nodes, and a room holding nothing."""
+    inst = two_nodes(4, jobs=3, delta=0.2)
+    plan = rollout(inst, StsPolicy())
+    space = _space(inst, default_slots(inst, plan))
+    return space, Oracle(space, CgOptions().grid), Room(space, [])
+
+
 def test_a_job_out_of_labels_is_still_re_inserted_by_the_heuristic():
     """With a label budget too small for the exact pricing to reach any completion,
     :func:`cheapest` still returns the heuristic pricer's schedule, costed by the
@@ -252,14 +260,25 @@ def test_a_job_out_of_labels_is_still_re_inserted_by_the_heuristic():
     from milp.decomposition.columns import make_column
     from milp.decomposition.reinsert import cheapest
 
-    inst = two_nodes(4, jobs=3, delta=0.2)
-    plan = rollout(inst, StsPolicy())
-    space = _space(inst, default_slots(inst, plan))
-    oracle = Oracle(space, CgOptions().grid)
-    room = Room(space, [])
+    space, oracle, room = _empty_room()
     for j in range(len(space.jobs)):
         quick = cheapest(oracle, room, j, math.inf, budget=1, free=True)
         assert quick is not None
         assert quick.cost == make_column(space, j, quick.start, quick.choices).cost
         exact = cheapest(oracle, room, j, math.inf, free=True)
         assert exact is not None and exact.cost <= quick.cost + 1e-12
+
+
+def test_a_best_response_stops_at_its_deadline():
+    """Past its deadline a best response stops with what it found (nothing, a slot in)
+    and does not fall back on the heuristic pricer: the ejections' large label budget
+    must not carry the step past its share of the time limit."""
+    from milp.decomposition.reinsert import EJECT_BUDGET, cheapest
+
+    space, oracle, room = _empty_room()
+    for j in range(len(space.jobs)):
+        late = cheapest(oracle, room, j, math.inf, EJECT_BUDGET, True, deadline=0.0)
+        assert late is None
+        found = cheapest(oracle, room, j, math.inf, EJECT_BUDGET, True, deadline=math.inf)
+        assert found is not None
+        assert found.cost == cheapest(oracle, room, j, math.inf, EJECT_BUDGET, True).cost

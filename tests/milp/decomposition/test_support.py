@@ -76,3 +76,21 @@ def test_its_plans_run_only_on_the_support():
     pool = Incumbent(start, math.fsum(c.cost for c in start))
     from_pool(space, columns, pool, None)
     assert evaluate(inst, plan).total_cost < pool.cost * (1 - 1e-3)
+
+
+def test_a_step_whose_model_is_not_built_in_its_allowance_ends_the_search():
+    """With no time to build a model (an allowance of 0 s) the search keeps the
+    incumbent and builds no later step; with time it splices the two plans' columns
+    into a cheaper plan."""
+    from milp.decomposition.support import improve_by_support
+
+    inst, sts, _, space = _setup("suite-share-4n10j-s2")
+    other = rollout(inst, make_policy("sts-greedy"))
+    start = columns_of_plan(space, sts)
+    weighted = [(c, 1.0) for c in start + columns_of_plan(space, other)]
+    incumbent = Incumbent(start, math.fsum(c.cost for c in start))
+    t0 = time.perf_counter()
+    kept = improve_by_support(space, weighted, incumbent, t0 + 60, build=0.0)
+    assert kept is incumbent
+    found = improve_by_support(space, weighted, incumbent, time.perf_counter() + 60, build=60)
+    assert found.cost < incumbent.cost * (1 - 1e-3)
