@@ -59,6 +59,11 @@ class _OutOfTime(Exception):
     """The time ran out while the model was being built."""
 
 
+class NotBuilt(Exception):
+    """:func:`support_plan`'s model was not built and compiled by its ``built_by``
+    time: the models of larger supports would not be either."""
+
+
 class Support:
     """The arcs a set of columns runs through, per job id: (configuration, slot),
     (configuration, node, slot) for exclusive and multi-node choices, (node, slot) for
@@ -142,8 +147,9 @@ def support_plan(
     """The best plan HiGHS finds by ``deadline`` (a ``time.perf_counter()`` value) over
     the support of ``columns``, which must include the columns of ``start`` (a plan of
     ``space``'s instance, the MIP start): ``start`` itself where it finds none better;
-    ``None`` if the time ran out (or ``built_by`` passed) before HiGHS could run, or the
-    model would be too large to build."""
+    ``None`` if the time ran out before HiGHS could run, or the model would be too large
+    to build. Raises :class:`NotBuilt` where ``built_by`` (earlier than ``deadline``)
+    passed before the model was built and compiled."""
     support = Support(space, columns)
     d, index = narrowed(space.d, support)
     try:
@@ -151,11 +157,12 @@ def support_plan(
     except ModelTooLarge:
         return None
 
-    ready = deadline if built_by is None else min(deadline, built_by)
-
     def step(_: str) -> None:
-        if time.perf_counter() > ready:
+        now = time.perf_counter()
+        if now > deadline:
             raise _OutOfTime
+        if built_by is not None and now > built_by:
+            raise NotBuilt
 
     try:
         m = model_of_data(d, step)
@@ -209,10 +216,11 @@ def improve_by_support(
         assert best.columns is not None
         chosen = [c for c, x in weighted if x > level]
         built_by = None if build is None else now + build
-        got = support_plan(space, chosen + best.columns, plan, until, built_by=built_by)
+        try:
+            got = support_plan(space, chosen + best.columns, plan, until, built_by=built_by)
+        except NotBuilt:
+            break
         if got is None:
-            if built_by is not None and time.perf_counter() > built_by:
-                break
             continue
         columns = columns_of_plan(space, got)
         cost = math.fsum(c.cost for c in columns)

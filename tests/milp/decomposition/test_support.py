@@ -78,11 +78,20 @@ def test_its_plans_run_only_on_the_support():
     assert evaluate(inst, plan).total_cost < pool.cost * (1 - 1e-3)
 
 
-def test_a_step_whose_model_is_not_built_in_its_allowance_ends_the_search():
+def test_a_step_whose_model_is_not_built_in_its_allowance_ends_the_search(monkeypatch):
     """With no time to build a model (an allowance of 0 s) the search keeps the
     incumbent and builds no later step; with time it splices the two plans' columns
     into a cheaper plan."""
+    from milp.decomposition import support as module
     from milp.decomposition.support import improve_by_support
+
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("built_by"))
+        return support_plan(*args, **kwargs)
+
+    monkeypatch.setattr(module, "support_plan", counted)
 
     inst, sts, _, space = _setup("suite-share-4n10j-s2")
     other = rollout(inst, make_policy("sts-greedy"))
@@ -92,5 +101,19 @@ def test_a_step_whose_model_is_not_built_in_its_allowance_ends_the_search():
     t0 = time.perf_counter()
     kept = improve_by_support(space, weighted, incumbent, t0 + 60, build=0.0)
     assert kept is incumbent
+    assert len(calls) == 1  # the first step's model was not built: no later step tried
     found = improve_by_support(space, weighted, incumbent, time.perf_counter() + 60, build=60)
     assert found.cost < incumbent.cost * (1 - 1e-3)
+
+
+def test_a_build_that_runs_out_says_so_and_a_deadline_gives_none():
+    """Past ``built_by`` the support step raises :class:`NotBuilt` (its caller ends the
+    search); past its deadline it returns ``None`` (the caller goes on)."""
+    from milp.decomposition.support import NotBuilt
+
+    _, sts, _, space = _setup("suite-share-4n10j-s2")
+    columns = columns_of_plan(space, sts)
+    now = time.perf_counter()
+    with pytest.raises(NotBuilt):
+        support_plan(space, columns, sts, now + 60, built_by=now)
+    assert support_plan(space, columns, sts, time.perf_counter()) is None
