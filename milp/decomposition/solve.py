@@ -1,7 +1,7 @@
 """Solving by column generation: the root's Lagrangian bound, the integer master over
-its columns, the compact MILP over the root LP's support, jobs re-inserted one by one
-into the plan, then a dive and branch-and-price while time remains; every plan through
-the checker and the evaluator."""
+its columns, a plan built in the order the root LP completes the jobs, the compact MILP
+over the root LP's support, jobs re-inserted one by one into the plan, then a dive and
+branch-and-price while time remains; every plan through the checker and the evaluator."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from milp.decomposition.colgen import CgOptions, Generation, generate
 from milp.decomposition.columns import Column, columns_of_plan
 from milp.decomposition.dive import dive
 from milp.decomposition.fixing import refix
+from milp.decomposition.insertion import improve_by_insertion
 from milp.decomposition.lower import Lowered, lowered, powered_cost
 from milp.decomposition.master import Master
 from milp.decomposition.oracle import Oracle
@@ -36,6 +37,16 @@ from validation.simulator import rollout
 # share of the time limit the integer master may take after the root (0.2 until
 # 2026-11-27: at 200 contended jobs it took all of it to gain 0.2%, docs/benchmarks.md)
 INTEGER_SHARE = 0.1
+# share of the time limit the plan built in the LP's order of completions may take
+# (:mod:`milp.decomposition.insertion`; the overloaded 20-job real-data instance: 6-10 s)
+INSERT_SHARE = 0.05
+# ... built only where the incumbent costs more than this share above the root's master
+# LP. 600 s solves of 2026-11-28, with and without the step: the overloaded 20-job
+# real-data instance (incumbent 1.91 times the LP) 23.13 -> 20.58; the contended
+# 100-job window (1.23 times; its build takes 41 s) 66.19 -> 70.38, the re-insertion
+# descending from the built plan to a worse plan than from the STS one; fitted on
+# these two and the 200-job window (1.16 times), docs/benchmarks.md
+INSERT_ABOVE = 0.5
 # share of the time limit the compact MILP over the root's support may take after it
 SUPPORT_SHARE = 0.3
 # share of the time limit in which each of its steps must have built and compiled its
@@ -80,7 +91,8 @@ def solve(
     options: CgOptions | None = None,
     branch: bool = True,
 ) -> DecompositionResult:
-    """Column generation at the root, the integer master over its columns, the compact
+    """Column generation at the root, the integer master over its columns, a plan built
+    in the LP's order of completions (:mod:`milp.decomposition.insertion`), the compact
     MILP over the root LP's support (:mod:`milp.decomposition.support`), jobs
     re-inserted one by one (:mod:`milp.decomposition.reinsert`), a dive, then (with
     ``branch``, after a root that converged) branch-and-price until the plan is proved
@@ -133,6 +145,9 @@ def solve(
     left = None if end is None else max(0.01, min(INTEGER_SHARE * limit, end - time.perf_counter()))
     chosen, _, _ = integer_master(master, start.columns or None, left)
     incumbent = _incumbent(start.columns, chosen)
+    if root.bound < incumbent.cost * (1 - 1e-6) and far_above(incumbent.cost, root.lp_value):
+        until = time.perf_counter() + INSERT_SHARE * limit
+        improve_by_insertion(oracle, support, incumbent, None if end is None else min(until, end))
     if root.bound < incumbent.cost * (1 - 1e-6) and incumbent.columns is not None:
         until = time.perf_counter() + SUPPORT_SHARE * limit
         if end is not None:
@@ -170,6 +185,13 @@ def solve(
         "solves that bound, not the plans' costs"
     )
     return replace(result, warm_start_cost=own.warm.total_cost, note=note)
+
+
+def far_above(cost: float, lp_value: float) -> bool:
+    """Whether a plan's ``cost`` is more than ``INSERT_ABOVE`` above the root's master
+    LP value: there the LP's order of completions builds a better start than the
+    warm start gives (see ``INSERT_ABOVE``)."""
+    return math.isfinite(lp_value) and lp_value > 0 and cost > (1 + INSERT_ABOVE) * lp_value
 
 
 @dataclass(frozen=True)
