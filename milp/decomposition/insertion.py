@@ -13,10 +13,13 @@ Here each job in turn takes its exact best response beside the jobs already plac
 cost, energy and tardiness, on the arcs where it fits), so it is the list-scheduling
 rule with the job's own configuration and timing chosen by the pricing program.
 
-Measured on the overloaded 20-job real-data instance of ``scale_gaps`` (root LP 16.94
-after 300 s): the plan costs 20.84, built in 9 s, where the integer master gave
-nothing below the improved STS plan (32.34) and re-insertion from that plan reached
-23.97 in 182 s (docs/benchmarks.md). Ordered by due date instead: 22.01.
+Measured on the overloaded 20-job real-data instance of ``scale_gaps`` (root LP 17.17
+after 300 s): the plan costs 22.01, built in 6-9 s (20.84 with two jobs that complete
+in the same LP slot the other way round), where the integer master gave nothing below
+the improved STS plan (32.34) and re-insertion from that plan reached 23.97 in 182 s
+(docs/benchmarks.md). Tried and not kept: a search over swaps of the order (21.72 in 15
+builds), the job dearest above its LP cost moved forward (squeaky wheel: 31.9 at the
+next build), and each job priced with the root's duals on what it holds (22.06-24.25).
 """
 
 from __future__ import annotations
