@@ -8,13 +8,14 @@ finishes each job: ordering jobs by their LP completion times and scheduling the
 that order is the classical way from a time-indexed relaxation to a schedule (Hall,
 Schulz, Shmoys and Wein, Mathematics of Operations Research 1997: list scheduling by
 LP completion times, with constant-factor guarantees for weighted completion time).
-Here each job in turn takes its exact best response beside the jobs already placed
+Here each job in turn takes its best response beside the jobs already placed
 (:func:`milp.decomposition.reinsert.cheapest`: its cheapest schedule at its true
-cost, energy and tardiness, on the arcs where it fits), so it is the list-scheduling
+cost, energy and tardiness, on the arcs where it fits; exact within the label budget
+and the deadline, else the best found), so it is the list-scheduling
 rule with the job's own configuration and timing chosen by the pricing program.
 
 Measured on the overloaded 20-job real-data instance of ``scale_gaps`` (root LP 17.17
-after 300 s): the plan costs 22.01, built in 6-9 s (20.84 with two jobs that complete
+after 300 s): the plan costs 22.01, built in 6-10 s (20.84 with two jobs that complete
 in the same LP slot the other way round), where the integer master gave nothing below
 the improved STS plan (32.34) and re-insertion from that plan reached 23.97 in 182 s
 (docs/benchmarks.md). Tried and not kept: a search over swaps of the order (21.72 in 15
@@ -61,7 +62,8 @@ def insert(
 ) -> list[Column] | None:
     """A plan (one column per job, by job) with the jobs placed one by one in
     ``order``, each by its best response beside those placed before; ``None`` where
-    some job finds no schedule (the horizon is full for it) or the deadline passes."""
+    some job finds no schedule (the horizon is full for it, or the deadline passed
+    before its pricing found one)."""
     room = Room(oracle.space, [])
     placed: list[Column] = []
     for j in order:

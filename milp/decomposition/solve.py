@@ -188,10 +188,11 @@ def solve(
 
 
 def far_above(cost: float, lp_value: float) -> bool:
-    """Whether a plan's ``cost`` is more than ``INSERT_ABOVE`` above the root's master
-    LP value: there the LP's order of completions builds a better start than the
-    warm start gives (see ``INSERT_ABOVE``)."""
-    return math.isfinite(lp_value) and lp_value > 0 and cost > (1 + INSERT_ABOVE) * lp_value
+    """Whether a plan's ``cost`` is more than ``1 + INSERT_ABOVE`` times the root's
+    master LP value: there the LP's order of completions builds a better start than
+    the warm start gives (see ``INSERT_ABOVE``). Never where the LP value is not a
+    positive number (not solved: infinite or nan)."""
+    return lp_value > 0 and cost > (1 + INSERT_ABOVE) * lp_value
 
 
 @dataclass(frozen=True)

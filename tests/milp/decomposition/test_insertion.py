@@ -25,11 +25,13 @@ from validation.evaluate import evaluate
 def test_jobs_come_in_the_order_the_lp_completes_them():
     """Job 0 half in a column ending in slot 1 and half in one ending in slot 7: it
     completes at 4 in the LP (not at 1 nor at 7), before job 1 ending in slot 5 and
-    after one ending in slot 3; on a tie the earlier due date goes first; a job without
-    a column (the LP kept its artificial one) comes last."""
+    after one ending in slot 3; a job with half its weight on one column completes
+    at that column's end; where all three complete at 4 the due dates order them; a
+    job without a column (the LP kept its artificial one) comes last."""
     inst = two_nodes(0, jobs=3)
     _, oracle, _ = root_master(inst, 10)
     due = [js.jd.job.due for js in oracle.space.jobs]
+    assert due[0] < due[2] < due[1]  # so the due dates' order is not the index order
 
     def col(j: int, end: int) -> Column:
         return Column(j, 0, (0,) * (end + 1), 0.0)
@@ -37,8 +39,19 @@ def test_jobs_come_in_the_order_the_lp_completes_them():
     half = [(col(0, 1), 0.5), (col(0, 7), 0.5)]
     assert lp_order(oracle, [*half, (col(1, 5), 1.0)]) == [0, 1, 2]
     assert lp_order(oracle, [*half, (col(1, 3), 1.0)]) == [1, 0, 2]
-    tie = [1, 0] if (due[1], 1) < (due[0], 0) else [0, 1]
-    assert lp_order(oracle, [*half, (col(1, 4), 1.0)]) == [*tie, 2]
+    assert lp_order(oracle, [*half, (col(1, 5), 0.5)]) == [0, 1, 2]  # 5, not 2.5
+    assert lp_order(oracle, [*half, (col(1, 4), 1.0), (col(2, 4), 1.0)]) == [0, 2, 1]
+
+
+def test_a_job_whose_arcs_are_all_fixed_finds_no_place():
+    """Reduced-cost fixing's removed arcs stay removed: with every arc of job 1 removed
+    no plan is built; with none removed one is."""
+    inst = two_nodes(1, jobs=3)
+    master, oracle, _ = root_master(inst, 10)
+    order = lp_order(oracle, [(c, 1.0) for c in master.columns])
+    assert insert(oracle, order, None) is not None
+    oracle.fixed[1][:] = True
+    assert insert(oracle, order, None) is None
 
 
 @pytest.mark.parametrize(
@@ -89,3 +102,29 @@ def test_the_plan_in_the_lp_order_is_built_only_far_above_the_lp():
     assert far_above(32.32, 16.95)
     assert not far_above(80.25, 65.27) and not far_above(105.8, 91.3)
     assert not far_above(10.0, math.inf) and not far_above(10.0, 0.0)
+    assert not far_above(10.0, math.nan) and not far_above(10.0, -1.0)
+
+
+def test_solve_builds_the_plan_within_its_share_of_the_time(monkeypatch):
+    """Where the incumbent is far above the LP, ``solve`` builds the plan once, after
+    the root, with a deadline within the call's time limit."""
+    import importlib
+
+    module = importlib.import_module("milp.decomposition.solve")  # the module, not the function
+    calls = []
+
+    def recorded(oracle, weighted, incumbent, deadline):
+        calls.append((time.perf_counter(), deadline))
+        return improve_by_insertion(oracle, weighted, incumbent, deadline)
+
+    monkeypatch.setattr(module, "improve_by_insertion", recorded)
+    monkeypatch.setattr(module, "far_above", lambda cost, lp: True)
+    (inst,) = [i for i in milp_suite() if i.name == "suite-excl-4n10j-s2"]
+    t0 = time.perf_counter()
+    result = module.solve(inst, time_limit=20)
+    assert result.plan is not None and check_plan(inst, result.plan) == []
+    assert len(calls) == 1
+    called, deadline = calls[0]
+    assert deadline is not None
+    assert called < deadline <= t0 + 20
+    assert deadline <= called + module.INSERT_SHARE * 20 + 1e-6
