@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from heuristic.sts.policy import StsPolicy
 from instances.generators.suite import milp_suite
 from milp.decomposition.colgen import CgOptions, generate
 from milp.decomposition.columns import Column
@@ -20,6 +21,7 @@ from tests.milp.decomposition.instances import two_nodes
 from tests.milp.decomposition.root import root_master
 from validation.check import check_plan
 from validation.evaluate import evaluate
+from validation.simulator import rollout
 
 
 def test_jobs_come_in_the_order_the_lp_completes_them():
@@ -62,9 +64,6 @@ def test_a_plan_in_the_lp_order_is_checked_and_above_the_root_bound(name):
     checker, costs by the evaluator what its columns say, and no less than the
     root's bound; the incumbent takes it only where it is cheaper."""
     (inst,) = [i for i in milp_suite() if i.name == name]
-    from heuristic.sts.policy import StsPolicy
-    from validation.simulator import rollout
-
     slots = default_slots(inst, rollout(inst, StsPolicy()))
     master, oracle, floor = root_master(inst, slots)
     root = generate(master, oracle, CgOptions(), floor, time.perf_counter() + 60)
@@ -80,9 +79,10 @@ def test_a_plan_in_the_lp_order_is_checked_and_above_the_root_bound(name):
     dearer = Incumbent(list(built), cost * 2)
     assert improve_by_insertion(oracle, weighted, dearer, None)
     assert dearer.cost == pytest.approx(cost) and dearer.columns == built
-    cheaper = Incumbent(list(built), cost)  # the same plan is not an improvement
-    assert not improve_by_insertion(oracle, weighted, cheaper, None)
-    assert cheaper.columns == built
+    kept = list(built)
+    same = Incumbent(kept, cost)  # the same plan is not an improvement
+    assert not improve_by_insertion(oracle, weighted, same, None)
+    assert same.columns is kept and same.cost == cost
 
 
 def test_a_deadline_already_past_builds_nothing():
