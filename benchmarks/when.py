@@ -22,10 +22,19 @@ how much of the bill can move at all.
   job by job summed over the jobs on time in both, late in one only, late in both:
   how much of the cut is bought back as punctuality.
 
+- ``floor``: from a ``prices`` store, for each run of price-blind STS that missed no due
+  date, a floor under the realised bill of any plan that misses none either: each job
+  alone with its realised epochs known in advance (clairvoyant), its configurations
+  mixed fractionally within each cell of the series, no relaunch overhead, finishing by
+  its due date (:func:`bill_floor`, an LP). So ``1 - floor / bill`` bounds the cut any
+  policy can make there without missing a due date; a loose bound, since no online
+  policy knows the stops.
+
 Run: python -m benchmarks.when families [--offsets 0 840 1512] [--seeds 2]
      python -m benchmarks.when alone [--offsets 840]
      python -m benchmarks.when punctual --seeds 1
      python -m benchmarks.when store prices.sqlite
+     python -m benchmarks.when floor prices.sqlite
 """
 
 from __future__ import annotations
@@ -34,13 +43,16 @@ import argparse
 import time
 from collections.abc import Iterator
 
+import numpy as np
 import pandas as pd
+from scipy.optimize import linprog
+from scipy.sparse import csr_array, hstack, identity, kron
 
 from heuristic.core.policy import JobStatus
 from heuristic.core.registry import make_policy
 from heuristic.sts import timing
 from heuristic.sts.hulls import HullTable, JobProfiles
-from instances import Instance
+from instances import Instance, Job
 from instances.generators.prices import lay_prices
 from instances.generators.registry import GENERATORS
 from validation.evaluate import evaluate
@@ -208,10 +220,88 @@ def store_tables(path: str) -> str:
     return "\n".join(out)
 
 
+def bill_floor(inst: Instance, job: Job, epochs: float) -> float:
+    """The least bill (energy and priced carbon) of ``epochs`` epochs of ``job`` run
+    between its release and its due date, alone, on its allowed configurations, mixed
+    fractionally within each cell where the bill of a kWh is constant, with no relaunch
+    overhead: an LP over the hours ``x[k, c]`` configuration ``c`` runs in cell ``k``
+    (``sum_c x[k, c] <= len_k``, ``sum x[k, c] / tau_c = epochs``). Every schedule of the
+    job that finishes by its due date is a solution, so its realised bill is at least
+    this (``inf`` where none finishes)."""
+    if epochs <= 0:
+        return 0.0
+    a, b = job.release, job.due
+    if b <= a:
+        return float("inf")
+    price, carbon = inst.price_series, inst.carbon
+    points = {a, b, *price.breakpoints(a, b)}
+    if carbon is not None:
+        points.update(carbon.intensity.breakpoints(a, b))
+    edges = np.array(sorted(points))
+    hours = np.diff(edges)
+    cost = price.integrals(edges)  # the bill of a kW held over each cell
+    if carbon is not None:
+        cost = cost + carbon.price_per_gram * carbon.intensity.integrals(edges)
+    keep = hours > 0
+    hours, per_hour = hours[keep], cost[keep] / hours[keep]
+    configs = inst.allowed_configs(job)
+    kw = np.array([inst.power_w(c) / 1000.0 for c in configs])
+    tau = np.array([job.epoch_times[c] for c in configs])
+    cells, n = len(hours), len(configs)
+    time_rows = kron(identity(cells), csr_array(np.ones((1, n))))  # one row per cell
+    work_row = hstack([csr_array(1.0 / tau[None, :])] * cells)
+    r = linprog(
+        np.outer(per_hour, kw).ravel(),
+        A_ub=time_rows,
+        b_ub=hours,
+        A_eq=work_row,
+        b_eq=[epochs],
+        bounds=(0, None),
+        method="highs",
+    )
+    return float(r.fun) if r.status == 0 else float("inf")
+
+
+def floor_table(path: str) -> pd.DataFrame:
+    """Per seed of a ``prices`` store's scenarios where price-blind STS missed no due
+    date: its bill, STS's, and the floor (:func:`bill_floor`, summed over the jobs with
+    the epochs they ran), and the cuts of STS and of the floor against it."""
+    from experiments.store import Store
+
+    rows = []
+    with Store(path, readonly=True) as store:
+        runs = store.runs("prices")
+        runs = runs[(runs["status"] == "ok") & runs["policy"].isin(["sts", "sts-price-blind"])]
+        for (scenario, seed), part in runs.groupby(["scenario", "seed"]):
+            by = part.set_index("policy")
+            if len(by) < 2 or by.loc["sts-price-blind", "missed"] > 0:
+                continue
+            key = str(by.loc["sts-price-blind", "key"])
+            inst, _ = store.plan_of("prices", key)
+            jobs = store.jobs("prices", key)
+            pairs = zip(jobs["job"], jobs["epochs_run"], strict=True)
+            floor = sum(bill_floor(inst, inst.job(j), e) for j, e in pairs)
+            bills = by["energy_cost"] + by["carbon_cost"]
+            rows.append(
+                {
+                    "scenario": scenario,
+                    "seed": seed,
+                    "price-blind": bills["sts-price-blind"],
+                    "sts": bills["sts"],
+                    "floor": floor,
+                }
+            )
+    df = pd.DataFrame(rows).groupby("seed")[["price-blind", "sts", "floor"]].sum()
+    df.loc["all"] = df.sum()
+    df["sts cut"] = 1 - df["sts"] / df["price-blind"]
+    df["floor's cut"] = 1 - df["floor"] / df["price-blind"]
+    return df
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("part", choices=("families", "alone", "punctual", "store"))
-    ap.add_argument("store", nargs="?", help="a prices campaign's store (part store)")
+    ap.add_argument("part", choices=("families", "alone", "punctual", "store", "floor"))
+    ap.add_argument("store", nargs="?", help="a prices campaign's store (parts store, floor)")
     ap.add_argument("--offsets", type=int, nargs="+", default=[0, 840, 1512])
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--carbon-price", type=float, default=100.0)
@@ -220,6 +310,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.part == "store":
         print(store_tables(args.store))
+        return
+    if args.part == "floor":
+        print(floor_table(args.store).to_markdown(floatfmt=".4g"))
         return
     if args.part == "families":
         df = families(args.offsets, args.seeds, args.carbon_price, args.policies.split(","))
