@@ -96,14 +96,16 @@ def backfill(
 
 
 def needs_last_step(inst: Instance, status: JobStatus, last: Config, now: float) -> bool:
-    """Whether no configuration of the job (any GPU type, placeable now or not) that
-    costs less energy per epoch than ``last`` runs its remaining epochs from now to its
-    due date in the worst case (going on where it runs pays only the overhead it has
-    left; any other configuration a relaunch, as everywhere in STS:
-    :func:`heuristic.core.urgency.overhead_to_run`)."""
+    """Whether no configuration of the job that the cluster hosts (any GPU type, free now
+    or not) and that costs less energy per epoch than ``last`` runs its remaining epochs
+    from now to its due date in the worst case (going on where it runs pays only the
+    overhead it has left; any other configuration a relaunch, as everywhere in STS:
+    :func:`heuristic.core.urgency.overhead_to_run`). A configuration the cluster cannot
+    host (two P100 nodes where it has one) finishes nothing."""
     job = status.job
     per_epoch = inst.power_w(last) * inst.epoch_time(job, last)
-    for c, hours in job.epoch_times.items():
+    for c in inst.allowed_configs(job):
+        hours = job.epoch_times[c]
         if c == last or inst.power_w(c) * hours >= per_epoch:
             continue
         # the overhead is counted from where the job runs, not from where this decision

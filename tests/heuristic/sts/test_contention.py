@@ -222,6 +222,26 @@ def test_the_pull_counts_the_overhead_from_where_the_job_runs():
     assert needs_last_step(inst, JobStatus(job, 0.0, on_one.allocation, 0.6), V4, 0.0)
 
 
+def test_the_pull_counts_only_configurations_the_cluster_hosts():
+    """``needs_last_step`` on the week window where it was found (30 jobs on 4 nodes
+    from job 5,250, one P100 node): at 7.78 h p5267 had 29.7 epochs left, due 3.95 h
+    later, and the only configuration cheaper per epoch than its V100 x8 last step that
+    finished in time was P100 x8 over two nodes, which the cluster cannot host, so the
+    pull was judged not needed. Here the same shape: one epoch due in 1.5 h; V100 x8
+    (0.5 h, 2,400 W: 1.2 kWh) is the last step; P100 x8 over two nodes (0.8 h, 1,200 W:
+    0.96 kWh) is cheaper and on time, P100 x4 (1.6 h, 600 W: 0.96 kWh) is late. With
+    two P100 nodes the last step is not needed; with one it is."""
+    v8, p4, p8 = Config("v100", 8), Config("p100", 4), Config("p100", 8, nodes=2)
+    job = Job("j", 0.0, 1.5, EpochDistribution.deterministic(1), {v8: 0.5, p4: 1.6, p8: 0.8}, 4.0)
+    gpus = (GpuType("v100", 16.0, 300.0), GpuType("p100", 16.0, 150.0))
+    v100 = Node("v", "v100", 8)
+    two = Instance(gpus, (v100, Node("p", "p100", 4), Node("q", "p100", 4)), (job,))
+    one = Instance(gpus, (v100, Node("p", "p100", 4)), (job,))
+    assert p8 in two.allowed_configs(job) and p8 not in one.allowed_configs(job)
+    assert not needs_last_step(two, _status(job), v8, 0.0)
+    assert needs_last_step(one, _status(job), v8, 0.0)
+
+
 def test_a_pulled_job_stays_on_its_last_step_when_slotted():
     """The pull's planned finish on the slot grid. The contended family's first 8 jobs
     (the Philly week from hour 24, load 0.6, seed 0) on one node of 4 P100s and one of
