@@ -291,6 +291,10 @@ def floor_table(path: str) -> pd.DataFrame:
                     "floor": floor,
                 }
             )
+    if not rows:
+        raise SystemExit(
+            f"{path}: no prices run where price-blind STS missed no due date and STS ran"
+        )
     df = pd.DataFrame(rows).groupby("seed")[["price-blind", "sts", "floor"]].sum()
     df.loc["all"] = df.sum()
     df["sts cut"] = 1 - df["sts"] / df["price-blind"]
@@ -308,11 +312,16 @@ def main() -> None:
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--csv")
     args = ap.parse_args()
-    if args.part == "store":
-        print(store_tables(args.store))
-        return
-    if args.part == "floor":
-        print(floor_table(args.store).to_markdown(floatfmt=".4g"))
+    if args.part in ("store", "floor"):
+        from experiments.store import StoreError
+
+        if args.store is None:
+            ap.error(f"part {args.part} reads a prices campaign's store: give its path")
+        try:
+            table = store_tables(args.store) if args.part == "store" else floor_table(args.store)
+        except StoreError as exc:
+            raise SystemExit(str(exc)) from None
+        print(table if isinstance(table, str) else table.to_markdown(floatfmt=".4g"))
         return
     if args.part == "families":
         df = families(args.offsets, args.seeds, args.carbon_price, args.policies.split(","))
