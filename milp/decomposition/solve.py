@@ -146,19 +146,17 @@ def solve(
     chosen, _, _ = integer_master(master, start.columns or None, left)
     incumbent = _incumbent(start.columns, chosen)
     if root.bound < incumbent.cost * (1 - 1e-6) and far_above(incumbent.cost, root.lp_value):
-        until = time.perf_counter() + INSERT_SHARE * limit
-        improve_by_insertion(oracle, support, incumbent, None if end is None else min(until, end))
+        improve_by_insertion(oracle, support, incumbent, _share_end(INSERT_SHARE, limit, end))
     if root.bound < incumbent.cost * (1 - 1e-6) and incumbent.columns is not None:
-        until = time.perf_counter() + SUPPORT_SHARE * limit
-        if end is not None:
-            until = min(until, end)
+        until = _share_end(SUPPORT_SHARE, limit, end)
         build = None if time_limit is None else BUILD_SHARE * time_limit
-        incumbent = improve_by_support(space, support, incumbent, until, build)
+        incumbent = improve_by_support(
+            space, support, incumbent, math.inf if until is None else until, build
+        )
     searched = branch and root.termination is Termination.OPTIMAL
     if root.bound < incumbent.cost * (1 - 1e-6):
-        last = end
-        if end is not None and searched:
-            last = min(end, time.perf_counter() + REINSERT_SHARE * limit)
+        # without a search to follow, re-insertion may take all the time left
+        last = _share_end(REINSERT_SHARE, limit, end) if searched else end
         improve_by_reinsertion(oracle, incumbent, last)
     fixed = _fix(oracle, root, incumbent.cost, options, end)
     outcome, pool = None, list(master.columns)
@@ -205,6 +203,12 @@ class _Own:
     start: _Start
     shift: float
     warm: Evaluation
+
+
+def _share_end(share: float, limit: float, end: float | None) -> float | None:
+    """When a step given ``share`` of the time limit ``limit`` must stop, from now, and
+    not after the call's ``end``; ``None`` where the call has no time limit."""
+    return None if end is None else min(end, time.perf_counter() + share * limit)
 
 
 def _lower(
