@@ -250,16 +250,25 @@ def bill_floor(inst: Instance, job: Job, epochs: float) -> float:
     cells, n = len(hours), len(configs)
     time_rows = kron(identity(cells), csr_array(np.ones((1, n))))  # one row per cell
     work_row = hstack([csr_array(1.0 / tau[None, :])] * cells)
+    cost = np.outer(per_hour, kw).ravel()
+    # costs scaled to at most 1 and tight tolerances: HiGHS stops within its tolerance
+    # on reduced costs (1e-7 by default), which on tiny prices is a floor too high
+    scale = float(np.max(np.abs(cost), initial=0.0)) or 1.0
     r = linprog(
-        np.outer(per_hour, kw).ravel(),
+        cost / scale,
         A_ub=time_rows,
         b_ub=hours,
         A_eq=work_row,
         b_eq=[epochs],
         bounds=(0, None),
         method="highs",
+        options={"dual_feasibility_tolerance": 1e-10, "primal_feasibility_tolerance": 1e-10},
     )
-    return float(r.fun) if r.status == 0 else float("inf")
+    if r.status == 2:  # infeasible: no schedule finishes by the due date
+        return float("inf")
+    if r.status != 0:  # a floor of inf would be the least safe answer
+        raise RuntimeError(f"bill_floor: the LP of job {job.id!r} ended: {r.message}")
+    return float(r.fun) * scale
 
 
 def floor_table(path: str) -> pd.DataFrame:
