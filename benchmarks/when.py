@@ -230,20 +230,19 @@ def bill_floor(inst: Instance, job: Job, epochs: float) -> float:
     this (``inf`` where none finishes)."""
     if epochs <= 0:
         return 0.0
-    a, b = job.release, job.due
-    if b <= a:
-        return float("inf")
-    price, carbon = inst.price_series, inst.carbon
-    points = {a, b, *price.breakpoints(a, b)}
+    a, b = job.release, job.due  # b > a: a job's due date follows its release
+    carbon = None if inst.carbon is None else inst.carbon.intensity
+    per_gram = 0.0 if inst.carbon is None else inst.carbon.price_per_gram
+    # STS's tariff, whatever its cell (only its integrals are read)
+    tariff = timing.Tariff(inst.price_series, carbon, per_gram, 1.0)
+    points = {a, b, *tariff.price.breakpoints(a, b)}
     if carbon is not None:
-        points.update(carbon.intensity.breakpoints(a, b))
+        points.update(carbon.breakpoints(a, b))
     edges = np.array(sorted(points))
     hours = np.diff(edges)
-    cost = price.integrals(edges)  # the bill of a kW held over each cell
-    if carbon is not None:
-        cost = cost + carbon.price_per_gram * carbon.intensity.integrals(edges)
     keep = hours > 0
-    hours, per_hour = hours[keep], cost[keep] / hours[keep]
+    # the bill of a kW held over each cell, per hour
+    hours, per_hour = hours[keep], tariff.cost(edges)[keep] / hours[keep]
     configs = inst.allowed_configs(job)
     kw = np.array([inst.power_w(c) / 1000.0 for c in configs])
     tau = np.array([job.epoch_times[c] for c in configs])
