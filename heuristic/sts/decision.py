@@ -48,7 +48,13 @@ class Round:
     # the running jobs a late job may spare (:mod:`heuristic.sts.spare`; None: no rule)
     standing: Standing | None = None
 
+    @property
+    def replan_interval(self) -> float:
+        """Hours until a job re-planned at the next slot is decided again: the slot, a
+        quarter hour unslotted."""
+        return self.inst.slot or 0.25
+
     def ask_next_slot(self, job_id: str) -> None:
         """Wake ``job_id`` at the next slot (a quarter hour unslotted) to re-plan it."""
-        next_slot = grid(self.inst, self.now, self.now + (self.inst.slot or 0.25))
+        next_slot = grid(self.inst, self.now, self.now + self.replan_interval)
         self.asks[job_id] = min(self.asks.get(job_id, math.inf), next_slot)

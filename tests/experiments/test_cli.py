@@ -322,9 +322,9 @@ def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
     assert main(["solve", "tiny", "--policy", "sts", "--option", "reserv=0.3"]) == 2
     err = capsys.readouterr().err
     options = (
-        "lookahead, reserve, lead_hours, urgency, work_share, scale_work, backfill, unstick,"
-        " pull, pull_needed, timing, power_states, plan_boots, idle_tail, spare, displace_cost,"
-        " full_below, calm_hours"
+        "lookahead, reserve, lead_hours, urgency, work_share, scale_work, backfill,"
+        " backfill_ahead, unstick, pull, pull_needed, timing, power_states, plan_boots,"
+        " idle_tail, spare, displace_cost, full_below, calm_hours"
     )
     assert f"policy 'sts': unknown option 'reserv' (options: {options})" in err
     assert "Traceback" not in err

@@ -77,6 +77,35 @@ def test_a_late_waiting_job_takes_the_gpus_left_free():
     assert without.assign.get("late") is None  # it waits for four GPUs
 
 
+def _tight_state(slack_h: float) -> SchedulerState:
+    """Four V100s at 1 h; ``urgent`` (no slack) runs on two of them. ``tight`` has
+    ``slack_h`` hours of slack on all four, also its cheapest configuration per epoch
+    (0.36 kWh against 0.39), so its profiles run only there and none fits beside
+    ``urgent``."""
+    times = {V1: 1.3, V2: 0.65, V4: 0.3}
+    urgent = Job("urgent", 0.0, 2.1, EpochDistribution.deterministic(2), {V2: 0.55}, 4.0)
+    due = 1.0 + 10 * 0.3 + slack_h
+    tight = Job("tight", 0.0, due, EpochDistribution.deterministic(10), times, 4.0)
+    inst = Instance((GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 4),), (urgent, tight))
+    occ = Occupancy(inst)
+    running = Allocation(V2, (("n", 0), ("n", 1)))
+    occ.place(urgent, running)
+    return SchedulerState(1.0, inst, (JobStatus(urgent, 0.0, running), _status(tight)), occ)
+
+
+def test_a_job_late_by_its_next_replan_if_it_idles_takes_the_gpus_left_free():
+    # 0.1 h of slack, less than the quarter hour to the next re-plan: idle until then,
+    # it would be late whatever it runs on; it runs on the two free GPUs instead
+    decision = StsPolicy().decide(_tight_state(0.1))
+    assert "urgent" not in decision.assign  # it keeps its GPUs
+    assert decision.assign["tight"] is not None and decision.assign["tight"].config == V2
+    assert decision.wake_at is not None and decision.wake_at <= 1.25 + 1e-9  # re-planned
+    # as until 2026-11-29 (backfill for late jobs only), or with more slack, it waits
+    before = StsPolicy(StsOptions(backfill_ahead=False)).decide(_tight_state(0.1))
+    assert before.assign.get("tight") is None
+    assert StsPolicy().decide(_tight_state(0.3)).assign.get("tight") is None
+
+
 def test_the_order_cuts_the_cost_of_an_overloaded_window():
     """The bundled Philly day's first 50 usable jobs on 6 nodes (K80, P100 and V100 x4,
     one V100 x8; seed 0, sampled stops): least slack first costs 469.1 (30 missed due
@@ -85,6 +114,7 @@ def test_the_order_cuts_the_cost_of_an_overloaded_window():
     the order was chosen (with both, 202.0; with ``unstick`` alone 207.9)."""
     inst = real_data(RealDataSpec(jobs=50, start=0, nodes=cluster_mix(6)), 0)
     then = {"unstick": False, "spare": 0.0, "displace_cost": "relaunch", "pull_needed": False}
+    then["backfill_ahead"] = False  # backfill for late jobs only, as until 2026-11-29
     new = run_online(inst, "sts", seed=0, options=then).summary()
     old = run_online(inst, "sts", seed=0, options={"urgency": "slack", **then}).summary()
     assert new["total_cost"] == pytest.approx(191.77, abs=0.01)
@@ -103,6 +133,7 @@ def test_an_idle_bottleneck_is_used_at_once():
 
     def first_hours(options: dict[str, object]) -> tuple[float, list[float]]:
         then = {"unstick": False, "spare": 0.0, "displace_cost": "relaunch", "pull_needed": False}
+        then["backfill_ahead"] = False  # as until 2026-11-29
         run = run_online(inst, "sts", seed=0, options={**options, **then})
         use = [0.0, 0.0, 0.0]
         for s in run.result.plan:
@@ -144,7 +175,7 @@ def test_work_counted_only_as_far_as_jobs_are_late_serves_a_long_job_by_its_slac
 
     spec = {"start": 24.0, "hours": 6.0, "cluster": "k80x4:2,p100x4:2,v100x8:2", "load": 0.3}
     inst = GENERATORS["philly-week"].instance(spec, 2)
-    then = {"displace_cost": "relaunch", "pull_needed": False}
+    then = {"displace_cost": "relaunch", "pull_needed": False, "backfill_ahead": False}
     scaled = run_online(inst, "sts", seed=2, options={"scale_work": True, **then})
     flat = run_online(inst, "sts", seed=2, options=then)
     assert scaled.summary()["total_cost"] == pytest.approx(49.51, abs=0.01)
@@ -194,8 +225,9 @@ def test_a_job_with_a_cheaper_way_to_finish_on_time_is_not_pulled():
         )
         return r.summary()["total_cost"], r.by_job().loc["p157", "energy_cost"], on_v100x8
 
-    total, energy, hours = run({})
-    total_then, energy_then, hours_then = run({"pull_needed": False})
+    # backfill for late jobs only, as until 2026-11-29
+    total, energy, hours = run({"backfill_ahead": False})
+    total_then, energy_then, hours_then = run({"pull_needed": False, "backfill_ahead": False})
     assert (total, total_then) == (pytest.approx(30.01, abs=0.01), pytest.approx(30.65, abs=0.01))
     assert energy == pytest.approx(9.08, abs=0.01) and energy_then == pytest.approx(9.80, abs=0.01)
     assert hours == 0 and hours_then == pytest.approx(18.8, abs=0.1)

@@ -69,7 +69,7 @@ FULL = {
     "sampled": ("27ca887d0ac08892", 145, "16.670153804599334", "0.07215651039740009"),
     "rollout": ("e8e6e86441e56865", 154, "23.900098415687573", "0.5992050698135392"),
 }
-ENERGY = {"displace_cost": "relaunch", "pull_needed": False}
+ENERGY = {"displace_cost": "relaunch", "pull_needed": False, "backfill_ahead": False}
 # with the defaults since 2026-11-27: a displacement priced by the displaced job's
 # profile (heuristic/sts/displace.py; the sampled run's figures were 3b5d1b4e1531e77d,
 # 148, 16.55213088143897 with it alone), and a job pulled to its last step only where
@@ -78,17 +78,28 @@ PROFILE = {
     "sampled": ("c3f11da378e148e5", 148, "16.503592023990112", "0.07215651039740009"),
     "rollout": ("d60717b0b493a995", 157, "23.063461969208653", "0.5991435250308035"),
 }
+# ... both with backfill only for jobs late whatever they run on (``backfill_ahead``
+# off: the rules until 2026-11-29, which also hold for ``ENERGY``); with the defaults
+# since then, a waiting job with less slack than a quarter hour backfills too: the
+# sampled run is the same, the rollout's energy 23.063461969208653 -> 23.06415921319259
+PROFILE_RULES = {"backfill_ahead": False}
+AHEAD = {
+    "sampled": PROFILE["sampled"],
+    "rollout": ("5da38896c80e230d", 157, "23.06415921319259", "0.5991435250308035"),
+}
 
 
 @pytest.mark.parametrize(
     ("policy", "mode", "options", "pinned"),
     [
         *(("sts-full", mode, ENERGY, pin) for mode, pin in FULL.items()),
-        *(("sts-full", mode, {}, pin) for mode, pin in PROFILE.items()),
+        *(("sts-full", mode, PROFILE_RULES, pin) for mode, pin in PROFILE.items()),
+        *(("sts-full", mode, {}, pin) for mode, pin in AHEAD.items()),
         # ``sts`` (incremental) with its defaults: here capacity binds or 32 jobs are
         # not present at every event, so it decides as ``sts-full`` to the last digit
         *(("sts", mode, ENERGY, pin) for mode, pin in FULL.items()),
-        *(("sts", mode, {}, pin) for mode, pin in PROFILE.items()),
+        *(("sts", mode, PROFILE_RULES, pin) for mode, pin in PROFILE.items()),
+        *(("sts", mode, {}, pin) for mode, pin in AHEAD.items()),
         # every event partial unless capacity binds or bound within the last two hours
         # (re-pinned when partial decisions began to book the kept jobs' profiles and
         # to wait for calm: 15.816026134124895 / 0.09834693510047997 before; with one
