@@ -18,8 +18,8 @@ to a plain LP allocation (docs/contended.md has the verified examples):
   kept as the default (docs/model.md).
 - **Idle GPUs beside late jobs.** A job whose profile's step fits nowhere waits, even
   when a smaller configuration is free and the job is late anyway. Such a job
-  (``slack <= 0``, or less slack than the interval to its next re-plan, by which it
-  would be late whatever it runs on) takes the cheapest configuration that fits now,
+  (``slack <= 0``, or at most the re-plan interval of a backfilled job, after which
+  it would be late whatever it runs on) takes the cheapest configuration that fits now,
   counting its tardiness, on the GPUs left free (a backfill), and is re-planned at the
   next slot.
 - **The bottleneck idle early.** When the ledger has a job's last step's class booked

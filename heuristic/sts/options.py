@@ -58,9 +58,9 @@ class StsOptions:
     by the share of present jobs already late with ``scale_work`` (off: measured, not
     kept, docs/model.md), or the thesis's least
     ``"slack"``); ``backfill``, late waiting jobs take free GPUs;
-    ``backfill_ahead`` (with ``backfill``), so do waiting jobs with less slack than
-    the interval to their next re-plan (the slot, a quarter hour unslotted; off: only
-    jobs late whatever they run on, as until 2026-11-29);
+    ``backfill_ahead`` (with ``backfill``), so do waiting jobs with at most the
+    re-plan interval of a backfilled job as slack (the slot, a quarter hour unslotted;
+    off: only jobs late whatever they run on, as until 2026-11-29);
     ``unstick``, a running job that no step of its profiles and nothing on time fits
     moves to the free configuration cheapest in the worst case, if cheaper than staying;
     ``pull``, a job runs now a last step whose class the ledger has booked full;

@@ -177,9 +177,9 @@ class StsPolicy:
         return urgency_key(rnd.inst, status, sl, fastest, rnd.work_share)
 
     def _backfill(self, rnd: Round, status: JobStatus) -> None:
-        """A job left waiting that is late whatever it runs on, or would be by its next
-        re-plan, takes free GPUs; so does a running job kept where it runs because
-        nothing on time fitted."""
+        """A job left waiting that is late whatever it runs on, or would be after a
+        re-plan interval idle, takes free GPUs; so does a running job kept where it runs
+        because nothing on time fitted."""
         job_id = status.job.id
         if job_id in rnd.stuck and self.options.unstick:
             self._unstick(rnd, status)
@@ -188,9 +188,10 @@ class StsPolicy:
             return
         if rnd.now < self.tuning.hold.get(job_id, 0.0) - 1e-9:
             return
-        # idle until the next re-plan, a job with less slack than that interval is late
-        # whatever it runs on by then (from 2026-11-29: the week's windows -1.8%, the
-        # day's -2.3%, docs/model.md 'Backfill'); one waiting for cheap hours is not
+        # a job with at most the re-plan interval of a backfilled job as slack would be
+        # late whatever it runs on if it idled that long (from 2026-11-29: the week's
+        # windows -1.7%, the day's -2.3%, docs/model.md 'Backfill'); one waiting for
+        # cheap hours is not backfilled
         sl = slack(rnd.inst, status, rnd.now, rnd.table.fastest(status.job))
         ahead = rnd.replan_interval if self.options.backfill_ahead else 0.0
         if sl > 0 and (sl > ahead or job_id in rnd.waiting):
