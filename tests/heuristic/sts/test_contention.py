@@ -54,17 +54,23 @@ def test_a_job_whose_lateness_costs_nothing_comes_last():
     assert urgency_key(inst, _status(job), -9.0, 1.0, 0.5)[0] == 1
 
 
-def _backfill_state() -> SchedulerState:
-    """Four V100s; ``urgent`` runs on two of them. ``late`` is past its due date: its
-    profile runs all its epochs on four GPUs, which do not fit; two are free."""
-    times = {V1: 1.0, V2: 0.55, V4: 0.3}
-    urgent = Job("urgent", 0.0, 2.2, EpochDistribution.deterministic(2), {V2: 0.55}, 4.0)
-    late = Job("late", 0.0, 0.5, EpochDistribution.deterministic(10), times, 4.0)
-    inst = Instance((GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 4),), (urgent, late))
+def _beside_urgent(other: Job, urgent_due: float) -> SchedulerState:
+    """Four V100s at 1 h; ``urgent`` (two epochs on two GPUs) runs on two of them and
+    ``other`` waits."""
+    urgent = Job("urgent", 0.0, urgent_due, EpochDistribution.deterministic(2), {V2: 0.55}, 4.0)
+    inst = Instance((GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 4),), (urgent, other))
     occ = Occupancy(inst)
     running = Allocation(V2, (("n", 0), ("n", 1)))
     occ.place(urgent, running)
-    return SchedulerState(1.0, inst, (JobStatus(urgent, 0.0, running), _status(late)), occ)
+    return SchedulerState(1.0, inst, (JobStatus(urgent, 0.0, running), _status(other)), occ)
+
+
+def _backfill_state() -> SchedulerState:
+    """``late`` is past its due date: its profile runs all its epochs on four GPUs,
+    which do not fit beside ``urgent``; two are free."""
+    times = {V1: 1.0, V2: 0.55, V4: 0.3}
+    late = Job("late", 0.0, 0.5, EpochDistribution.deterministic(10), times, 4.0)
+    return _beside_urgent(late, 2.2)
 
 
 def test_a_late_waiting_job_takes_the_gpus_left_free():
@@ -78,19 +84,13 @@ def test_a_late_waiting_job_takes_the_gpus_left_free():
 
 
 def _tight_state(slack_h: float) -> SchedulerState:
-    """Four V100s at 1 h; ``urgent`` (no slack) runs on two of them. ``tight`` has
-    ``slack_h`` hours of slack on all four, also its cheapest configuration per epoch
-    (0.36 kWh against 0.39), so its profiles run only there and none fits beside
-    ``urgent``."""
+    """``urgent`` has no slack. ``tight`` has ``slack_h`` hours of slack on four GPUs,
+    also its cheapest configuration per epoch (0.36 kWh against 0.39), so its profiles
+    run only there and none fits beside ``urgent``."""
     times = {V1: 1.3, V2: 0.65, V4: 0.3}
-    urgent = Job("urgent", 0.0, 2.1, EpochDistribution.deterministic(2), {V2: 0.55}, 4.0)
     due = 1.0 + 10 * 0.3 + slack_h
     tight = Job("tight", 0.0, due, EpochDistribution.deterministic(10), times, 4.0)
-    inst = Instance((GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 4),), (urgent, tight))
-    occ = Occupancy(inst)
-    running = Allocation(V2, (("n", 0), ("n", 1)))
-    occ.place(urgent, running)
-    return SchedulerState(1.0, inst, (JobStatus(urgent, 0.0, running), _status(tight)), occ)
+    return _beside_urgent(tight, 2.1)
 
 
 def test_a_job_late_by_its_next_replan_if_it_idles_takes_the_gpus_left_free():
