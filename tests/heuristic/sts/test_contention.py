@@ -12,6 +12,7 @@ from heuristic.sts.contention import needs_last_step, urgency_key
 from heuristic.sts.options import StsOptions
 from heuristic.sts.policy import StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from instances.energy import Series
 from instances.generators import RealDataSpec, real_data
 from instances.generators.realdata import cluster_mix
 from validation.online import run_online
@@ -104,6 +105,28 @@ def test_a_job_late_by_its_next_replan_if_it_idles_takes_the_gpus_left_free():
     before = StsPolicy(StsOptions(backfill_ahead=False)).decide(_tight_state(0.1))
     assert before.assign.get("tight") is None
     assert StsPolicy().decide(_tight_state(0.3)).assign.get("tight") is None
+
+
+def _cheap_soon_state() -> SchedulerState:
+    """One job alone at 0.9 h, 0.2 h of slack on its one configuration (two epochs of
+    0.25 h on four V100s); the price is ten times dearer until 1.0 h."""
+    v4 = Config("v100", 4)
+    job = Job("tight", 0.0, 1.6, EpochDistribution.deterministic(2), {v4: 0.25}, 4.0)
+    prices = Series.regular(0.25, [1.0, 1.0, 1.0, 10.0] + [1.0] * 44)
+    node = Node("n", "v100", 4)
+    inst = Instance((GpuType("v100", 16.0, 300.0),), (node,), (job,), prices=prices)
+    return SchedulerState(0.9, inst, (_status(job),), Occupancy(inst))
+
+
+def test_a_job_timed_to_wait_for_cheaper_hours_is_not_backfilled():
+    # within the re-plan interval of late, but its timed profile waits for 1.0 h: the
+    # backfill leaves it waiting (without the exemption it would run now, at ten times
+    # the price); blind to the series, it runs now
+    for options in (StsOptions(), StsOptions(backfill_ahead=False)):
+        decision = StsPolicy(options).decide(_cheap_soon_state())
+        assert decision.assign.get("tight") is None and decision.wake_at == pytest.approx(1.0)
+    blind = StsPolicy(StsOptions(timing=False)).decide(_cheap_soon_state())
+    assert blind.assign["tight"] is not None
 
 
 def test_the_order_cuts_the_cost_of_an_overloaded_window():
