@@ -80,7 +80,7 @@ PROFILE = {
 }
 # ... both with backfill only for jobs late whatever they run on (``backfill_ahead``
 # off: the rules until 2026-11-29, which also hold for ``ENERGY``); with the defaults
-# since then, a waiting job with less slack than a quarter hour backfills too: the
+# since then, a waiting job with at most a quarter hour of slack backfills too: the
 # sampled run is the same, the rollout's energy 23.063461969208653 -> 23.06415921319259
 PROFILE_RULES = {"backfill_ahead": False}
 AHEAD = {
