@@ -16,6 +16,11 @@ from heuristic.sts.switching import Relaunch, relaunch_profile
 from heuristic.sts.timing import Room, Tariff, timed
 from instances import Config, Instance, Job
 
+# the name of the pseudo GPU type whose options are every type's (``mixed_types``): a
+# profile over it may run a slow, cheap step on one type and its fast last steps on
+# another; a real type of that name turns mixing off
+MIXED = "*"
+
 
 def slot_budget(instance: Instance, finish: float, now: float) -> float:
     """Hours from ``now`` to ``finish``; slotted, down to a slot end (completions count
@@ -57,11 +62,14 @@ class HullTable:
     asks for them at every decision. Where the job pays a relaunch overhead, also the
     configuration chains its profiles may use (:mod:`heuristic.sts.chainset`). With
     ``timing`` and a bill that changes with time, the instance's :class:`Tariff`
-    (profiles then choose when they run; ``None`` otherwise)."""
+    (profiles then choose when they run; ``None`` otherwise). With ``mixed``, each job
+    that may run on more than one type also has the options of all its types together
+    under the pseudo type :data:`MIXED`."""
 
-    def __init__(self, instance: Instance, *, timing: bool = True) -> None:
+    def __init__(self, instance: Instance, *, timing: bool = True, mixed: bool = False) -> None:
         self.instance = instance
         self.tariff = Tariff.of(instance) if timing else None
+        self.mixed = mixed
         # timed profiles' speed profiles for budgets fixed from the release: a job that
         # waits for cheap hours asks for the same ones at every event
         self.speeds: dict[tuple[object, ...], Profile] = {}
@@ -83,6 +91,8 @@ class HullTable:
                 o = Option(c, inst.epoch_time(job, c), inst.epoch_cost(job, c))
                 by_type.setdefault(c.gpu_type, []).append(o)
             every = [o for opts in by_type.values() for o in opts]
+            if self.mixed and len(by_type) > 1 and MIXED not in by_type:
+                by_type[MIXED] = list(every)
             fastest = min(o.time for o in every)  # fastest_epoch_time's figure
             cheapest = min(o.cost for o in every)
             found = self._jobs[job.id] = (by_type, fastest, cheapest)
@@ -195,6 +205,9 @@ class JobProfiles:
             )
         mean = self.dist.mean()
         least = table.least_costs(job)
+        if MIXED in least and len(types) > 1 and set(least) - {MIXED} <= set(types):
+            # every type the job may use is asked for: the profile over all of them too
+            types = (*types, MIXED)
         self.bounds = sorted((least[t] * mean, t) for t in types if t in least)
         if table.tariff is not None and instance.energy_price > 0:
             # a profile runs within its budget, or, late, back to back from now on its

@@ -89,7 +89,12 @@ class StsOptions:
     ``idle_tail``: where nodes are always on and draw power of their own, the job ending
     last hurries when the hours it alone keeps the cluster powered cost more than its
     speed (:mod:`heuristic.sts.tail`); without idle power, or with nodes powered off
-    when empty, it changes nothing either way."""
+    when empty, it changes nothing either way.
+    ``mixed_types``: beside each GPU type's profile, a profile over every type the job
+    may use at once (:data:`heuristic.sts.hulls.MIXED`), whose slow first steps may run
+    on one type and its fast last steps on another (each change pays the relaunch, as
+    any change of configuration does); off, every profile keeps to one type, as the
+    thesis's STS (docs/model.md, 'Profiles over every GPU type')."""
 
     lookahead: bool = True
     reserve: float = RESERVE
@@ -108,6 +113,7 @@ class StsOptions:
     idle_tail: bool = True
     spare: float = SPARE
     displace_cost: Literal["wait", "profile", "relaunch"] = "wait"
+    mixed_types: bool = False
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")

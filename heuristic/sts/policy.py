@@ -244,7 +244,9 @@ class StsPolicy:
     def _start(self, state: SchedulerState) -> Round:
         inst, now = state.instance, state.time
         if self._table is None or self._table.instance is not inst:
-            self._table = HullTable(inst, timing=self.options.timing)
+            self._table = HullTable(
+                inst, timing=self.options.timing, mixed=self.options.mixed_types
+            )
             self._finish_by.clear()  # a new run
             self._ran.clear()
             self._seen.clear()

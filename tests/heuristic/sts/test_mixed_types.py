@@ -1,0 +1,87 @@
+"""Profiles over every GPU type at once (``mixed_types``, heuristic/sts/hulls.py): a job
+whose cheapest slow configuration is on one type and whose cheapest fast one is on
+another starts on the first and finishes on the second."""
+
+from __future__ import annotations
+
+import pytest
+
+from heuristic.core.occupancy import Occupancy
+from heuristic.core.policy import JobStatus, SchedulerState
+from heuristic.sts.hulls import MIXED, HullTable, JobProfiles
+from heuristic.sts.options import StsOptions
+from heuristic.sts.policy import StsPolicy
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from validation.evaluate import evaluate
+from validation.simulator import rollout
+
+P1, P4 = Config("p100", 1), Config("p100", 4)
+V1, V4 = Config("v100", 1), Config("v100", 4)
+
+
+def _instance(gpu_type_names: tuple[str, str] = ("p100", "v100")) -> Instance:
+    """Ten epochs due in 11 h, no relaunch overhead. Per epoch (hours, kWh): P100 x1
+    (2, 0.5) and x4 (1, 1.0); V100 x1 (3, 0.9) and x4 (0.5, 0.6). On the P100s alone
+    the job needs nine epochs on x4 (9.5 kWh), on the V100s it runs all ten on x4
+    (6 kWh); four epochs on one P100 and six on four V100s take 11 h and 5.6 kWh."""
+    p, v = gpu_type_names
+    times = {
+        Config(p, 1): 2.0,
+        Config(p, 4): 1.0,
+        Config(v, 1): 3.0,
+        Config(v, 4): 0.5,
+    }
+    job = Job("j", 0.0, 11.0, EpochDistribution.deterministic(10), times, 4.0, relaunch_hours=0.0)
+    return Instance(
+        (GpuType(p, 16.0, 250.0), GpuType(v, 16.0, 300.0)),
+        (Node("np", p, 4), Node("nv", v, 4)),
+        (job,),
+    )
+
+
+def _profiles(inst: Instance, mixed: bool) -> JobProfiles:
+    table = HullTable(inst, mixed=mixed)
+    status = JobStatus(inst.jobs[0], 0.0, None)
+    return JobProfiles(inst, status, 0.0, tuple(g.name for g in inst.gpu_types), table)
+
+
+def test_the_mixed_profile_runs_slow_on_one_type_and_fast_on_the_other():
+    inst = _instance()
+    best = next(iter(_profiles(inst, mixed=True).in_order()))
+    assert best.gpu_type == MIXED
+    steps = [(s.config, s.epochs) for s in best.profile.steps]
+    assert steps == [(P1, pytest.approx(4.0)), (V4, pytest.approx(6.0))]
+    assert best.profile.worst_time == pytest.approx(11.0)
+    assert best.profile.tardiness_cost == 0
+    # without it the cheapest profile keeps to the V100s: 6 kWh against 5.6
+    single = next(iter(_profiles(inst, mixed=False).in_order()))
+    assert single.gpu_type == "v100"
+    assert best.profile.energy_cost == pytest.approx(single.profile.energy_cost * 5.6 / 6.0)
+
+
+def test_sts_with_mixed_types_starts_on_the_slow_type_and_costs_less():
+    inst = _instance()
+    state = SchedulerState(0.0, inst, (JobStatus(inst.jobs[0], 0.0, None),), Occupancy(inst))
+    mixed = StsPolicy(StsOptions(mixed_types=True)).decide(state)
+    single = StsPolicy(StsOptions()).decide(state)
+    assert mixed.assign["j"] is not None and mixed.assign["j"].config == P1
+    assert single.assign["j"] is not None and single.assign["j"].config == V4
+    cost = {
+        m: evaluate(inst, rollout(inst, StsPolicy(StsOptions(mixed_types=m)))).total_cost
+        for m in (True, False)
+    }
+    assert cost[True] == pytest.approx(cost[False] * 5.6 / 6.0)
+
+
+def test_a_real_gpu_type_of_the_pseudo_type_name_turns_mixing_off():
+    inst = _instance(("p100", MIXED))
+    best = next(iter(_profiles(inst, mixed=True).in_order()))
+    assert [s.config.gpu_type for s in best.profile.steps] == [MIXED]
+
+
+def test_a_job_kept_to_some_types_gets_no_profile_over_the_others():
+    inst = _instance()
+    table = HullTable(inst, mixed=True)
+    status = JobStatus(inst.jobs[0], 0.0, None)
+    only_p100 = JobProfiles(inst, status, 0.0, ("p100",), table)
+    assert [t for _, t in only_p100.bounds] == ["p100"]
