@@ -258,9 +258,16 @@ class JobProfiles:
         return exact_profile(hull, self.dist, budget, self.omega, on_hull=True)
 
     def in_order(self) -> Iterator[TypeProfile]:
-        """Profiles cheapest first (ties by type name), each solved when first needed."""
+        """Profiles cheapest first (ties by type name), each solved when first needed;
+        with ``mixed_types``, the profile over every type first."""
         pending = list(self.bounds)
         known: list[tuple[float, str, TypeProfile]] = []
+        if any(t == MIXED for _, t in pending):
+            # the profile over every type is tried first, and one type's profiles are
+            # solved only if it is not placed: its options hold theirs, so it costs no
+            # more than theirs (timed under a series, it may; it is still tried first)
+            pending = [(b, t) for b, t in pending if t != MIXED]
+            yield self.solve(MIXED)
         while pending or known:
             while pending and (not known or known[0][0] >= pending[0][0]):
                 p = self.solve(pending.pop(0)[1])
