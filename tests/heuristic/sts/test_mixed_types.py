@@ -8,7 +8,7 @@ import pytest
 
 from heuristic.core.occupancy import Occupancy
 from heuristic.core.policy import JobStatus, SchedulerState
-from heuristic.sts.hulls import MIXED, HullTable, JobProfiles
+from heuristic.sts.hulls import MIXED, HullTable, JobProfiles, TypeProfile
 from heuristic.sts.options import StsOptions
 from heuristic.sts.policy import StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
@@ -85,3 +85,21 @@ def test_a_job_kept_to_some_types_gets_no_profile_over_the_others():
     status = JobStatus(inst.jobs[0], 0.0, None)
     only_p100 = JobProfiles(inst, status, 0.0, ("p100",), table)
     assert [t for _, t in only_p100.bounds] == ["p100"]
+
+
+def test_without_a_series_the_mixed_profile_is_tried_before_any_type_is_solved(monkeypatch):
+    inst = _instance()
+    jp = _profiles(inst, mixed=True)
+    solved: list[str] = []
+    solve = JobProfiles.solve
+
+    def counting(self: JobProfiles, gpu_type: str) -> TypeProfile:
+        solved.append(gpu_type)
+        return solve(self, gpu_type)
+
+    monkeypatch.setattr(JobProfiles, "solve", counting)
+    order = jp.in_order()
+    assert next(order).gpu_type == MIXED
+    assert solved == [MIXED]
+    # the types' own profiles follow, cheapest first, if it is not placed
+    assert [p.gpu_type for p in order] == ["v100", "p100"]
