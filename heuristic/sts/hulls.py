@@ -69,7 +69,8 @@ class HullTable:
     def __init__(self, instance: Instance, *, timing: bool = True, mixed: bool = False) -> None:
         self.instance = instance
         self.tariff = Tariff.of(instance) if timing else None
-        self.mixed = mixed
+        # (a real type named as the pseudo type turns mixing off)
+        self.mixed = mixed and all(g.name != MIXED for g in instance.gpu_types)
         # timed profiles' speed profiles for budgets fixed from the release: a job that
         # waits for cheap hours asks for the same ones at every event
         self.speeds: dict[tuple[object, ...], Profile] = {}
@@ -91,7 +92,7 @@ class HullTable:
                 o = Option(c, inst.epoch_time(job, c), inst.epoch_cost(job, c))
                 by_type.setdefault(c.gpu_type, []).append(o)
             every = [o for opts in by_type.values() for o in opts]
-            if self.mixed and len(by_type) > 1 and MIXED not in by_type:
+            if self.mixed and len(by_type) > 1:
                 by_type[MIXED] = list(every)
             fastest = min(o.time for o in every)  # fastest_epoch_time's figure
             cheapest = min(o.cost for o in every)
@@ -205,7 +206,7 @@ class JobProfiles:
             )
         mean = self.dist.mean()
         least = table.least_costs(job)
-        if MIXED in least and len(types) > 1 and set(least) - {MIXED} <= set(types):
+        if table.mixed and MIXED in least and set(least) - {MIXED} <= set(types):
             # every type the job may use is asked for: the profile over all of them too
             types = (*types, MIXED)
         self.bounds = sorted((least[t] * mean, t) for t in types if t in least)
@@ -262,7 +263,7 @@ class JobProfiles:
         with ``mixed_types`` and no price series, the profile over every type first."""
         pending = list(self.bounds)
         known: list[tuple[float, str, TypeProfile]] = []
-        if self.table.tariff is None and any(t == MIXED for _, t in pending):
+        if self.table.mixed and self.table.tariff is None and any(t == MIXED for _, t in pending):
             # the profile over every type is tried first, and one type's profiles are
             # solved only if it is not placed: its options hold theirs, so it costs no
             # more than theirs. Not under a series, where a type's timed profile may cost

@@ -75,7 +75,10 @@ def test_sts_with_mixed_types_starts_on_the_slow_type_and_costs_less():
 
 def test_a_real_gpu_type_of_the_pseudo_type_name_turns_mixing_off():
     inst = _instance(("p100", MIXED))
-    best = next(iter(_profiles(inst, mixed=True).in_order()))
+    mixed, single = _profiles(inst, mixed=True), _profiles(inst, mixed=False)
+    assert not mixed.table.mixed
+    assert mixed.bounds == single.bounds  # no profile over both types
+    best = next(iter(mixed.in_order()))
     assert [s.config.gpu_type for s in best.profile.steps] == [MIXED]
 
 
