@@ -267,7 +267,7 @@ class JobProfiles:
             # the profile over every type is tried first, and one type's profiles are
             # solved only if it is not placed: its options hold theirs, so it costs no
             # more than theirs. Not under a series, where a type's timed profile may cost
-            # less (tried first there, the prices campaign's contended family cost 1.6%
+            # less (tried first there, the prices campaign's contended family cost 1.5%
             # more: docs/model.md)
             pending = [(b, t) for b, t in pending if t != MIXED]
             yield self.solve(MIXED)
