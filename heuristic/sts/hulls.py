@@ -265,10 +265,15 @@ class JobProfiles:
         known: list[tuple[float, str, TypeProfile]] = []
         if self.table.mixed and self.table.tariff is None and any(t == MIXED for _, t in pending):
             # the profile over every type is tried first, and one type's profiles are
-            # solved only if it is not placed: its options hold theirs, so it costs no
-            # more than theirs. Not under a series, where a type's timed profile may cost
-            # less (tried first there, the prices campaign's contended family cost 1.5%
-            # more: docs/model.md)
+            # solved only if it is not placed. Its options hold theirs, so without a
+            # relaunch overhead it costs no more than theirs (the same LP over more
+            # options). With one it usually does too, but not always: its chains come
+            # from all the types' Pareto front and hull, which ignore what an hour of
+            # overhead costs, and are capped, so a type's own chain may be missing (a
+            # review found 101 of 23,512 random states where a type's profile cost
+            # less, by up to 6% on synthetic jobs). Not under a series either, where a
+            # type's timed profile may cost less (tried first there, the prices
+            # campaign's contended family cost 1.5% more: docs/model.md)
             pending = [(b, t) for b, t in pending if t != MIXED]
             yield self.solve(MIXED)
         while pending or known:
