@@ -128,8 +128,48 @@ class HullTable:
         :meth:`options` (:func:`heuristic.sts.chainset.chain_indices`)."""
         key = (job.id, gpu_type)
         if key not in self._chains:
-            self._chains[key] = chain_indices(self.options(job, gpu_type))
+            found = chain_indices(self.options(job, gpu_type))
+            if gpu_type == MIXED:
+                # every type's own chains too: the joint front and hull ignore what an
+                # hour of overhead costs, and are capped, so they may miss one
+                joint = dict.fromkeys(found)
+                for t, at in self._offsets(job).items():
+                    for c in self.chains(job, t):
+                        joint.setdefault(tuple(at + k for k in c), None)
+                found = list(joint)
+            self._chains[key] = found
         return self._chains[key]
+
+    def _continuing(
+        self, job: Job, current: Config, found: list[tuple[int, ...]]
+    ) -> list[tuple[int, ...]]:
+        """The chains continuing on ``current`` that its own type's chain set adds (none
+        of that type's chains holds it), among the :data:`MIXED` options; ``chain_set``
+        adds them only where no joint chain holds it."""
+        t = current.gpu_type
+        opts = self.options(job, t)
+        cur = next((k for k, o in enumerate(opts) if o.config == current), None)
+        if cur is None or any(cur in c for c in self.chains(job, t)):
+            return []
+        at = self._offsets(job)[t]
+        now = opts[cur]
+        extra: list[tuple[int, ...]] = [(at + cur,)]
+        extra += [
+            (at + cur, at + k)
+            for k, o in enumerate(opts)
+            if o.time < now.time and o.cost > now.cost
+        ]
+        return [c for c in extra if c not in found]
+
+    def _offsets(self, job: Job) -> dict[str, int]:
+        """Where each type's options start among the job's :data:`MIXED` options (they
+        are every type's, in order)."""
+        out, at = {}, 0
+        for t, opts in self._job(job)[0].items():
+            if t != MIXED:
+                out[t] = at
+                at += len(opts)
+        return out
 
     def chain_set(self, job: Job, gpu_type: str, relaunch: Relaunch) -> ChainSet:
         """The :class:`ChainSet` of the job's profiles on ``gpu_type`` while it runs
@@ -137,6 +177,8 @@ class HullTable:
         key = (job.id, gpu_type, relaunch.current)
         if key not in self._sets:
             opts, found = self.options(job, gpu_type), self.chains(job, gpu_type)
+            if gpu_type == MIXED and relaunch.current is not None:
+                found = found + self._continuing(job, relaunch.current, found)
             self._sets[key] = chain_set(opts, relaunch.current, relaunch.hourly_cost, found)
         return self._sets[key]
 
@@ -265,15 +307,11 @@ class JobProfiles:
         known: list[tuple[float, str, TypeProfile]] = []
         if self.table.mixed and self.table.tariff is None and any(t == MIXED for _, t in pending):
             # the profile over every type is tried first, and one type's profiles are
-            # solved only if it is not placed. Its options hold theirs, so without a
-            # relaunch overhead it costs no more than theirs (the same LP over more
-            # options). With one it usually does too, but not always: its chains come
-            # from all the types' Pareto front and hull, which ignore what an hour of
-            # overhead costs, and are capped, so a type's own chain may be missing (a
-            # review found 101 of 23,512 random states where a type's profile cost
-            # less, by up to 6% on synthetic jobs). Not under a series either, where a
-            # type's timed profile may cost less (tried first there, the prices
-            # campaign's contended family cost 1.5% more: docs/model.md)
+            # solved only if it is not placed: it costs no more than theirs (its
+            # options and, with a relaunch overhead, its chains hold theirs; a test).
+            # Not under a series, where a type's timed profile may cost less (tried
+            # first there, the prices campaign's contended family cost 1.5% more:
+            # docs/model.md)
             pending = [(b, t) for b, t in pending if t != MIXED]
             yield self.solve(MIXED)
         while pending or known:
