@@ -24,13 +24,14 @@ from concurrent.futures import ProcessPoolExecutor
 import pandas as pd
 
 from benchmarks.common import markdown
+from benchmarks.when import CLUSTER
 from instances import Instance
 from instances.generators.prices import lay_prices
 from instances.generators.registry import GENERATORS
 from validation.online import run_online
 
-# the campaign's contended scenario (experiments/campaigns/prices.toml)
-NODES = (("k80", 4, 2), ("p100", 4, 2), ("v100", 8, 2))
+# the campaign's contended scenario (experiments/campaigns/prices.toml; its cluster is
+# benchmarks.when's)
 LOADS = (0.6, 1.2)
 OFFSETS = (0, 840, 1512)
 CARBON = 100.0
@@ -43,7 +44,7 @@ Run = tuple[int, float, int, int, str]
 def instance(scale: int, load: float, seed: int, offset: int) -> Instance:
     """The campaign's instance at ``load`` on 32 GPUs, on ``scale`` times its nodes (the
     same arrival times), under the series from ``offset``."""
-    cluster = [[t, g, n * scale] for t, g, n in NODES]
+    cluster = [[t, g, n * scale] for t, g, n in CLUSTER]
     params = {"start": 24.0, "hours": 6.0, "cluster": cluster, "load": load / scale}
     inst = GENERATORS["philly-week"].instance(params, seed)
     return lay_prices(inst, f"au-nsw-2023:{offset}", CARBON)

@@ -119,15 +119,17 @@ def continuing(options: Sequence[Option], current: Config | None) -> list[list[O
     """Chains that start on the configuration the job runs now (for a job none of
     whose chains has it): continuing it is free, so even an option off the Pareto front
     may pay (alone, or before a faster and dearer one)."""
-    if current is None:
+    cur = next((k for k, o in enumerate(options) if o.config == current), None)
+    if current is None or cur is None:
         return []
-    now = next((o for o in options if o.config == current), None)
-    if now is None:
-        return []
-    out = [[now]]
-    for o in options:
-        if o.time < now.time and o.cost > now.cost:
-            out.append([now, o])
+    return [[options[k] for k in c] for c in continuing_indices(options, cur)]
+
+
+def continuing_indices(options: Sequence[Option], cur: int) -> list[tuple[int, ...]]:
+    """:func:`continuing` as indices into ``options``, ``cur`` the current one's."""
+    now = options[cur]
+    out: list[tuple[int, ...]] = [(cur,)]
+    out += [(cur, k) for k, o in enumerate(options) if o.time < now.time and o.cost > now.cost]
     return out
 
 
@@ -218,9 +220,7 @@ def chain_set(
     idx = list(found if found is not None else chain_indices(options))
     cur = next((k for k, o in enumerate(options) if o.config == current), None)
     if cur is not None and not any(cur in c for c in idx):
-        now = options[cur]
-        idx.append((cur,))
-        idx += [(cur, k) for k, o in enumerate(options) if o.time < now.time and o.cost > now.cost]
+        idx += continuing_indices(options, cur)
     index = tuple(idx)
     member, first, gaps, held, starts, alone = _layout(
         index, len(options), -1 if cur is None else cur

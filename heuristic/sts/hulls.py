@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from heuristic.core.policy import JobStatus
-from heuristic.sts.chainset import ChainSet, chain_indices, chain_set
+from heuristic.sts.chainset import ChainSet, chain_indices, chain_set, continuing_indices
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
 from heuristic.sts.switching import Relaunch, relaunch_profile
 from heuristic.sts.timing import Room, Tariff, timed
@@ -152,13 +152,7 @@ class HullTable:
         if cur is None or any(cur in c for c in self.chains(job, t)):
             return []
         at = self._offsets(job)[t]
-        now = opts[cur]
-        extra: list[tuple[int, ...]] = [(at + cur,)]
-        extra += [
-            (at + cur, at + k)
-            for k, o in enumerate(opts)
-            if o.time < now.time and o.cost > now.cost
-        ]
+        extra = (tuple(at + k for k in c) for c in continuing_indices(opts, cur))
         return [c for c in extra if c not in found]
 
     def _offsets(self, job: Job) -> dict[str, int]:
