@@ -169,6 +169,14 @@ class Evaluation:
         }
 
 
+def job_cost(
+    instance: Instance, plan: Plan, job_id: str, *, tardiness: TardinessMode | None = None
+) -> JobCost:
+    """Expected cost of one job under ``plan`` (its segments alone are read; the plan is
+    not checked), as :func:`evaluate` counts it."""
+    return _job_cost(instance, plan, job_id, tardiness or instance.tardiness)
+
+
 def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) -> JobCost:
     job = instance.job(job_id)
     tl = Timeline.of(instance, job_id, plan.for_job(job_id))

@@ -93,8 +93,11 @@ class _Engine:
         self.instance = instance
         self.policy = policy
         self.slot = slot
-        self.runs = {j.id: _Run(targets[j.id]) for j in instance.jobs}
-        self.arrivals = sorted((slot_ceil(j.release, slot), j.id) for j in instance.jobs)
+        # the jobs of this run: every job of the instance, or those of a what-if run
+        # (:mod:`validation.whatif`)
+        jobs = [j for j in instance.jobs if j.id in targets]
+        self.runs = {j.id: _Run(targets[j.id]) for j in jobs}
+        self.arrivals = sorted((slot_ceil(j.release, slot), j.id) for j in jobs)
         self.next_arrival = 0
         self.occ = Occupancy(instance)
         self.present: list[str] = []  # arrival order
@@ -171,8 +174,7 @@ class _Engine:
         decision = self.policy.decide(state)
         self.seconds.append(clock.perf_counter() - t0)
         self.apply(decision.assign)
-        if decision.wake_at is not None and decision.wake_at > self.t + EPS:
-            heapq.heappush(self.wakes, slot_ceil(decision.wake_at, self.slot))
+        self.wake(decision.wake_at)
 
     def apply(self, assign: Mapping[str, Allocation | None]) -> None:
         """All releases first, then all placements, each checked against the rules."""
@@ -261,6 +263,39 @@ class _Engine:
             heapq.heappop(self.wakes)
         return True
 
+    def run(
+        self,
+        max_events: int,
+        progress: Callable[[int], None] | None = None,
+        *,
+        decided: bool = False,
+    ) -> None:
+        """Decide and advance until every job has ended (``decided``: the decision at
+        the current time has been applied already)."""
+        still = 0  # events in a row in which no job ran an epoch, arrived or ended
+        for _ in range(max_events):
+            if self.present and not decided:
+                self.decide()
+            decided = False
+            done = self.ended
+            if not self.advance():
+                return
+            still = 0 if self.moved else still + 1
+            if still >= STALL_EVENTS:
+                raise SimulationError(
+                    f"policy {self.policy.name!r} ran {still} events in a row, up to "
+                    f"t={self.t:g}, in which no job ran an epoch, arrived or ended: it does "
+                    "not converge"
+                )
+            if progress is not None and self.ended > done:
+                progress(self.ended)
+        raise SimulationError(f"more than {max_events} events: the policy does not converge")
+
+    def wake(self, at: float | None) -> None:
+        """Ask for a decision at ``at`` (slot-rounded), if it is to come."""
+        if at is not None and at > self.t + EPS:
+            heapq.heappush(self.wakes, slot_ceil(at, self.slot))
+
 
 def _nodes(alloc: Allocation) -> tuple[str, ...]:
     return tuple(sorted({n for n, _ in alloc.gpus}))
@@ -288,23 +323,7 @@ def simulate(
         targets = {j.id: j.max_epochs for j in instance.jobs}
     eng = _Engine(instance, policy, targets, instance.slot)
     eng.admit()
-    still = 0  # events in a row in which no job ran an epoch, arrived or ended
-    for _ in range(max_events):
-        if eng.present:
-            eng.decide()
-        done = eng.ended
-        if not eng.advance():
-            break
-        still = 0 if eng.moved else still + 1
-        if still >= STALL_EVENTS:
-            raise SimulationError(
-                f"policy {policy.name!r} ran {still} events in a row, up to t={eng.t:g}, in "
-                "which no job ran an epoch, arrived or ended: it does not converge"
-            )
-        if progress is not None and eng.ended > done:
-            progress(eng.ended)
-    else:
-        raise SimulationError(f"more than {max_events} events: the policy does not converge")
+    eng.run(max_events, progress)
     return SimulationResult(
         policy=policy.name,
         mode=mode,

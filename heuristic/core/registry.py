@@ -87,6 +87,9 @@ _POLICIES: dict[str, Entry] = {
         {"estimate": "request", "placement": "first-fit", "batch": False, "share_ratio": math.inf},
     ),
     "milp": Entry("milp.rolling:RollingMilpPolicy", small_only=True),
+    # STS choosing per event between its two orders by what-if runs of the event engine
+    # (validation.rollout_choice), named here as the MILP is
+    "sts-rollout": Entry("validation.rollout_choice:RolloutStsPolicy"),
 }
 
 

@@ -42,6 +42,7 @@ adjustment, is STS as above.
 from __future__ import annotations
 
 import bisect
+import copy
 import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -117,6 +118,16 @@ class StsPolicy:
         # what displacing each running job costs it, once per decision (its status, hence
         # its profiles, does not change within one)
         self._restart_loss: dict[tuple[str, bool], float] = {}
+
+    def fork(self) -> StsPolicy:
+        """A copy that decides on from here without changing this one: its memory of
+        the run (pulled jobs, hours run, releases seen) is its own; the profile table,
+        a cache of pure results, is shared."""
+        twin = copy.copy(self)
+        for name, value in vars(self).items():
+            if isinstance(value, (dict, list, set)):
+                setattr(twin, name, copy.copy(value))
+        return twin
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)

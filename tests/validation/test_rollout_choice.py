@@ -1,0 +1,67 @@
+"""STS choosing its order by rollout (``sts-rollout``, validation.rollout_choice)."""
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+
+from heuristic.core.options import OptionError
+from heuristic.core.registry import make_policy
+from instances import Instance
+from instances.bundled import bundled
+from tests.strategies import instances
+from validation.evaluate import evaluate
+from validation.simulator import simulate
+
+
+def _static(inst: Instance) -> Instance:
+    """Every job released at time 0: no arrival is to come at any decision."""
+    return inst.replace(jobs=tuple(dataclasses.replace(j, release=0.0) for j in inst.jobs))
+
+
+def _costs(inst: Instance) -> tuple[float, float, float, int]:
+    """Worst-case rollouts: STS in each order, then the choosing policy."""
+    first = evaluate(inst, simulate(inst, make_policy("sts-full")).plan).total_cost
+    second = evaluate(
+        inst, simulate(inst, make_policy("sts-full", urgency="slack")).plan
+    ).total_cost
+    policy = make_policy("sts-rollout")
+    chosen = evaluate(inst, simulate(inst, policy).plan).total_cost
+    return first, second, chosen, policy.what_ifs
+
+
+def test_no_dearer_than_either_order_without_arrivals_on_medium():
+    # Without arrivals a what-if run is the run itself (tests/validation/test_whatif.py),
+    # so each choice's run costs at most what the one before it promised: the rollout
+    # costs at most the cheaper order's run (Bertsekas's cost improvement).
+    first, second, chosen, what_ifs = _costs(_static(bundled("medium")))
+    assert what_ifs > 0 and first != pytest.approx(second)
+    assert chosen <= min(first, second) * (1 + 1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(instances(max_jobs=5, relaunch=True))
+def test_no_dearer_than_either_order_without_arrivals(inst):
+    first, second, chosen, _ = _costs(_static(inst))
+    assert chosen <= min(first, second) * (1 + 1e-12) + 1e-12
+
+
+def test_as_sts_where_the_orders_agree():
+    inst = bundled("small")  # one decision after another where no job waits
+    policy = make_policy("sts-rollout")
+    assert simulate(inst, policy).plan == simulate(inst, make_policy("sts-full")).plan
+    assert policy.what_ifs == 0
+
+
+def test_same_run_twice():
+    inst = bundled("medium")
+    a = simulate(inst, make_policy("sts-rollout"), mode="sampled", seed=3)
+    b = simulate(inst, make_policy("sts-rollout"), mode="sampled", seed=3)
+    assert a.plan == b.plan
+
+
+def test_the_two_orders_must_differ():
+    with pytest.raises(OptionError, match="alternative = 'slack'"):
+        make_policy("sts-rollout", urgency="slack")
+    policy = make_policy("sts-rollout", urgency="slack", alternative="modified-slack")
+    assert [c.options.urgency for c in policy.copies] == ["slack", "modified-slack"]

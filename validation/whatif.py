@@ -1,0 +1,105 @@
+"""What-if runs from a decision point (docs/model.md, 'STS choosing its order by
+rollout'): the jobs present now, with no arrival to come, each run to its maximum
+epochs by the event engine under a policy, from a first decision given; and what they
+then cost, by the one evaluator.
+
+A policy sees the state of each decision, not the engine's record of the past. The
+engine needs that record to resume: a job's next segment continues its last one or
+relaunches it (:func:`validation.timeline.continues`), and the evaluator reads a job's
+progress from all its segments. :class:`History` keeps it, for the present jobs, from
+the decisions a policy makes: it sees every one, and the cluster changes only by them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from heuristic.core.occupancy import Allocation
+from heuristic.core.policy import Decision, Policy, SchedulerState
+from instances import Plan, Segment
+from validation.evaluate import job_cost
+from validation.simulator import EPS, _Engine
+
+# a what-if run that does not end within this many events fails as a run would
+WHAT_IF_EVENTS = 1_000_000
+
+
+@dataclass
+class History:
+    """The segments the present jobs have run, as the engine records them."""
+
+    # closed segments per job, and the overhead left when the last of them ended
+    past: dict[str, list[Segment]] = field(default_factory=dict)
+    left: dict[str, float] = field(default_factory=dict)
+    # the allocation each job runs on now and since when
+    open: dict[str, tuple[float, Allocation]] = field(default_factory=dict)
+    # the wake-ups asked for by the decisions applied (the engine keeps them all)
+    wakes: list[float] = field(default_factory=list)
+
+    def forget_ended(self, state: SchedulerState) -> None:
+        """Drop the jobs that have ended (they are no longer in the state)."""
+        present = {s.job.id for s in state.jobs}
+        for memo in (self.past, self.left, self.open):
+            for j in [j for j in memo if j not in present]:
+                del memo[j]
+        self.wakes = [w for w in self.wakes if w > state.time + EPS]
+
+    def record(self, state: SchedulerState, decision: Decision) -> None:
+        """The engine applies ``decision`` at ``state.time``: a job given another
+        allocation closes its segment now (unless it lasted no time, as the engine
+        counts it) and opens the new one."""
+        now = state.time
+        status = {s.job.id: s for s in state.jobs}
+        for job_id, alloc in decision.assign.items():
+            s = status[job_id]
+            if s.allocation == alloc:
+                continue
+            if job_id in self.open:
+                since, held = self.open.pop(job_id)
+                if now > since + EPS:
+                    seg = Segment(since, now, job_id, held.config, held.gpus)
+                    self.past.setdefault(job_id, []).append(seg)
+                    self.left[job_id] = s.overhead_left
+            if alloc is not None:
+                self.open[job_id] = (now, alloc)
+        if decision.wake_at is not None:
+            self.wakes.append(decision.wake_at)
+
+
+def what_if(state: SchedulerState, history: History, policy: Policy, first: Decision) -> Plan:
+    """The present jobs' segments, past and to come, when ``first`` is applied now and
+    ``policy`` decides every later event, with no arrival and every present job run to
+    its maximum epochs. Where empty nodes power off, the what-if run keeps them on."""
+    inst = state.instance
+    jobs = {s.job.id: s for s in state.jobs}
+    eng = _Engine(inst, policy, {j: s.job.max_epochs for j, s in jobs.items()}, inst.slot)
+    eng.power = None
+    eng.t = state.time
+    eng.admit()
+    eng.occ = state.occupancy.copy()
+    for job_id, s in jobs.items():
+        run = eng.runs[job_id]
+        run.progress = s.progress
+        past = history.past.get(job_id)
+        if past:
+            run.last, run.last_left = past[-1], history.left.get(job_id, 0.0)
+            eng.segments.extend(past)
+        if s.allocation is not None:
+            since, _ = history.open.get(job_id, (state.time, s.allocation))
+            run.alloc, run.since = s.allocation, since
+            run.busy_until = state.time + s.overhead_left
+            run.tau = inst.epoch_time(job_id, s.allocation.config)
+    eng.apply(first.assign)
+    for at in (*history.wakes, first.wake_at):
+        eng.wake(at)
+    eng.run(WHAT_IF_EVENTS, decided=True)
+    return Plan(tuple(eng.segments))
+
+
+def present_cost(state: SchedulerState, plan: Plan, jobs: Iterable[str] | None = None) -> float:
+    """What the present jobs (or ``jobs``) cost under ``plan`` by the evaluator: expected
+    energy and carbon, and tardiness in the instance's mode."""
+    ids = [s.job.id for s in state.jobs] if jobs is None else list(jobs)
+    return math.fsum(job_cost(state.instance, plan, j).total_cost for j in ids)
