@@ -14,14 +14,15 @@ Sets (each run online with the stops of its seed, realised total cost):
 - ``light``: the synthetic family on 10 nodes, 60 jobs, the three rates, with and
   without measured overheads, seeds 0-4.
 
-Every variant (``--variant name='{"option": value}'``, STS's options) runs on the same
+Every variant (``--variant name='{"option": value}'``, STS's options; ``--policy
+name``, another registered policy such as ``sts-rollout``) runs on the same
 instances beside STS's defaults and the references (``lp`` and ``sts-greedy``). The
 table gives per set and variant: the total, the runs below ``lp`` and the worst ratio
 to it, the runs within 2% of the best of the variant and the references, and the
 runs cheaper and dearer than the defaults.
 
 Run: python -m benchmarks.contention_rules [--sets week,day,c32] [--variant ...]
-[--workers 2]
+[--policy ...] [--workers 2]
 """
 
 from __future__ import annotations
@@ -102,8 +103,12 @@ def compare(
     loads: tuple[float, ...],
     day_stops: str,
     workers: int,
+    policies: tuple[str, ...] = (),
 ) -> list[list[object]]:
+    """``variants``: STS's options by label; ``policies``: other registered names,
+    each with its defaults, compared as variants."""
     runs = {"sts": ("sts", {})} | {k: ("sts", v) for k, v in variants.items()}
+    runs |= {p: (p, {}) for p in policies}
     runs |= {r: (r, {}) for r in REFERENCES}
     tasks = [
         (case, label, policy, options, day_stops)
@@ -118,7 +123,7 @@ def compare(
     rows: list[list[object]] = []
     for name in sets:
         todo = list(cases(name, loads))
-        for label in ["sts", *variants]:
+        for label in ["sts", *variants, *policies]:
             mine = [got[c, label] for c in todo]
             lp = [got[c, "lp"] for c in todo]
             best = [min(got[c, label], *(got[c, r] for r in REFERENCES)) for c in todo]
@@ -152,6 +157,13 @@ def main() -> None:
         metavar="NAME=JSON",
         help='STS\'s options, e.g. relaunch=\'{"displace_cost": "relaunch"}\'',
     )
+    ap.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another registered policy compared as a variant, e.g. sts-rollout",
+    )
     ap.add_argument("--loads", default=",".join(map(str, LOADS)))
     ap.add_argument("--day-stops", default="uniform", choices=("uniform", "helios"))
     ap.add_argument("--workers", type=int, default=2)
@@ -161,7 +173,9 @@ def main() -> None:
         name, _, options = v.partition("=")
         variants[name] = json.loads(options)
     loads = tuple(float(x) for x in args.loads.split(","))
-    rows = compare(args.sets.split(","), variants, loads, args.day_stops, args.workers)
+    rows = compare(
+        args.sets.split(","), variants, loads, args.day_stops, args.workers, tuple(args.policy)
+    )
     headers = [
         "set",
         "policy",

@@ -31,16 +31,26 @@ from heuristic.sts.options import StsOptions
 from heuristic.sts.policy import StsPolicy
 from validation.whatif import History, present_cost, what_if
 
+# jobs present from which no what-if run is made: the contended 32-GPU runs have at
+# most 17 present where their copies differ, the real-data windows up to 70, and on 128
+# GPUs a quarter of the events have 64 or more (docs/contended.md)
+ROLLOUT_BELOW = 64
+
 
 @dataclass(frozen=True)
 class RolloutStsOptions(StsOptions):
     """STS's options, for both copies; ``urgency`` is the first copy's order and
-    ``alternative`` the second's."""
+    ``alternative`` the second's. ``rollout_below``: what-if runs only while fewer jobs
+    than this are present; with more, the first copy decides alone (a what-if run
+    re-plans every present job at each of its events, so its cost grows with their
+    square: a run with 120 jobs present takes tens of seconds)."""
 
     alternative: Literal["modified-slack", "slack"] = "slack"
+    rollout_below: int = ROLLOUT_BELOW
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        require(self.rollout_below >= 0, "rollout_below", self.rollout_below, "must be at least 0")
         require(
             self.alternative != self.urgency,
             "alternative",
@@ -73,7 +83,9 @@ class RolloutStsPolicy:
             c.decide(dataclasses.replace(state, occupancy=occ.copy())) for c in self.copies
         ]
         pick = 0
-        if dict(decisions[0].assign) != dict(decisions[1].assign):
+        if len(state.jobs) < self.options.rollout_below and dict(decisions[0].assign) != dict(
+            decisions[1].assign
+        ):
             self.what_ifs += 1
             costs = [
                 present_cost(state, what_if(state, self.history, c.fork(), d))

@@ -65,3 +65,12 @@ def test_the_two_orders_must_differ():
         make_policy("sts-rollout", urgency="slack")
     policy = make_policy("sts-rollout", urgency="slack", alternative="modified-slack")
     assert [c.options.urgency for c in policy.copies] == ["slack", "modified-slack"]
+
+
+def test_no_what_if_from_rollout_below_jobs_present():
+    inst = _static(bundled("medium"))  # 60 jobs present at the first decisions
+    capped = make_policy("sts-rollout", rollout_below=0)
+    assert simulate(inst, capped).plan == simulate(inst, make_policy("sts-full")).plan
+    assert capped.what_ifs == 0
+    with pytest.raises(OptionError, match="rollout_below = -1"):
+        make_policy("sts-rollout", rollout_below=-1)
