@@ -15,8 +15,9 @@ optimization"). The run does not see jobs still to come, nor the sampled stops.
 
 It lives here, not in ``heuristic/``, because it runs the event engine; it is
 registered by name like the rolling MILP. Each copy sees every event; its memory of
-the run (pulled jobs, hours run) follows its own decisions, while the cluster follows
-the chosen ones.
+the run (the jobs it pulled to their last step, the wake-ups it asked for) follows its
+own decisions, while the cluster follows the chosen ones. No what-if run is made where
+the cluster's own power is charged or empty nodes power off (:meth:`_rolls_out`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from heuristic.core.options import require
 from heuristic.core.policy import Decision, SchedulerState
 from heuristic.sts.options import StsOptions
 from heuristic.sts.policy import StsPolicy
+from instances import Instance
 from validation.whatif import History, present_cost, what_if
 
 # jobs present from which no what-if run is made: the contended 32-GPU runs have at
@@ -73,19 +75,20 @@ class RolloutStsPolicy:
         second = dataclasses.replace(first, urgency=self.options.alternative)
         self.copies = (StsPolicy(first), StsPolicy(second))
         self.history = History()
+        self._instance: Instance | None = None
         self.what_ifs = 0  # decisions that needed them (two runs each)
         self.chose_second = 0
 
     def decide(self, state: SchedulerState) -> Decision:
+        if state.instance is not self._instance:  # a new run
+            self._instance, self.history = state.instance, History()
         self.history.forget_ended(state)
         occ = state.occupancy  # each copy plans on a copy of its own
         decisions = [
             c.decide(dataclasses.replace(state, occupancy=occ.copy())) for c in self.copies
         ]
         pick = 0
-        if len(state.jobs) < self.options.rollout_below and dict(decisions[0].assign) != dict(
-            decisions[1].assign
-        ):
+        if self._rolls_out(state) and _differ(decisions[0], decisions[1]):
             self.what_ifs += 1
             costs = [
                 present_cost(state, what_if(state, self.history, c.fork(), d))
@@ -97,3 +100,20 @@ class RolloutStsPolicy:
         chosen = decisions[pick]
         self.history.record(state, chosen)
         return chosen
+
+    def _rolls_out(self, state: SchedulerState) -> bool:
+        """What-if runs are made below ``rollout_below`` jobs present, and only where
+        they cost what the evaluator charges: not where the cluster's own power is
+        charged (idle GPUs, node base power) or empty nodes power off, which their
+        cost leaves out and the engine's boots would need resuming too."""
+        inst = state.instance
+        return (
+            len(state.jobs) < self.options.rollout_below
+            and not inst.node_power
+            and inst.power_off is None
+        )
+
+
+def _differ(a: Decision, b: Decision) -> bool:
+    """Whether two decisions differ: an allocation, or when the next decision is."""
+    return dict(a.assign) != dict(b.assign) or a.wake_at != b.wake_at

@@ -71,11 +71,16 @@ class History:
 def what_if(state: SchedulerState, history: History, policy: Policy, first: Decision) -> Plan:
     """The present jobs' segments, past and to come, when ``first`` is applied now and
     ``policy`` decides every later event, with no arrival and every present job run to
-    its maximum epochs. Where empty nodes power off, the what-if run keeps them on."""
+    its maximum epochs. Not where empty nodes power off: a placement's work there starts
+    when its node has booted, which :class:`History` does not see."""
     inst = state.instance
+    if inst.power_off is not None:
+        raise ValueError(
+            f"instance {inst.name!r} powers empty nodes off: a what-if run cannot resume "
+            "the engine's boots"
+        )
     jobs = {s.job.id: s for s in state.jobs}
     eng = _Engine(inst, policy, {j: s.job.max_epochs for j, s in jobs.items()}, inst.slot)
-    eng.power = None
     eng.t = state.time
     eng.admit()
     eng.occ = state.occupancy.copy()
@@ -100,6 +105,7 @@ def what_if(state: SchedulerState, history: History, policy: Policy, first: Deci
 
 def present_cost(state: SchedulerState, plan: Plan, jobs: Iterable[str] | None = None) -> float:
     """What the present jobs (or ``jobs``) cost under ``plan`` by the evaluator: expected
-    energy and carbon, and tardiness in the instance's mode."""
+    energy and carbon, and tardiness in the instance's mode; not the cluster's own power
+    (idle GPUs, node base power), which the evaluator charges to no job."""
     ids = [s.job.id for s in state.jobs] if jobs is None else list(jobs)
     return math.fsum(job_cost(state.instance, plan, j).total_cost for j in ids)

@@ -5,12 +5,15 @@ import dataclasses
 import pytest
 from hypothesis import given, settings
 
+from heuristic.core.occupancy import Allocation
 from heuristic.core.options import OptionError
+from heuristic.core.policy import Decision
 from heuristic.core.registry import make_policy
 from instances import Instance
 from instances.bundled import bundled
-from tests.strategies import instances
+from tests.strategies import instances, priced_instances
 from validation.evaluate import evaluate
+from validation.rollout_choice import _differ
 from validation.simulator import simulate
 
 
@@ -74,3 +77,31 @@ def test_no_what_if_from_rollout_below_jobs_present():
     assert capped.what_ifs == 0
     with pytest.raises(OptionError, match="rollout_below = -1"):
         make_policy("sts-rollout", rollout_below=-1)
+
+
+@settings(max_examples=10, deadline=None)
+@given(priced_instances(max_jobs=4, relaunch=True))
+def test_no_dearer_than_either_order_without_arrivals_under_prices(inst):
+    first, second, chosen, _ = _costs(_static(inst))
+    assert chosen <= min(first, second) * (1 + 1e-12) + 1e-12
+
+
+def test_no_what_if_where_the_cluster_power_is_charged():
+    # the what-if cost is the jobs' own: with idle power it could choose the dearer run
+    inst = _static(bundled("medium"))
+    idle = inst.replace(
+        gpu_types=tuple(dataclasses.replace(g, idle_w=0.3 * g.power_w) for g in inst.gpu_types)
+    )
+    policy = make_policy("sts-rollout")
+    assert simulate(idle, policy).plan == simulate(idle, make_policy("sts-full")).plan
+    assert policy.what_ifs == 0
+
+
+def test_decisions_differ_by_allocation_or_wake_up():
+    inst = bundled("small")
+    job, cfg = inst.jobs[0], inst.allowed_configs(inst.jobs[0])[0]
+    node = next(n for n in inst.nodes if n.gpu_type == cfg.gpu_type)
+    alloc = Allocation(cfg, tuple((node.id, g) for g in range(cfg.gpus)))
+    assert not _differ(Decision({job.id: alloc}, 1.0), Decision({job.id: alloc}, 1.0))
+    assert _differ(Decision({job.id: alloc}, 1.0), Decision({job.id: alloc}, 2.0))
+    assert _differ(Decision({job.id: alloc}), Decision({job.id: None}))

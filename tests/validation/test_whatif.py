@@ -10,7 +10,7 @@ from heuristic.core.policy import Decision, SchedulerState
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan
 from instances.bundled import bundled
-from tests.strategies import instances
+from tests.strategies import instances, priced_instances
 from validation.evaluate import evaluate
 from validation.simulator import simulate
 from validation.whatif import History, present_cost, what_if
@@ -59,9 +59,10 @@ def _check(inst: Instance) -> int:
         for s in state.jobs:  # past and future segments of every present job
             _same_segments(plan.for_job(s.job.id), run.plan.for_job(s.job.id))
         assert present_cost(state, plan) == pytest.approx(present_cost(state, run.plan))
-    # the present jobs' costs summed over every job are the evaluator's total
+    # summed over every job, the evaluator's costs of the jobs (not the cluster's power)
+    jobs = evaluate(inst, run.plan).jobs
     assert present_cost(pred.predictions[0][0], run.plan, [j.id for j in inst.jobs]) == (
-        pytest.approx(evaluate(inst, run.plan).total_cost)
+        pytest.approx(sum(j.total_cost for j in jobs))
     )
     return len(pred.predictions)
 
@@ -81,3 +82,18 @@ def test_what_if_is_the_engines_continuation(inst):
 @given(instances(max_jobs=4, slot=True))
 def test_what_if_is_the_engines_continuation_slotted(inst):
     _check(inst)
+
+
+@settings(max_examples=10, deadline=None)
+@given(priced_instances(max_jobs=4, relaunch=True, idle=True))
+def test_what_if_is_the_engines_continuation_under_prices_and_idle_power(inst):
+    # STS times its steps by the series and keeps the hours each job has run
+    _check(inst)
+
+
+def test_no_what_if_where_empty_nodes_power_off():
+    from instances.power import PowerOff
+
+    inst = bundled("small").replace(power_off=PowerOff(after_h=0.0, boot_h=0.2, boot_kwh=0.1))
+    with pytest.raises(ValueError, match="powers empty nodes off"):
+        _check(inst)
