@@ -17,7 +17,8 @@ It lives here, not in ``heuristic/``, because it runs the event engine; it is
 registered by name like the rolling MILP. Each copy sees every event; its memory of
 the run (the jobs it pulled to their last step, the wake-ups it asked for) follows its
 own decisions, while the cluster follows the chosen ones. No what-if run is made where
-the cluster's own power is charged or empty nodes power off (:meth:`_rolls_out`).
+the cluster's own power is charged or empty nodes power off: there the first copy
+decides alone.
 """
 
 from __future__ import annotations
@@ -76,42 +77,35 @@ class RolloutStsPolicy:
         self.copies = (StsPolicy(first), StsPolicy(second))
         self.history = History()
         self._instance: Instance | None = None
+        self._priced_alike = True  # the what-if cost is the evaluator's on this instance
         self.what_ifs = 0  # decisions that needed them (two runs each)
-        self.chose_second = 0
 
     def decide(self, state: SchedulerState) -> Decision:
-        if state.instance is not self._instance:  # a new run
-            self._instance, self.history = state.instance, History()
+        inst = state.instance
+        if inst is not self._instance:  # a new run
+            self._instance, self.history = inst, History()
+            # not where the cluster's own power is charged (idle GPUs, node base power)
+            # or empty nodes power off: the what-if cost leaves that power out, and the
+            # engine's boots cannot be resumed; the first copy then decides alone
+            self._priced_alike = not inst.idle_power and inst.power_off is None
+        if not self._priced_alike:
+            return self.copies[0].decide(state)
         self.history.forget_ended(state)
         occ = state.occupancy  # each copy plans on a copy of its own
         decisions = [
             c.decide(dataclasses.replace(state, occupancy=occ.copy())) for c in self.copies
         ]
         pick = 0
-        if self._rolls_out(state) and _differ(decisions[0], decisions[1]):
+        if len(state.jobs) < self.options.rollout_below and _differ(*decisions):
             self.what_ifs += 1
             costs = [
                 present_cost(state, what_if(state, self.history, c.fork(), d))
                 for c, d in zip(self.copies, decisions, strict=True)
             ]
-            if costs[1] < costs[0]:
-                pick = 1
-                self.chose_second += 1
+            pick = 1 if costs[1] < costs[0] else 0
         chosen = decisions[pick]
         self.history.record(state, chosen)
         return chosen
-
-    def _rolls_out(self, state: SchedulerState) -> bool:
-        """What-if runs are made below ``rollout_below`` jobs present, and only where
-        they cost what the evaluator charges: not where the cluster's own power is
-        charged (idle GPUs, node base power) or empty nodes power off, which their
-        cost leaves out and the engine's boots would need resuming too."""
-        inst = state.instance
-        return (
-            len(state.jobs) < self.options.rollout_below
-            and not inst.node_power
-            and inst.power_off is None
-        )
 
 
 def _differ(a: Decision, b: Decision) -> bool:
