@@ -52,8 +52,9 @@ def plain_instances() -> list[Instance]:
 # the policies that existed before the overhead (later ones have no "before" to keep)
 POLICIES = ("edf", "fifo", "lp", "pr", "rg", "static", "sts", "sts-greedy")
 # STS as it was then: its order and rules for contended clusters came later
-# (heuristic/sts/contention.py), with figures of their own
-THEN = {"sts": {"urgency": "slack", "backfill": False, "pull": False}}
+# (heuristic/sts/contention.py), with figures of their own, and its choice between two
+# orders by what-if runs later still (validation/rollout_choice.py)
+THEN = {"sts": {"urgency": "slack", "backfill": False, "pull": False, "rollout_below": 0}}
 
 
 def figures() -> dict[str, dict[str, list[float]]]:

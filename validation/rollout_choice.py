@@ -1,24 +1,27 @@
-"""STS choosing its order by rollout (``sts-rollout``; docs/model.md, 'STS choosing its
-order by rollout').
+"""STS choosing its order by rollout (``sts``, and the forms of it that are blind to a
+price series or to idle power; docs/model.md, 'STS choosing its order by rollout').
 
 Under contention no one order of STS wins: least slack first and the weighted modified
 slack each cost up to a quarter more than the other run by run, and which wins is
-decided by collisions hours after the decision (docs/contended.md). So at each event
-two copies of STS (the full form, :class:`heuristic.sts.policy.StsPolicy`), one per
-order, decide; where their decisions differ, each is played out by the event engine
-with the present jobs alone, every job to its maximum epochs (the worst case STS's
-profiles plan for; :mod:`validation.whatif`), the copy that made it deciding every
-later event, and the decision whose run the evaluator costs least is applied (the
-first order on a tie). It is Bertsekas's rollout with the two orders as base
-heuristics (Bertsekas, Tsitsiklis and Wu 1997, "Rollout algorithms for combinatorial
-optimization"). The run does not see jobs still to come, nor the sampled stops.
+decided by collisions hours after the decision (docs/contended.md). So where STS
+decides an event in full (:mod:`heuristic.sts.incremental`: capacity bound at the last
+decision, or few jobs are present) with fewer than ``rollout_below`` jobs present, a
+copy of it with the other order decides too; where the two decisions differ, each is
+played out by the event engine with the present jobs alone, every job to its maximum
+epochs (the worst case STS's profiles plan for; :mod:`validation.whatif`), the copy
+that made it deciding every later event, and the decision whose run the evaluator
+costs least is applied (the first order on a tie). The copy whose decision is applied
+carries on, with the first order. It is Bertsekas's rollout with the two orders as
+base heuristics (Bertsekas, Tsitsiklis and Wu 1997, "Rollout algorithms for
+combinatorial optimization"). The run does not see jobs still to come, nor the sampled
+stops. ``rollout_below = 0`` is STS without the rollout
+(:class:`heuristic.sts.incremental.IncrementalStsPolicy`), decision for decision.
 
 It lives here, not in ``heuristic/``, because it runs the event engine; it is
-registered by name like the rolling MILP. Each copy sees every event; its memory of
-the run (the jobs it pulled to their last step, the wake-ups it asked for) follows its
-own decisions, while the cluster follows the chosen ones. No what-if run is made where
-the cluster's own power is charged or empty nodes power off: there the first copy
-decides alone.
+registered by name like the rolling MILP. No what-if run is made where the cluster's
+own power is charged or empty nodes power off: there STS decides alone. STS blind to a
+price series (``timing = false``) bills its what-if runs at the instance's flat price,
+as its profiles are billed.
 """
 
 from __future__ import annotations
@@ -29,8 +32,7 @@ from typing import Literal
 
 from heuristic.core.options import require
 from heuristic.core.policy import Decision, SchedulerState
-from heuristic.sts.options import StsOptions
-from heuristic.sts.policy import StsPolicy
+from heuristic.sts.incremental import IncrementalOptions, IncrementalStsPolicy
 from instances import Instance
 from validation.whatif import History, present_cost, what_if
 
@@ -41,14 +43,15 @@ ROLLOUT_BELOW = 64
 
 
 @dataclass(frozen=True)
-class RolloutStsOptions(StsOptions):
-    """STS's options, for both copies; ``urgency`` is the first copy's order and
-    ``alternative`` the second's. ``rollout_below``: what-if runs only while fewer jobs
-    than this are present; with more, the first copy decides alone (a what-if run
-    re-plans every present job at each of its events, so its cost grows with their
-    square: a run with 120 jobs present takes tens of seconds)."""
+class RolloutStsOptions(IncrementalOptions):
+    """STS's options; ``urgency`` is the order STS decides by and ``alternative`` the
+    copy's (``"other"``, the default: the one ``urgency`` is not). ``rollout_below``:
+    what-if runs only while fewer jobs than this are present; with more, STS decides
+    alone (a what-if run re-plans the present jobs at
+    each of its events, so its cost grows with their square: a run with 120 jobs
+    present takes tens of seconds)."""
 
-    alternative: Literal["modified-slack", "slack"] = "slack"
+    alternative: Literal["other", "modified-slack", "slack"] = "other"
     rollout_below: int = ROLLOUT_BELOW
 
     def __post_init__(self) -> None:
@@ -63,22 +66,33 @@ class RolloutStsOptions(StsOptions):
 
 
 class RolloutStsPolicy:
-    """STS deciding each event by the cheaper of its two orders' what-if runs."""
+    """STS deciding each event it decides in full by the cheaper of its two orders'
+    what-if runs."""
 
-    name = "sts-rollout"
+    name = "sts"
     Options = RolloutStsOptions
 
     def __init__(self, options: RolloutStsOptions | None = None, *, seed: int = 0) -> None:
         self.options = options if options is not None else RolloutStsOptions()
         self.seed = seed  # deterministic
-        sts = {f.name: getattr(self.options, f.name) for f in dataclasses.fields(StsOptions)}
-        first = StsOptions(**sts)
-        second = dataclasses.replace(first, urgency=self.options.alternative)
-        self.copies = (StsPolicy(first), StsPolicy(second))
+        names = {f.name for f in dataclasses.fields(IncrementalOptions)}
+        own = IncrementalOptions(**{n: getattr(self.options, n) for n in names})
+        other = self.options.alternative
+        if other == "other":
+            other = "slack" if own.urgency == "modified-slack" else "modified-slack"
+        self._orders = (own, dataclasses.replace(own, urgency=other))
+        self.sts = IncrementalStsPolicy(own)
         self.history = History()
         self._instance: Instance | None = None
         self._priced_alike = True  # the what-if cost is the evaluator's on this instance
+        self._billed: Instance | None = None  # the instance whose prices bill a what-if run
         self.what_ifs = 0  # decisions that needed them (two runs each)
+        self.alternatives = 0  # decisions where the copy in the other order decided too
+
+    @property
+    def full_decisions(self) -> int:
+        """Events STS decided in full (:class:`IncrementalStsPolicy`), for benchmarks."""
+        return self.sts.full_decisions
 
     def decide(self, state: SchedulerState) -> Decision:
         inst = state.instance
@@ -86,26 +100,45 @@ class RolloutStsPolicy:
             self._instance, self.history = inst, History()
             # not where the cluster's own power is charged (idle GPUs, node base power)
             # or empty nodes power off: the what-if cost leaves that power out, and the
-            # engine's boots cannot be resumed; the first copy then decides alone
+            # engine's boots cannot be resumed; STS then decides alone
             self._priced_alike = not inst.idle_power and inst.power_off is None
+            self._billed = inst
+            if not self.options.timing and (inst.prices is not None or inst.carbon is not None):
+                self._billed = inst.replace(prices=None, carbon=None)  # as its profiles are
         if not self._priced_alike:
-            return self.copies[0].decide(state)
+            return self.sts.decide(state)
         self.history.forget_ended(state)
-        occ = state.occupancy  # each copy plans on a copy of its own
-        decisions = [
-            c.decide(dataclasses.replace(state, occupancy=occ.copy())) for c in self.copies
-        ]
-        pick = 0
-        if len(state.jobs) < self.options.rollout_below and _differ(*decisions):
-            self.what_ifs += 1
-            costs = [
-                present_cost(state, what_if(state, self.history, c.fork(), d))
-                for c, d in zip(self.copies, decisions, strict=True)
-            ]
-            pick = 1 if costs[1] < costs[0] else 0
-        chosen = decisions[pick]
+        chosen = self._decide(state)
         self.history.record(state, chosen)
         return chosen
+
+    def _decide(self, state: SchedulerState) -> Decision:
+        if len(state.jobs) >= self.options.rollout_below:
+            return self.sts.decide(state)
+        sts = self.sts
+        other = sts.fork()  # as STS is before it decides
+        full = sts.full_decisions
+        occ = state.occupancy  # each copy plans on a copy of its own
+        first = sts.decide(dataclasses.replace(state, occupancy=occ.copy()))
+        if sts.full_decisions == full:
+            # a partial decision (kept only where capacity did not bind and every job it
+            # re-plans fits): the other order is not weighed
+            return first
+        self.alternatives += 1
+        other.options = self._orders[1]
+        second = other.decide(dataclasses.replace(state, occupancy=occ.copy()))
+        if not _differ(first, second):
+            return first
+        self.what_ifs += 1
+        costs = [
+            present_cost(state, what_if(state, self.history, c.fork(), d), billed=self._billed)
+            for c, d in ((sts, first), (other, second))
+        ]
+        if costs[1] < costs[0]:
+            other.options = self._orders[0]  # it carries on in STS's own order
+            self.sts = other
+            return second
+        return first
 
 
 def _differ(a: Decision, b: Decision) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import Decision, Policy, SchedulerState
-from instances import Plan, Segment
+from instances import Instance, Plan, Segment
 from validation.evaluate import job_cost
 from validation.simulator import EPS, _Engine
 
@@ -103,9 +103,16 @@ def what_if(state: SchedulerState, history: History, policy: Policy, first: Deci
     return Plan(tuple(eng.segments))
 
 
-def present_cost(state: SchedulerState, plan: Plan, jobs: Iterable[str] | None = None) -> float:
+def present_cost(
+    state: SchedulerState,
+    plan: Plan,
+    jobs: Iterable[str] | None = None,
+    billed: Instance | None = None,
+) -> float:
     """What the present jobs (or ``jobs``) cost under ``plan`` by the evaluator: expected
     energy and carbon, and tardiness in the instance's mode; not the cluster's own power
-    (idle GPUs, node base power), which the evaluator charges to no job."""
+    (idle GPUs, node base power), which the evaluator charges to no job. ``billed``: the
+    instance whose prices bill it (the state's by default)."""
     ids = [s.job.id for s in state.jobs] if jobs is None else list(jobs)
-    return math.fsum(job_cost(state.instance, plan, j).total_cost for j in ids)
+    inst = state.instance if billed is None else billed
+    return math.fsum(job_cost(inst, plan, j).total_cost for j in ids)

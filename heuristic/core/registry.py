@@ -41,8 +41,11 @@ _POLICIES: dict[str, Entry] = {
     "edf": Entry("heuristic.baselines.edf:EdfPolicy"),
     "edf-fastest": Entry("heuristic.baselines.edf:EdfPolicy", {"rule": "fastest"}),
     # STS re-planning the jobs an event concerns while capacity does not bind, every
-    # job where it does (docs/model.md, 'STS re-planning only what an event concerns')
-    "sts": Entry("heuristic.sts.incremental:IncrementalStsPolicy"),
+    # job where it does (docs/model.md, 'STS re-planning only what an event concerns'),
+    # and choosing there between its two orders by what-if runs of the event engine
+    # (validation.rollout_choice, named here as the MILP is; docs/model.md, 'STS
+    # choosing its order by rollout'); ``rollout_below = 0``: without the what-if runs
+    "sts": Entry("validation.rollout_choice:RolloutStsPolicy"),
     # STS re-planning every present job at every event: the definition the pinned
     # decisions and the offline plans (gap, improve, warm starts) follow
     "sts-full": Entry("heuristic.sts.policy:StsPolicy"),
@@ -59,9 +62,9 @@ _POLICIES: dict[str, Entry] = {
         },
     ),
     # STS blind to a price series (billed by it): the reference for deciding when
-    "sts-price-blind": Entry("heuristic.sts.incremental:IncrementalStsPolicy", {"timing": False}),
+    "sts-price-blind": Entry("validation.rollout_choice:RolloutStsPolicy", {"timing": False}),
     # STS blind to the hours its last job keeps an idle cluster powered (charged by them)
-    "sts-idle-blind": Entry("heuristic.sts.incremental:IncrementalStsPolicy", {"idle_tail": False}),
+    "sts-idle-blind": Entry("validation.rollout_choice:RolloutStsPolicy", {"idle_tail": False}),
     "rg": Entry("heuristic.baselines.rg:RgPolicy"),
     "pr": Entry("heuristic.baselines.pr:PrPolicy"),
     "lp": Entry("heuristic.baselines.lp:LpPolicy"),
@@ -87,9 +90,6 @@ _POLICIES: dict[str, Entry] = {
         {"estimate": "request", "placement": "first-fit", "batch": False, "share_ratio": math.inf},
     ),
     "milp": Entry("milp.rolling:RollingMilpPolicy", small_only=True),
-    # STS choosing per event between its two orders by what-if runs of the event engine
-    # (validation.rollout_choice), named here as the MILP is
-    "sts-rollout": Entry("validation.rollout_choice:RolloutStsPolicy"),
 }
 
 
@@ -126,6 +126,8 @@ def register(name: str, target: str, *, small_only: bool = False, **preset: Any)
 _RENAMED = {
     "sts-incremental": "'sts', which decides incrementally; 'sts-full' re-plans every "
     "job at every event",
+    "sts-rollout": "'sts', which chooses its order by rollout; 'sts' with rollout_below = 0 "
+    "does not",
 }
 
 

@@ -46,6 +46,7 @@ import copy
 import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
+from typing import Self
 
 from heuristic.core.holds import Holds
 from heuristic.core.occupancy import Allocation
@@ -119,7 +120,7 @@ class StsPolicy:
         # its profiles, does not change within one)
         self._restart_loss: dict[tuple[str, bool], float] = {}
 
-    def fork(self) -> StsPolicy:
+    def fork(self) -> Self:
         """A copy that decides on from here without changing this one: its memory of
         the run (pulled jobs, hours run, releases seen) is its own; the profile table,
         a cache of pure results, is shared."""

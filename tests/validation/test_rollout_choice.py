@@ -1,4 +1,4 @@
-"""STS choosing its order by rollout (``sts-rollout``, validation.rollout_choice)."""
+"""STS choosing its order by rollout (``sts``, validation.rollout_choice)."""
 
 import dataclasses
 
@@ -9,6 +9,7 @@ from heuristic.core.occupancy import Allocation
 from heuristic.core.options import OptionError
 from heuristic.core.policy import Decision
 from heuristic.core.registry import make_policy
+from heuristic.sts.incremental import IncrementalOptions, IncrementalStsPolicy
 from instances import Instance
 from instances.bundled import bundled
 from tests.strategies import instances, priced_instances
@@ -22,13 +23,16 @@ def _static(inst: Instance) -> Instance:
     return inst.replace(jobs=tuple(dataclasses.replace(j, release=0.0) for j in inst.jobs))
 
 
+def _plain(**options: object) -> IncrementalStsPolicy:
+    """STS without the rollout, in one order."""
+    return IncrementalStsPolicy(IncrementalOptions(**options))  # type: ignore[arg-type]
+
+
 def _costs(inst: Instance) -> tuple[float, float, float, int]:
-    """Worst-case rollouts: STS in each order, then the choosing policy."""
-    first = evaluate(inst, simulate(inst, make_policy("sts-full")).plan).total_cost
-    second = evaluate(
-        inst, simulate(inst, make_policy("sts-full", urgency="slack")).plan
-    ).total_cost
-    policy = make_policy("sts-rollout")
+    """Worst-case rollouts: STS without the rollout in each order, then with it."""
+    first = evaluate(inst, simulate(inst, _plain()).plan).total_cost
+    second = evaluate(inst, simulate(inst, _plain(urgency="slack")).plan).total_cost
+    policy = make_policy("sts")
     chosen = evaluate(inst, simulate(inst, policy).plan).total_cost
     return first, second, chosen, policy.what_ifs
 
@@ -55,32 +59,33 @@ def _no_dearer(inst: Instance) -> None:
 
 def test_as_sts_where_the_orders_agree():
     inst = bundled("small")  # one decision after another where no job waits
-    policy = make_policy("sts-rollout")
-    assert simulate(inst, policy).plan == simulate(inst, make_policy("sts-full")).plan
+    policy = make_policy("sts")
+    assert simulate(inst, policy).plan == simulate(inst, _plain()).plan
     assert policy.what_ifs == 0
 
 
 def test_same_run_twice():
     inst = bundled("medium")
-    a = simulate(inst, make_policy("sts-rollout"), mode="sampled", seed=3)
-    b = simulate(inst, make_policy("sts-rollout"), mode="sampled", seed=3)
+    a = simulate(inst, make_policy("sts"), mode="sampled", seed=3)
+    b = simulate(inst, make_policy("sts"), mode="sampled", seed=3)
     assert a.plan == b.plan
 
 
 def test_the_two_orders_must_differ():
     with pytest.raises(OptionError, match="alternative = 'slack'"):
-        make_policy("sts-rollout", urgency="slack")
-    policy = make_policy("sts-rollout", urgency="slack", alternative="modified-slack")
-    assert [c.options.urgency for c in policy.copies] == ["slack", "modified-slack"]
+        make_policy("sts", urgency="slack", alternative="slack")
+    policy = make_policy("sts", urgency="slack")  # the alternative: the other order
+    assert policy.sts.options.urgency == "slack"
+    assert [o.urgency for o in policy._orders] == ["slack", "modified-slack"]
 
 
 def test_no_what_if_from_rollout_below_jobs_present():
     inst = _static(bundled("medium"))  # 60 jobs present at the first decisions
-    capped = make_policy("sts-rollout", rollout_below=0)
-    assert simulate(inst, capped).plan == simulate(inst, make_policy("sts-full")).plan
+    capped = make_policy("sts", rollout_below=0)
+    assert simulate(inst, capped).plan == simulate(inst, _plain()).plan
     assert capped.what_ifs == 0
     with pytest.raises(OptionError, match="rollout_below = -1"):
-        make_policy("sts-rollout", rollout_below=-1)
+        make_policy("sts", rollout_below=-1)
 
 
 @settings(max_examples=10, deadline=None)
@@ -95,8 +100,8 @@ def test_no_what_if_where_the_cluster_power_is_charged():
     idle = inst.replace(
         gpu_types=tuple(dataclasses.replace(g, idle_w=0.3 * g.power_w) for g in inst.gpu_types)
     )
-    policy = make_policy("sts-rollout")
-    assert simulate(idle, policy).plan == simulate(idle, make_policy("sts-full")).plan
+    policy = make_policy("sts")
+    assert simulate(idle, policy).plan == simulate(idle, _plain()).plan
     assert policy.what_ifs == 0
 
 
@@ -108,3 +113,17 @@ def test_decisions_differ_by_allocation_or_wake_up():
     assert not _differ(Decision({job.id: alloc}, 1.0), Decision({job.id: alloc}, 1.0))
     assert _differ(Decision({job.id: alloc}, 1.0), Decision({job.id: alloc}, 2.0))
     assert _differ(Decision({job.id: alloc}), Decision({job.id: None}))
+
+
+def test_the_retired_name_names_sts():
+    with pytest.raises(ValueError, match="'sts-rollout' is now 'sts'"):
+        make_policy("sts-rollout")
+
+
+def test_without_the_rollout_is_plain_sts_online():
+    # rollout_below = 0: STS decides alone, decision for decision (sampled stops, arrivals)
+    inst = bundled("medium")
+    capped = make_policy("sts", rollout_below=0)
+    a = simulate(inst, capped, mode="sampled", seed=1)
+    assert a.plan == simulate(inst, _plain(), mode="sampled", seed=1).plan
+    assert capped.what_ifs == 0 and capped.full_decisions > 0

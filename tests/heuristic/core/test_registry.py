@@ -71,14 +71,19 @@ def test_an_unknown_policy_is_refused_listing_the_known_ones():
 def test_a_retired_name_says_what_it_became():
     with pytest.raises(ValueError, match=r"policy 'sts-incremental' is now 'sts'.*'sts-full'"):
         make_policy("sts-incremental")
+    with pytest.raises(ValueError, match=r"policy 'sts-rollout' is now 'sts'.*rollout_below = 0"):
+        make_policy("sts-rollout")
 
 
 def test_sts_decides_incrementally_and_sts_full_every_job_at_every_event():
     from heuristic.sts.incremental import IncrementalStsPolicy
     from heuristic.sts.policy import StsPolicy
+    from validation.rollout_choice import RolloutStsPolicy
 
-    assert isinstance(make_policy("sts"), IncrementalStsPolicy)
-    assert isinstance(make_policy("sts-price-blind"), IncrementalStsPolicy)
+    for name in ("sts", "sts-price-blind", "sts-idle-blind"):
+        policy = make_policy(name)  # choosing its order by what-if runs, incremental
+        assert type(policy) is RolloutStsPolicy and type(policy.sts) is IncrementalStsPolicy
+    assert make_policy("sts-price-blind").options.timing is False
     full = make_policy("sts-full")
     assert type(full) is StsPolicy and full.name == "sts-full"
 

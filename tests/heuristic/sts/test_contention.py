@@ -18,6 +18,9 @@ from instances.generators.realdata import cluster_mix
 from validation.online import run_online
 
 V1, V2, V4 = Config("v100", 1), Config("v100", 2), Config("v100", 4)
+# each rule as measured: STS in one order, without the what-if runs that choose between
+# its two orders (validation.rollout_choice, since 2026-11-29)
+ALONE = {"rollout_below": 0}
 
 
 def _status(job: Job, progress: float = 0.0) -> JobStatus:
@@ -138,6 +141,7 @@ def test_the_order_cuts_the_cost_of_an_overloaded_window():
     inst = real_data(RealDataSpec(jobs=50, start=0, nodes=cluster_mix(6)), 0)
     then = {"unstick": False, "spare": 0.0, "displace_cost": "relaunch", "pull_needed": False}
     then["backfill_ahead"] = False  # backfill for late jobs only, as until 2026-11-29
+    then.update(ALONE)
     new = run_online(inst, "sts", seed=0, options=then).summary()
     old = run_online(inst, "sts", seed=0, options={"urgency": "slack", **then}).summary()
     assert new["total_cost"] == pytest.approx(191.77, abs=0.01)
@@ -157,6 +161,7 @@ def test_an_idle_bottleneck_is_used_at_once():
     def first_hours(options: dict[str, object]) -> tuple[float, list[float]]:
         then = {"unstick": False, "spare": 0.0, "displace_cost": "relaunch", "pull_needed": False}
         then["backfill_ahead"] = False  # as until 2026-11-29
+        then.update(ALONE)
         run = run_online(inst, "sts", seed=0, options={**options, **then})
         use = [0.0, 0.0, 0.0]
         for s in run.result.plan:
@@ -198,7 +203,7 @@ def test_work_counted_only_as_far_as_jobs_are_late_serves_a_long_job_by_its_slac
 
     spec = {"start": 24.0, "hours": 6.0, "cluster": "k80x4:2,p100x4:2,v100x8:2", "load": 0.3}
     inst = GENERATORS["philly-week"].instance(spec, 2)
-    then = {"displace_cost": "relaunch", "pull_needed": False, "backfill_ahead": False}
+    then = {"displace_cost": "relaunch", "pull_needed": False, "backfill_ahead": False, **ALONE}
     scaled = run_online(inst, "sts", seed=2, options={"scale_work": True, **then})
     flat = run_online(inst, "sts", seed=2, options=then)
     assert scaled.summary()["total_cost"] == pytest.approx(49.51, abs=0.01)
@@ -217,7 +222,7 @@ def test_a_running_job_late_whatever_it_does_leaves_a_slow_slot():
     eight K80s) and ends 0.25 h late: 26.69. Displacements counted by their energy, and every
     job whose last step's class is booked full pulled, as when it was measured."""
     inst = real_data(RealDataSpec(jobs=50, start=2250, nodes=cluster_mix(8), source="week"), 0)
-    then = {"displace_cost": "relaunch", "pull_needed": False}
+    then = {"displace_cost": "relaunch", "pull_needed": False, **ALONE}
     moved = run_online(inst, "sts", seed=0, options=then)
     kept = run_online(inst, "sts", seed=0, options={"unstick": False, **then})
     assert moved.summary()["total_cost"] == pytest.approx(26.69, abs=0.01)
@@ -240,7 +245,7 @@ def test_a_job_with_a_cheaper_way_to_finish_on_time_is_not_pulled():
     )
 
     def run(options: dict[str, object]) -> tuple[float, float, float]:
-        r = run_online(inst, "sts", seed=0, options=options)
+        r = run_online(inst, "sts", seed=0, options={**options, **ALONE})
         on_v100x8 = sum(
             s.end - s.start
             for s in r.result.plan.for_job("p157")
