@@ -27,6 +27,7 @@ as its profiles are billed.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -84,6 +85,7 @@ class RolloutStsPolicy:
         self.sts = IncrementalStsPolicy(own)
         self.history = History()
         self._instance: Instance | None = None
+        self._last_time = -math.inf  # the last decision's time
         self._priced_alike = True  # the what-if cost is the evaluator's on this instance
         self._billed: Instance | None = None  # the instance whose prices bill a what-if run
         self.what_ifs = 0  # decisions that needed them (two runs each)
@@ -96,7 +98,8 @@ class RolloutStsPolicy:
 
     def decide(self, state: SchedulerState) -> Decision:
         inst = state.instance
-        if inst is not self._instance:  # a new run
+        # a new run: another instance, or the same one from an earlier time
+        if inst is not self._instance or state.time < self._last_time:
             self._instance, self.history = inst, History()
             # not where the cluster's own power is charged (idle GPUs, node base power)
             # or empty nodes power off: the what-if cost leaves that power out, and the
@@ -105,6 +108,7 @@ class RolloutStsPolicy:
             self._billed = inst
             if not self.options.timing and (inst.prices is not None or inst.carbon is not None):
                 self._billed = inst.replace(prices=None, carbon=None)  # as its profiles are
+        self._last_time = state.time
         if not self._priced_alike:
             return self.sts.decide(state)
         self.history.forget_ended(state)

@@ -67,8 +67,11 @@ def test_as_sts_where_the_orders_agree():
 def test_same_run_twice():
     inst = bundled("medium")
     a = simulate(inst, make_policy("sts"), mode="sampled", seed=3)
-    b = simulate(inst, make_policy("sts"), mode="sampled", seed=3)
-    assert a.plan == b.plan
+    policy = make_policy("sts")
+    b = simulate(inst, policy, mode="sampled", seed=3)
+    assert a.plan == b.plan and policy.what_ifs > 0
+    # the same policy object on the same instance again: a new run, its history afresh
+    assert simulate(inst, policy, mode="sampled", seed=3).plan == a.plan
 
 
 def test_the_two_orders_must_differ():
