@@ -10,8 +10,9 @@ copy of it with the other order decides too; where the two decisions differ, eac
 played out by the event engine with the present jobs alone, every job to its maximum
 epochs (the worst case STS's profiles plan for; :mod:`validation.whatif`), the copy
 that made it deciding every later event, and the decision whose run the evaluator
-costs least is applied (the first order on a tie). The copy whose decision is applied
-carries on, with the first order. It is Bertsekas's rollout with the two orders as
+costs least is applied (the copy's own on a tie). The copy whose decision is applied
+carries on, in its own order, which the copy in the other order is weighed against at
+the next event decided in full. It is Bertsekas's rollout with the two orders as
 base heuristics (Bertsekas, Tsitsiklis and Wu 1997, "Rollout algorithms for
 combinatorial optimization"). The run does not see jobs still to come, nor the sampled
 stops. ``rollout_below = 0`` is STS without the rollout
@@ -129,7 +130,8 @@ class RolloutStsPolicy:
             # re-plans fits): the other order is not weighed
             return first
         self.alternatives += 1
-        other.options = self._orders[1]
+        # the other order: STS's copy may be in either, since a winning copy keeps its own
+        other.options = self._orders[1] if sts.options == self._orders[0] else self._orders[0]
         second = other.decide(dataclasses.replace(state, occupancy=occ.copy()))
         if not _differ(first, second):
             return first
@@ -139,7 +141,9 @@ class RolloutStsPolicy:
             for c, d in ((sts, first), (other, second))
         ]
         if costs[1] < costs[0]:
-            other.options = self._orders[0]  # it carries on in STS's own order
+            # it carries on in its own order: its what-if run decided every later event
+            # so (the partial decisions too, where no other order is asked), and the
+            # promise made by that run is what bounds the cost of the rest
             self.sts = other
             return second
         return first
