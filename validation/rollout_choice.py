@@ -46,12 +46,12 @@ ROLLOUT_BELOW = 64
 
 @dataclass(frozen=True)
 class RolloutStsOptions(IncrementalOptions):
-    """STS's options; ``urgency`` is the order STS decides by and ``alternative`` the
-    copy's (``"other"``, the default: the one ``urgency`` is not). ``rollout_below``:
+    """STS's options; ``urgency`` is the order STS starts each run in and
+    ``alternative`` the other copy's (``"other"``, the default: the one ``urgency`` is
+    not); a copy whose decision wins goes on in its own order. ``rollout_below``:
     what-if runs only while fewer jobs than this are present; with more, STS decides
-    alone (a what-if run re-plans the present jobs at
-    each of its events, so its cost grows with their square: a run with 120 jobs
-    present takes tens of seconds)."""
+    alone (a what-if run re-plans the present jobs at each of its events, so its cost
+    grows with their square: a run with 120 jobs present takes tens of seconds)."""
 
     alternative: Literal["other", "modified-slack", "slack"] = "other"
     rollout_below: int = ROLLOUT_BELOW
@@ -102,6 +102,9 @@ class RolloutStsPolicy:
         # a new run: another instance, or the same one from an earlier time
         if inst is not self._instance or state.time < self._last_time:
             self._instance, self.history = inst, History()
+            # a fresh STS, in the first order: the last run's winning copy may be in the
+            # other, and STS's memory of a run (hours run, pulled jobs) is the run's
+            self.sts = IncrementalStsPolicy(self._orders[0])
             # not where the cluster's own power is charged (idle GPUs, node base power)
             # or empty nodes power off: the what-if cost leaves that power out, and the
             # engine's boots cannot be resumed; STS then decides alone

@@ -12,6 +12,7 @@ from heuristic.core.registry import make_policy
 from heuristic.sts.incremental import IncrementalOptions, IncrementalStsPolicy
 from instances import Instance
 from instances.bundled import bundled
+from instances.generators.prices import lay_prices
 from tests.strategies import instances, priced_instances
 from validation.evaluate import evaluate
 from validation.rollout_choice import _differ
@@ -85,6 +86,16 @@ def test_same_run_twice():
     assert a.plan == b.plan and policy.what_ifs > 0
     # the same policy object on the same instance again: a new run, its history afresh
     assert simulate(inst, policy, mode="sampled", seed=3).plan == a.plan
+    # ... and its STS: a run that ended with the least-slack copy deciding is followed
+    # by one that starts, as a fresh policy does, in STS's first order, and without the
+    # last run's memory (under a price series, the hours each job has run)
+    simulate(inst, policy, mode="sampled", seed=1)
+    assert policy.sts.options.urgency == "slack"
+    assert simulate(inst, policy, mode="sampled", seed=3).plan == a.plan
+    priced = lay_prices(bundled("small"), "au-nsw-2023:840")
+    fresh = simulate(priced, make_policy("sts"), mode="sampled", seed=3).plan
+    simulate(priced, policy, mode="sampled", seed=1)
+    assert simulate(priced, policy, mode="sampled", seed=3).plan == fresh
 
 
 def test_the_two_orders_must_differ():
