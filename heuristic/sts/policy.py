@@ -119,6 +119,7 @@ class StsPolicy:
         # what displacing each running job costs it, once per decision (its status, hence
         # its profiles, does not change within one)
         self._restart_loss: dict[tuple[str, bool], float] = {}
+        self._clock = -math.inf  # the last decision's time
 
     def fork(self) -> Self:
         """A copy that decides on from here without changing this one: its memory of
@@ -255,16 +256,21 @@ class StsPolicy:
 
     def _start(self, state: SchedulerState) -> Round:
         inst, now = state.instance, state.time
-        if self._table is None or self._table.instance is not inst:
+        fresh = self._table is None or self._table.instance is not inst
+        if self._table is None or fresh:
             self._table = HullTable(
                 inst, timing=self.options.timing, mixed=self.options.mixed_types
             )
-            self._finish_by.clear()  # a new run
+        # a new run: another instance, or the same one from an earlier time (the table
+        # holds pure results and stays; the memory of a run does not)
+        if fresh or now < self._clock:
+            self._finish_by.clear()
             self._ran.clear()
             self._seen.clear()
             self._kept_memo.clear()
             self._released.clear()
             self._releases.clear()
+        self._clock = now
         if self._table.tariff is not None:
             self._count_runs(state)
         if self._finish_by:

@@ -12,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from heuristic.core.registry import make_policy
+from heuristic.sts.incremental import IncrementalStsPolicy
 from heuristic.sts.ledger import Ledger
+from heuristic.sts.policy import StsPolicy
 from heuristic.sts.profile import Profile, Step
 from heuristic.sts.timing import Grid, Tariff, place_runs, timing
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
@@ -172,3 +174,15 @@ def test_timed_sts_plans_are_feasible_and_priced(inst):
     res = simulate(inst, make_policy("sts"))
     ev = evaluate(inst, res.plan)
     assert math.isfinite(ev.total_cost)
+
+
+@pytest.mark.parametrize("make", [StsPolicy, IncrementalStsPolicy], ids=["full", "incremental"])
+def test_a_second_run_by_the_same_policy_forgets_the_first(make):
+    """STS remembers a run (the hours each job has run, under a series; pulled jobs;
+    kept spans): the same policy object run again on the same instance starts afresh,
+    as a new object would."""
+    inst = lay_prices(_cases()[1], "au-nsw-2023:840")
+    fresh = simulate(inst, make(), mode="sampled", seed=3).plan
+    policy = make()
+    simulate(inst, policy, mode="sampled", seed=1)
+    assert simulate(inst, policy, mode="sampled", seed=3).plan == fresh
