@@ -15,7 +15,7 @@ Sets (each run online with the stops of its seed, realised total cost):
   without measured overheads, seeds 0-4.
 
 Every variant (``--variant name='{"option": value}'``, STS's options; ``--policy
-name``, another registered policy such as ``sts-rollout``) runs on the same
+name``, another registered policy such as ``sts-full``) runs on the same
 instances beside STS's defaults and the references (``lp`` and ``sts-greedy``). The
 table gives per set and variant: the total, the runs below ``lp`` and the worst ratio
 to it, the runs within 2% of the best of the variant and the references, and the
@@ -162,7 +162,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="another registered policy compared as a variant, e.g. sts-rollout",
+        help="another registered policy compared as a variant, e.g. sts-full",
     )
     ap.add_argument("--loads", default=",".join(map(str, LOADS)))
     ap.add_argument("--day-stops", default="uniform", choices=("uniform", "helios"))
