@@ -70,6 +70,10 @@ class StsOptions:
     least its weight that is on time by less than this many of its relaunch overheads,
     nor a late one unless their exchange pays for both relaunches
     (:mod:`heuristic.sts.spare`; 0: off).
+    ``stay_put``: a running job given its own configuration on other GPUs goes back to
+    its very GPUs where they are free once every job is placed (a job placed first may
+    have taken them, then been moved on by a later rule); off, it relaunches there, as
+    until 2026-11-29. Without relaunch overheads it changes nothing.
     ``displace_cost``: what a placement that displaces running jobs costs them, weighed
     against the placing job's dearer profiles that leave them be
     (:mod:`heuristic.sts.displace`): ``"profile"``, the rise of each one's cheapest
@@ -112,6 +116,7 @@ class StsOptions:
     plan_boots: bool = True
     idle_tail: bool = True
     spare: float = SPARE
+    stay_put: bool = True
     displace_cost: Literal["wait", "profile", "relaunch"] = "wait"
     mixed_types: bool = False
 

@@ -164,6 +164,8 @@ class StsPolicy:
 
             for job_id in relieve(rnd, state.jobs, types_of, self._ran, self._releases):
                 self._finish_by.pop(job_id, None)  # it now plans to finish sooner
+        if rnd.holds is not None and self.options.stay_put:
+            self._stay_put(rnd, state.jobs)
         self.asks, self.stuck, self.chosen = rnd.asks, rnd.stuck, rnd.chosen
         self.ledger = rnd.ledger
         self.contended = rnd.contended or any(
@@ -172,6 +174,23 @@ class StsPolicy:
         )
         wake = min(rnd.asks.values(), default=math.inf)
         return Decision(rnd.assign, wake_at=None if math.isinf(wake) else wake)
+
+    @staticmethod
+    def _stay_put(rnd: Round, jobs: Sequence[JobStatus]) -> None:
+        """A running job given its own configuration on other GPUs goes back to its
+        very GPUs where they are free once every job is placed: a job placed first may
+        have taken them and been moved on by a later rule (backfill, the pull, another
+        step), and the move would relaunch it for nothing (``stay_put``)."""
+        for status in jobs:
+            cur, new = status.allocation, rnd.assign.get(status.job.id)
+            if cur is None or new is None or new == cur or new.config != cur.config:
+                continue
+            rnd.occ.release(status.job.id)
+            if rnd.occ.why_not(status.job, cur) is None:
+                rnd.occ.place(status.job, cur)
+                rnd.assign[status.job.id] = cur
+            else:
+                rnd.occ.place(status.job, new)
 
     def _work_share(self, rnd: Round, jobs: Sequence[JobStatus]) -> float:
         """The order's weight of work: ``work_share``, times the share of present jobs

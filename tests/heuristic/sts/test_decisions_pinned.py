@@ -125,11 +125,20 @@ ALONE = {"rollout_below": 0}
             {**ALONE, "full_below": 0, **ENERGY},
             ("9753ced2aa455084", 144, "16.043692276765608", "0.07215651039741715"),
         ),
-        # without the calm after a contended decision
+        # without the calm after a contended decision (re-pinned when a running job
+        # moved to its own configuration elsewhere began to go back to its GPUs left
+        # free, ``stay_put``: bf215e7c67cc4c68 / 16.063676335837883 before, which
+        # ``stay_put = false`` still gives)
         (
             "sts",
             "sampled",
             {**ALONE, "full_below": 0, "calm_hours": 0.0, **ENERGY},
+            ("045bba2856cada50", 147, "16.045589887387816", "0.07215651039740009"),
+        ),
+        (
+            "sts",
+            "sampled",
+            {**ALONE, "full_below": 0, "calm_hours": 0.0, "stay_put": False, **ENERGY},
             ("bf215e7c67cc4c68", 147, "16.063676335837883", "0.07215651039740009"),
         ),
         # without ``unstick`` (a stuck late job kept where it runs)
