@@ -91,7 +91,6 @@ class IncrementalStsPolicy(StsPolicy):
         self.full_below = getattr(opts, "full_below", FULL_BELOW)
         self.calm_hours = getattr(opts, "calm_hours", CALM_HOURS)
         self._bound_at = -math.inf  # when a decision last found capacity binding
-        self._last_time = -math.inf  # the last decision's time
         self._due: dict[str, float] = {}  # job -> when its plan asked to be re-planned
         # job -> the end of its progress's block when planned, and that stop's tolerance:
         # past both, the job passed a stopping point (``block_of`` read once, not at
@@ -105,16 +104,16 @@ class IncrementalStsPolicy(StsPolicy):
         self._booked: dict[str, Kept] = {}
         self.full_decisions = 0  # events decided by plain STS (for the benchmark)
 
+    def _forget_run(self) -> None:
+        super()._forget_run()
+        self._due.clear()
+        self._edge.clear()
+        self._restless.clear()
+        self._booked.clear()
+        self._bound_at = -math.inf
+
     def decide(self, state: SchedulerState) -> Decision:
-        # a new run: another instance, or the same one from an earlier time
-        new_run = self._table is None or self._table.instance is not state.instance
-        if new_run or state.time < self._last_time:
-            self._due.clear()  # a new run (StsPolicy.decide builds its table below)
-            self._edge.clear()
-            self._restless.clear()
-            self._booked.clear()
-            self._bound_at = -math.inf
-        self._last_time = state.time
+        self._begin(state)  # a new run forgets the last (StsPolicy's memory and this)
         present = {s.job.id for s in state.jobs}
         for gone in [j for j in self._due if j not in present]:
             del self._due[gone], self._edge[gone]

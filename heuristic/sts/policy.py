@@ -186,8 +186,7 @@ class StsPolicy:
             if cur is None or new is None or new == cur or new.config != cur.config:
                 continue
             rnd.occ.release(status.job.id)
-            if rnd.occ.why_not(status.job, cur) is None:
-                rnd.occ.place(status.job, cur)
+            if rnd.occ.keep(status.job, cur, new.config):
                 rnd.assign[status.job.id] = cur
             else:
                 rnd.occ.place(status.job, new)
@@ -273,24 +272,35 @@ class StsPolicy:
         rnd.assign[job_id], self._finish_by[job_id] = moved
         rnd.asks.pop(job_id, None)  # it runs its last step: no switch to wake for
 
-    def _start(self, state: SchedulerState) -> Round:
+    def _begin(self, state: SchedulerState) -> HullTable:
+        """The instance's profile table; a new run (another instance, or the same one
+        from an earlier time) forgets the last (the table holds pure results and stays
+        for the same instance; the memory of a run does not)."""
         inst, now = state.instance, state.time
-        fresh = self._table is None or self._table.instance is not inst
-        if self._table is None or fresh:
-            self._table = HullTable(
+        table = self._table
+        if table is None or table.instance is not inst:
+            table = self._table = HullTable(
                 inst, timing=self.options.timing, mixed=self.options.mixed_types
             )
-        # a new run: another instance, or the same one from an earlier time (the table
-        # holds pure results and stays; the memory of a run does not)
-        if fresh or now < self._clock:
-            self._finish_by.clear()
-            self._ran.clear()
-            self._seen.clear()
-            self._kept_memo.clear()
-            self._released.clear()
-            self._releases.clear()
+            self._forget_run()
+        elif now < self._clock:
+            self._forget_run()
         self._clock = now
-        if self._table.tariff is not None:
+        return table
+
+    def _forget_run(self) -> None:
+        """Drop the memory of a run (pulled jobs, hours run, kept spans, releases)."""
+        self._finish_by.clear()
+        self._ran.clear()
+        self._seen.clear()
+        self._kept_memo.clear()
+        self._released.clear()
+        self._releases.clear()
+
+    def _start(self, state: SchedulerState) -> Round:
+        inst, now = state.instance, state.time
+        table = self._begin(state)
+        if table.tariff is not None:
             self._count_runs(state)
         if self._finish_by:
             present = {s.job.id for s in state.jobs}
@@ -316,13 +326,13 @@ class StsPolicy:
             inst,
             now,
             state.occupancy,
-            self._table,
+            table,
             tuple(g.name for g in inst.gpu_types),
             Holds(state.occupancy, state.jobs) if inst.has_relaunch else None,
             ledger,
         )
         if rnd.holds is not None and self.options.spare > 0:
-            rnd.standing = standing(inst, state.jobs, now, self._table.fastest, self.options.spare)
+            rnd.standing = standing(inst, state.jobs, now, table.fastest, self.options.spare)
         return rnd
 
     def _count_runs(self, state: SchedulerState) -> None:
