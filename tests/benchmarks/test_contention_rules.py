@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.contention_rules import LOADS, SETS, cases, instance
+from benchmarks.contention_rules import LOADS, SETS, cases, instance, window_means
 from instances import InstanceError
 from instances.generators import RealDataSpec, real_data
 from instances.generators.realdata import cluster_mix
@@ -14,6 +14,25 @@ from instances.generators.realdata import cluster_mix
 def test_the_sets_have_the_runs_the_docs_count():
     sizes = {name: len(list(cases(name, LOADS))) for name in SETS}
     assert sizes == {"week": 72, "day": 100, "c32": 25, "c128": 25, "light": 30}
+
+
+def test_seeds_per_window_multiply_every_set_and_keep_its_windows():
+    for name in SETS:
+        own = list(cases(name, LOADS))
+        five = list(cases(name, LOADS, 5))
+        assert {c[:4] for c in five} == {c[:4] for c in own}
+        assert len(five) == 5 * len({c[:4] for c in own})
+        assert {c[4] for c in five} == set(range(5))
+
+
+def test_a_window_mean_is_over_its_own_seeds():
+    a, b = ("week", 30, 4, 0, 0), ("week", 30, 4, 0, 1)
+    c = ("week", 30, 8, 0, 0)
+    got = {(a, "sts"): 1.0, (b, "sts"): 5.0, (c, "sts"): 2.0}
+    got |= {(a, "lp"): 2.0, (b, "lp"): 3.0, (c, "lp"): 1.0}
+    means = window_means([a, b, c], got, "sts")
+    # STS wins seed 0's run (1 against 2) yet its mean over the window is above lp's
+    assert means == {a[:4]: (3.0, 2.5), c[:4]: (2.0, 1.0)}
 
 
 def test_a_last_window_of_the_day_ends_with_its_last_usable_job():
