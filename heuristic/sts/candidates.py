@@ -65,11 +65,14 @@ def booked_first(
     dist: EpochDistribution,
     table: HullTable,
     ran: float = 0.0,
+    capped: bool = False,
 ) -> Iterator[TypeProfile]:
     """Profiles whose later steps fit beside the booked ones, then the same types
     planned to finish earlier (a quarter, a half, three quarters of the time left,
-    or as fast as they can), then the rest as STS orders them. Lazy: a profile that
-    fits and is placed ends the search before dearer types are solved."""
+    or as fast as they can), then, with ``capped``, the same types without their
+    large configurations (:meth:`HullTable.capped`), then the rest as STS orders them.
+    Lazy: a profile that fits and is placed ends the search before dearer types are
+    solved."""
     job = status.job
     deferred = []
     for p in cands:
@@ -87,4 +90,38 @@ def booked_first(
                 q = jp.solve(p.gpu_type)
                 if ledger.fits(job, q.profile, dist):
                     yield q
+    if capped and deferred:
+        yield from _capped(inst, status, now, deferred, ledger, earlier, dist, table, ran)
     yield from deferred
+
+
+def _capped(
+    inst: Instance,
+    status: JobStatus,
+    now: float,
+    deferred: list[TypeProfile],
+    ledger: Ledger,
+    earlier: float,
+    dist: EpochDistribution,
+    table: HullTable,
+    ran: float,
+) -> Iterator[TypeProfile]:
+    """Where a profile's large steps collide with the booked ones and hurrying does
+    not fit either, its type's profile without large configurations, if that fits: a
+    job of a burst then runs steadily on a few GPUs (late, perhaps, by less) rather than
+    bet on a large node every job of the burst has booked. Not for a job running a
+    large configuration (it holds one already)."""
+    small, large = table.capped(), table.large()
+    if status.allocation is not None and large(status.allocation.config):
+        return
+    jp: JobProfiles | None = None
+    for p in deferred:
+        if not any(large(s.config) for s in p.profile.steps):
+            continue  # it collides without a large step: capping changes nothing
+        if not small.options(status.job, p.gpu_type):
+            continue
+        if jp is None:
+            jp = JobProfiles(inst, status, now, (), small, earlier, ran, ledger.room)
+        q = jp.solve(p.gpu_type)
+        if ledger.fits(status.job, q.profile, dist):
+            yield q

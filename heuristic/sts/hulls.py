@@ -66,8 +66,18 @@ class HullTable:
     that may run on more than one type also has the options of all its types together
     under the pseudo type :data:`MIXED`."""
 
-    def __init__(self, instance: Instance, *, timing: bool = True, mixed: bool = False) -> None:
+    def __init__(
+        self,
+        instance: Instance,
+        *,
+        timing: bool = True,
+        mixed: bool = False,
+        keep: Callable[[Config], bool] | None = None,
+    ) -> None:
         self.instance = instance
+        self.keep = keep  # the configurations the table holds (``None``: all allowed)
+        self._capped: HullTable | None = None
+        self._large: Callable[[Config], bool] | None = None
         self.tariff = Tariff.of(instance) if timing else None
         # (a real type named as the pseudo type turns mixing off)
         self.mixed = mixed and all(g.name != MIXED for g in instance.gpu_types)
@@ -89,15 +99,37 @@ class HullTable:
             inst = self.instance
             by_type: dict[str, list[Option]] = {}
             for c in inst.allowed_configs(job):
+                if self.keep is not None and not self.keep(c):
+                    continue
                 o = Option(c, inst.epoch_time(job, c), inst.epoch_cost(job, c))
                 by_type.setdefault(c.gpu_type, []).append(o)
             every = [o for opts in by_type.values() for o in opts]
             if self.mixed and len(by_type) > 1:
                 by_type[MIXED] = list(every)
-            fastest = min(o.time for o in every)  # fastest_epoch_time's figure
-            cheapest = min(o.cost for o in every)
+            # (a table that keeps only some configurations may hold none of a job's)
+            fastest = min((o.time for o in every), default=math.inf)  # fastest_epoch_time's
+            cheapest = min((o.cost for o in every), default=math.inf)
             found = self._jobs[job.id] = (by_type, fastest, cheapest)
         return found
+
+    def capped(self) -> HullTable:
+        """The same table without the large configurations (:func:`large_configs`):
+        the profiles that leave the large nodes, and several nodes at once, to others
+        (``capped``, :func:`heuristic.sts.candidates.booked_first`); built once."""
+        if self._capped is None:
+            large = self.large()
+            self._capped = HullTable(
+                self.instance,
+                timing=self.tariff is not None,
+                keep=lambda c: not large(c) and (self.keep is None or self.keep(c)),
+            )
+        return self._capped
+
+    def large(self) -> Callable[[Config], bool]:
+        """:func:`large_configs` of the instance, built once."""
+        if self._large is None:
+            self._large = large_configs(self.instance)
+        return self._large
 
     def least_costs(self, job: Job) -> dict[str, float]:
         """The job's least cost per epoch on each GPU type it can use."""
@@ -189,6 +221,20 @@ class HullTable:
     def fastest(self, job: Job) -> float:
         """Hours per epoch on the job's fastest allowed configuration."""
         return self._job(job)[1]
+
+
+def large_configs(instance: Instance) -> Callable[[Config], bool]:
+    """Whether a configuration is large: it runs on several nodes, or takes more than
+    half of the largest node of its type, so one such step per node (the ledger's large
+    classes, :class:`heuristic.sts.ledger.Ledger`). A shared slot never is."""
+    top: dict[str, int] = {}
+    for n in instance.nodes:
+        top[n.gpu_type] = max(top.get(n.gpu_type, 0), n.num_gpus)
+
+    def large(c: Config) -> bool:
+        return not c.shared and (c.nodes > 1 or 2 * c.gpus > top.get(c.gpu_type, 0))
+
+    return large
 
 
 def hourly_costs(instance: Instance, job: Job) -> dict[Config, float]:

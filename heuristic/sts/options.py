@@ -74,6 +74,11 @@ class StsOptions:
     its very GPUs where they are free once every job is placed (a job placed first may
     have taken them, then been moved on by a later rule); off, it relaunches there, as
     until 2026-11-29. Without relaunch overheads it changes nothing.
+    ``capped``: where a job's profile collides with the booked ones on a large
+    configuration (several nodes, or more than half of its type's largest node) and no
+    hurried profile fits, its type's profile without large configurations is tried
+    before the colliding one (:mod:`heuristic.sts.candidates`); off, as until
+    2026-11-29.
     ``displace_cost``: what a placement that displaces running jobs costs them, weighed
     against the placing job's dearer profiles that leave them be
     (:mod:`heuristic.sts.displace`): ``"profile"``, the rise of each one's cheapest
@@ -117,6 +122,7 @@ class StsOptions:
     idle_tail: bool = True
     spare: float = SPARE
     stay_put: bool = True
+    capped: bool = False
     displace_cost: Literal["wait", "profile", "relaunch"] = "wait"
     mixed_types: bool = False
 

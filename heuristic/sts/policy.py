@@ -368,7 +368,16 @@ class StsPolicy:
         if rnd.ledger is not None:
             dist = status.job.distribution.conditional(status.progress)
             cands = booked_first(
-                rnd.inst, status, rnd.now, cands, rnd.ledger, earlier, dist, rnd.table, ran
+                rnd.inst,
+                status,
+                rnd.now,
+                cands,
+                rnd.ledger,
+                earlier,
+                dist,
+                rnd.table,
+                ran,
+                self.options.capped,
             )
         if rnd.holds is not None:
             cands = Replayable(cands)  # walked again where a placement displaces
