@@ -324,8 +324,8 @@ def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
     options = (
         "lookahead, reserve, lead_hours, urgency, work_share, scale_work, backfill,"
         " backfill_ahead, unstick, pull, pull_needed, timing, power_states, plan_boots,"
-        " idle_tail, spare, stay_put, displace_cost, mixed_types, full_below, calm_hours,"
-        " alternative, rollout_below"
+        " idle_tail, spare, stay_put, capped, displace_cost, mixed_types, full_below,"
+        " calm_hours, alternative, rollout_below"
     )
     assert f"policy 'sts': unknown option 'reserv' (options: {options})" in err
     assert "Traceback" not in err
