@@ -225,11 +225,13 @@ class HullTable:
 
 def large_configs(instance: Instance) -> Callable[[Config], bool]:
     """Whether a configuration is large: it runs on several nodes, or takes more than
-    half of the largest node of its type, so one such step per node (the ledger's large
-    classes, :class:`heuristic.sts.ledger.Ledger`). A shared slot never is."""
-    top: dict[str, int] = {}
-    for n in instance.nodes:
-        top[n.gpu_type] = max(top.get(n.gpu_type, 0), n.num_gpus)
+    half of the largest node of its type, so one such step per node. A shared slot
+    never is. The ledger's large classes (:class:`heuristic.sts.ledger.Ledger`) are the
+    node sizes above half the largest, and it counts a step against those no larger
+    than the step: for the configurations of 1, 2, 4 and 8 GPUs on nodes of 4 and 8
+    the two agree; a step of 5-7 GPUs on a type whose large nodes hold 8 is large here
+    and counted against no large class there."""
+    top = {t: max(n.num_gpus for n in nodes) for t, nodes in instance.nodes_by_type.items()}
 
     def large(c: Config) -> bool:
         return not c.shared and (c.nodes > 1 or 2 * c.gpus > top.get(c.gpu_type, 0))
