@@ -13,13 +13,17 @@ changes that move decisions (STS deciding incrementally: ``--before c21dc6c``).
   processes. Goals: 0.1 s at 100 x 400, 2 s at 16,000 x 4,000.
 - ``online``: the ``online_large`` run (1,000 jobs on 100 nodes, sampled stops, seed 0):
   the median time of one decision over the run. Goal: 20 ms.
+- ``--priced RATE:OFFSET:SEED``: STS deciding when, on an instance of the ``prices``
+  campaign's thesis family under the bundled series: the time of all the run's
+  decisions (no goal; docs/prices.md, 'Decision time').
 
 Both with the jobs' measured relaunch overheads (the goals'; ``--relaunch none`` for the
 figures without). Times are wall clock and the process's CPU time: on a shared machine
 the wall clock also counts the time the process waits for a core, CPU time does not.
 
 Run: python -m benchmarks.sts_speed [--before REF] [--sizes 100x400,16000x4000]
-     [--online 1000x100] [--rounds 2] [--repeats 3] [--relaunch measured]
+     [--online 1000x100] [--priced high:0:0] [--rounds 2] [--repeats 3]
+     [--relaunch measured]
 """
 
 from __future__ import annotations
@@ -108,6 +112,44 @@ def online_run(jobs: int, nodes: int, relaunch: str) -> dict[str, Any]:
     }
 
 
+def priced_run(rate: str, offset: int, seed: int) -> dict[str, Any]:
+    """The whole of STS's decisions over an online run under the bundled price series:
+    the ``prices`` campaign's thesis family (synthetic, 10 nodes, 60 jobs, ``rate``),
+    ``au-nsw-2023`` from hour ``offset``, carbon at 100 per tonne, sampled stops."""
+    from heuristic import make_policy
+    from instances.generators import GENERATORS
+    from validation.evaluate import evaluate
+    from validation.scenario import scenario_instance
+    from validation.simulator import simulate
+
+    params = {"nodes": 10, "jobs": 60, "rate": rate, "prices": f"au-nsw-2023:{offset}"}
+    inst = GENERATORS["synthetic"].instance({**params, "carbon_price": 100.0}, seed)
+    policy = make_policy("sts", seed=seed)
+    wall: list[float] = []
+    cpu: list[float] = []
+    h = hashlib.sha256()
+
+    class Timed:
+        name = "sts"
+
+        def decide(self, state: Any) -> Any:
+            t0, c0 = time.perf_counter(), time.process_time()
+            decision = policy.decide(state)
+            cpu.append(time.process_time() - c0)
+            wall.append(time.perf_counter() - t0)
+            _digest(h, decision, state.time)
+            return decision
+
+    run = simulate(inst, Timed(), mode="sampled", seed=seed)
+    return {
+        "wall": sum(wall),
+        "cpu": sum(cpu),
+        "decisions": len(wall),
+        "digest": h.hexdigest()[:16],
+        "cost": evaluate(scenario_instance(inst, run.epochs), run.plan).total_cost,
+    }
+
+
 def in_tree(tree: Path, task: dict[str, Any]) -> dict[str, Any]:
     """Run ``task`` in a fresh process importing the code of ``tree``."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
@@ -146,12 +188,18 @@ def compare(before: Path, task: dict[str, Any], rounds: int) -> dict[str, dict[s
 
 def row(task: dict[str, Any], res: dict[str, dict[str, Any]], relaunch: str) -> list[object]:
     b, a = res["before"], res["after"]
-    n, m = task["size"]
-    goal = GOALS.get((task["kind"], n, m)) if relaunch == "measured" else None
-    unit = 1e3 if task["kind"] == "online" else 1.0
-    what = "one decision (s)" if task["kind"] == "snapshot" else "median decision (ms)"
+    if task["kind"] == "priced":
+        rate, offset, seed = task["size"]
+        name, goal, unit = f"priced {rate} from hour {offset}, seed {seed}", None, 1.0
+        what = f"all {a['decisions']} decisions (s)"
+    else:
+        n, m = task["size"]
+        name = f"{task['kind']} {n} x {m}"
+        goal = GOALS.get((task["kind"], n, m)) if relaunch == "measured" else None
+        unit = 1e3 if task["kind"] == "online" else 1.0
+        what = "one decision (s)" if task["kind"] == "snapshot" else "median decision (ms)"
     return [
-        f"{task['kind']} {n} x {m}",
+        name,
         what,
         "-" if goal is None else f"{goal * unit:g}",
         b["wall"] * unit,
@@ -173,6 +221,11 @@ def main() -> None:
     ap.add_argument("--before", default=BEFORE)
     ap.add_argument("--sizes", default="100x400,16000x4000")
     ap.add_argument("--online", default="1000x100", help="jobs x nodes, or '' for none")
+    ap.add_argument(
+        "--priced",
+        default="",
+        help="online runs under the price series, RATE:OFFSET:SEED,... (e.g. high:0:0)",
+    )
     ap.add_argument("--relaunch", choices=("measured", "none"), default="measured")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
@@ -181,6 +234,8 @@ def main() -> None:
         t = json.loads(args.task)
         if t["kind"] == "snapshot":
             print(json.dumps(snapshot_run(*t["size"], t["relaunch"], t["repeats"])))
+        elif t["kind"] == "priced":
+            print(json.dumps(priced_run(*t["size"])))
         else:
             print(json.dumps(online_run(*t["size"], t["relaunch"])))
         return
@@ -196,6 +251,10 @@ def main() -> None:
         for s in args.online.split(",")
         if s
     ]
+    for spec in args.priced.split(","):
+        if spec:
+            rate, offset, seed = spec.split(":")
+            tasks.append({"kind": "priced", "size": [rate, int(offset), int(seed)], "rounds": 1})
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         before = unpack(args.before, Path(tmp))

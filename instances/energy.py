@@ -186,10 +186,20 @@ class Series:
         return self.times[-1]
 
     @property
+    def values_array(self) -> np.ndarray:
+        """The values as a float array (read it, do not write it)."""
+        return self._v
+
+    @property
     def step(self) -> float | None:
         """The common length of its intervals, if they are all equal (to 1e-12 h)."""
-        widths = np.diff(self._t)
-        return float(widths[0]) if np.allclose(widths, widths[0], rtol=0, atol=1e-12) else None
+        # worked out once: STS asks at every profile it bounds under a series
+        if "_step" not in self.__dict__:
+            widths = np.diff(self._t)
+            same = np.allclose(widths, widths[0], rtol=0, atol=1e-12)
+            object.__setattr__(self, "_step", float(widths[0]) if same else None)
+        found: float | None = self.__dict__["_step"]
+        return found
 
     @property
     def constant(self) -> float | None:

@@ -9,11 +9,13 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from heuristic.core.policy import JobStatus
 from heuristic.sts.chainset import ChainSet, chain_indices, chain_set, continuing_indices
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
 from heuristic.sts.switching import Relaunch, relaunch_profile
-from heuristic.sts.timing import Room, Tariff, timed
+from heuristic.sts.timing import Room, Tariff, load, timed
 from instances import Config, Instance, Job
 
 # the name of the pseudo GPU type whose options are every type's (``mixed_types``): a
@@ -84,6 +86,8 @@ class HullTable:
         # timed profiles' speed profiles for budgets fixed from the release: a job that
         # waits for cheap hours asks for the same ones at every event
         self.speeds: dict[tuple[object, ...], Profile] = {}
+        # a profile's expected power over its run, by job, progress and steps (timing)
+        self.loads: dict[tuple[object, ...], np.ndarray] = {}
         # per job: its options by GPU type (in the order of its allowed configurations),
         # its fastest hours per epoch and its least cost per epoch, from one pass
         self._jobs: dict[str, tuple[dict[str, list[Option]], float, float]] = {}
@@ -319,8 +323,21 @@ class JobProfiles:
                 self.current,
                 self.ran,
                 self.room,
+                self._kept_load,
             ),
         )
+
+    def _kept_load(self, profile: Profile) -> np.ndarray:
+        """:func:`heuristic.sts.timing.load`, kept in the table for the job's progress
+        (its distribution) and the profile's steps (at most 100,000 kept)."""
+        key = (self.job.id, self.progress, profile.steps)
+        found = self.table.loads.get(key)
+        if found is None:
+            if len(self.table.loads) >= 100_000:
+                self.table.loads.clear()
+            found = self.table.loads[key] = load(self.instance, self.job, profile, self.dist)
+            found.flags.writeable = False  # shared: read only
+        return found
 
     def _kept_speed(self, gpu_type: str, budget: float) -> Profile:
         """:meth:`_speed`, kept in the table for the job's progress and current

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -63,6 +63,9 @@ class Tariff:
     carbon: Series | None
     per_gram: float
     cell: float
+    # the grids asked for, by (now, hours): every type and share of a job's profiles at a
+    # decision, and every job released at one time, time on the same cells
+    grids: dict[tuple[float, float], Grid] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, inst: Instance) -> Tariff | None:
@@ -89,6 +92,17 @@ class Tariff:
             out += self.per_gram * _least(self.carbon, a, b)
         return out
 
+    def grid(self, now: float, hours: float) -> Grid:
+        """:meth:`Grid.of` from ``now`` for ``hours``, kept (at most 10,000 kept: then
+        the memo starts again)."""
+        key = (now, hours)
+        found = self.grids.get(key)
+        if found is None:
+            if len(self.grids) >= 10_000:
+                self.grids.clear()
+            found = self.grids[key] = Grid.of(self, now, hours)
+        return found
+
     def cost(self, edges: np.ndarray) -> np.ndarray:
         """The bill of one kWh drawn evenly over each interval between ``edges``,
         times its hours (price·hours, the integral of the tariff)."""
@@ -108,7 +122,7 @@ def _least(series: Series, a: float, b: float) -> float:
     first = math.floor(a / step + TOL)
     count = math.floor(b / step + TOL) - first + 1
     idx = (first + np.arange(count)) % n
-    return float(np.asarray(series.values)[idx].min())
+    return float(series.values_array[idx].min())
 
 
 def load(inst: Instance, job: Job, profile: Profile, dist: EpochDistribution) -> np.ndarray:
@@ -132,15 +146,6 @@ def load(inst: Instance, job: Job, profile: Profile, dist: EpochDistribution) ->
                 rows.append((t, t + (b - a) * tau, kw * q[block]))
                 t += (b - a) * tau
     return np.array(rows, dtype=float).reshape(-1, 3)
-
-
-def energy_in(rows: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Expected kWh of ``rows`` (:func:`load`) between consecutive ``edges`` of its run."""
-    if len(rows) == 0:
-        return np.zeros(len(edges) - 1)
-    times = np.concatenate((rows[:, 0], rows[-1:, 1]))
-    cum = np.concatenate(([0.0], np.cumsum((rows[:, 1] - rows[:, 0]) * rows[:, 2])))
-    return np.diff(np.interp(edges, times, cum))
 
 
 def power_at(rows: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -250,6 +255,14 @@ def timing(
     if len(rows) == 0 or len(grid.price) == 0:
         return None
     total = float(rows[-1, 1])
+    # the expected kWh of ``rows`` between consecutive edges of its run, from the
+    # cumulative kWh built once for the cases below
+    times = np.concatenate((rows[:, 0], rows[-1:, 1]))
+    cum = np.concatenate(([0.0], np.cumsum((rows[:, 1] - rows[:, 0]) * rows[:, 2])))
+
+    def kwh(edges: np.ndarray) -> np.ndarray:
+        return np.diff(np.interp(edges, times, cum))
+
     widths = np.diff(grid.edges)
     d = float(widths[-1])
     head = float(widths[0])
@@ -258,19 +271,19 @@ def timing(
     cases = [(0.0, 0)] if head >= d - TOL else [(head, 1), (0.0, 1)]
     for done, k0 in cases:
         if done >= total - TOL:
-            cost = float(energy_in(rows, np.array([0.0, total]))[0] * grid.price[0])
+            cost = float(kwh(np.array([0.0, total]))[0] * grid.price[0])
             windows: tuple[tuple[float, float], ...] = ((0.0, total),)
         else:
             n = math.ceil((total - done) / d - TOL)
             cuts = np.minimum(done + d * np.arange(n + 1), total)
-            a = energy_in(rows, cuts)
+            a = kwh(cuts)
             resume = resume_hours * power_at(rows, cuts[:-1])
             w = grid.price[k0:]
             if n > len(w):
                 continue
             # no order of the portions costs less than the dearest on the cheapest
             # cells (rearrangement): a case that cannot win is not searched
-            head_cost = float(energy_in(rows, np.array([0.0, done]))[0] * grid.price[0])
+            head_cost = float(kwh(np.array([0.0, done]))[0] * grid.price[0])
             floor = dot(np.sort(a)[::-1], np.sort(np.partition(w, n - 1)[:n]))
             if floor + head_cost >= min(beat, best[0] if best else math.inf):
                 continue
@@ -305,6 +318,19 @@ Room = Callable[[Config, np.ndarray], np.ndarray]
 FULL = 1e12  # the price of a cell where the profile does not fit: never chosen
 
 
+def _kept_room(room: Room) -> Room:
+    """``room``, each configuration's answer kept (for one grid's edges)."""
+    kept: dict[Config, np.ndarray] = {}
+
+    def fits(cfg: Config, edges: np.ndarray) -> np.ndarray:
+        found = kept.get(cfg)
+        if found is None:
+            found = kept[cfg] = room(cfg, edges)
+        return found
+
+    return fits
+
+
 def _booked(grid: Grid, profile: Profile, room: Room | None) -> Grid:
     """``grid`` with the cells where a step of ``profile`` does not fit priced out."""
     if room is None:
@@ -336,6 +362,7 @@ def timed(
     current: Config | None,
     ran: float = 0.0,
     room: Room | None = None,
+    rows_of: Callable[[Profile], np.ndarray] | None = None,
 ) -> Profile:
     """The profile for ``budget`` (``solve(budget)``, price-blind) run back to back and
     billed by ``tariff``, or, if cheaper, a profile planned to run a share ``f``
@@ -345,15 +372,21 @@ def timed(
     step does not fit is not chosen), or ``None``. Only profiles that meet their
     budget are timed: a late job runs now. ``current``: the configuration the job runs
     now (idling first then pays a relaunch, where the profile continues it)."""
+    if rows_of is None:
+
+        def rows_of(profile: Profile) -> np.ndarray:
+            return load(inst, job, profile, dist)
+
     base = solve(budget)
-    rows = load(inst, job, base, dist)
+    rows = rows_of(base)
     best = replace(base, energy_cost=contiguous(rows, tariff, now))
     if base.worst_time > budget + TOL:
         return best  # late: it runs now
     # the windows end a margin before the budget: a timed job meets others' timed
     # jobs in the cheap hours, and the pauses and relaunches that costs come out of it
-    grid = Grid.of(tariff, now, budget * (1.0 - MARGIN))
+    grid = tariff.grid(now, budget * (1.0 - MARGIN))
     resume = inst.relaunch(job)
+    fits = None if room is None else _kept_room(room)  # one grid: asked once a configuration
     seen: list[Profile] = []
     # the shorter budgets are hours of run, fixed from the job's release (a share of its
     # window, less the hours it has run): waiting spends none of them, so a later
@@ -368,11 +401,11 @@ def timed(
         if prof.worst_time > budget + TOL or any(p.steps == prof.steps for p in seen):
             continue
         seen.append(prof)
-        rows = load(inst, job, prof, dist) if prof is not base else rows
+        rows = rows_of(prof) if prof is not base else rows
         if dot(rows[:, 2], rows[:, 1] - rows[:, 0]) * grid.floor >= best.energy_cost:
             continue  # even at the cheapest cell it costs more
         running = current is not None and prof.steps[0].config == current
-        found = timing(rows, _booked(grid, prof, room), resume, running, best.energy_cost)
+        found = timing(rows, _booked(grid, prof, fits), resume, running, best.energy_cost)
         if found is not None and found[0] < best.energy_cost * (1 - 1e-9):
             # late only for its shorter budget: within the job's own it is on time
             best = replace(

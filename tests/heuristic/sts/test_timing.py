@@ -186,3 +186,40 @@ def test_a_second_run_by_the_same_policy_forgets_the_first(make):
     policy = make()
     simulate(inst, policy, mode="sampled", seed=1)
     assert simulate(inst, policy, mode="sampled", seed=3).plan == fresh
+
+
+class _Forgetful(dict):
+    """A memo that keeps nothing."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
+def test_the_kept_grids_loads_and_step_change_no_decision(monkeypatch):
+    """STS under a series keeps each grid, each profile's expected power and the
+    series' step (for speed, benchmarks/sts_speed.py --priced): a run that keeps
+    nothing makes the very same plan, and a kept grid is the grid built afresh."""
+    inst = lay_prices(_cases()[1], "au-nsw-2023:840")
+    kept = simulate(inst, make_policy("sts"), mode="sampled", seed=3).plan
+    tariff = Tariff.of(inst)
+    assert tariff is not None
+    grid, fresh = tariff.grid(2.5, 9.5), Grid.of(tariff, 2.5, 9.5)
+    assert tariff.grid(2.5, 9.5) is grid
+    assert grid.edges.tolist() == fresh.edges.tolist()
+    assert grid.price.tolist() == fresh.price.tolist()
+    assert inst.price_series.step == 1.0 and inst.price_series.step == 1.0  # kept
+    uneven = Series((0.0, 1.0, 3.0), (1.0, 2.0))
+    assert uneven.step is None and uneven.step is None  # a kept None is not recomputed
+
+    import heuristic.sts.hulls as hulls
+
+    made = hulls.HullTable.__init__
+
+    def forgetful(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        self.loads = _Forgetful()
+        if self.tariff is not None:
+            object.__setattr__(self.tariff, "grids", _Forgetful())
+
+    monkeypatch.setattr(hulls.HullTable, "__init__", forgetful)
+    assert simulate(inst, make_policy("sts"), mode="sampled", seed=3).plan == kept
