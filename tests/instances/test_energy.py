@@ -49,6 +49,17 @@ def test_integrals_add_up(s, points):
     assert all(p >= -1e-12 for p in parts)
 
 
+@given(
+    series(),
+    st.lists(st.floats(-5.0, 1e6, allow_nan=False, allow_infinity=False), min_size=1, max_size=12),
+)
+def test_the_cumulatives_at_many_times_are_each_one_to_the_last_bit(s, times):
+    """The vectorised cumulative (STS bills every profile it tries by it) gives the very
+    floats of the one-time form, before 0, inside, at the end, and many periods on."""
+    ts = np.array([*times, 0.0, s.end, 3 * s.end], dtype=float)
+    assert s.cumulatives(ts).tolist() == [s.cumulative(float(t)) for t in ts]
+
+
 def test_a_flat_series_is_its_value():
     s = Series.flat(0.2)
     assert s.constant == 0.2
