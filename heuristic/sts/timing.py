@@ -150,7 +150,8 @@ def load(inst: Instance, job: Job, profile: Profile, dist: EpochDistribution) ->
 
 def power_at(rows: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Expected kW of ``rows`` at run times ``x`` (the row starting there)."""
-    k = np.clip(np.searchsorted(rows[:, 0], x, side="right") - 1, 0, len(rows) - 1)
+    # (rows start at 0 and ``x`` is within the run: only a time before 0 needs clipping)
+    k = np.maximum(np.searchsorted(rows[:, 0], x, side="right") - 1, 0)
     out: np.ndarray = rows[k, 2]
     return out
 
@@ -263,9 +264,9 @@ def timing(
     def kwh(edges: np.ndarray) -> np.ndarray:
         return np.diff(np.interp(edges, times, cum))
 
-    widths = np.diff(grid.edges)
-    d = float(widths[-1])
-    head = float(widths[0])
+    edges = grid.edges
+    d = float(edges[-1] - edges[-2])
+    head = float(edges[1] - edges[0])
     best: tuple[float, tuple[tuple[float, float], ...]] | None = None
     # (hours of the run done in cell 0, first cell of the search)
     cases = [(0.0, 0)] if head >= d - TOL else [(head, 1), (0.0, 1)]
@@ -275,15 +276,17 @@ def timing(
             windows: tuple[tuple[float, float], ...] = ((0.0, total),)
         else:
             n = math.ceil((total - done) / d - TOL)
-            cuts = np.minimum(done + d * np.arange(n + 1), total)
-            a = kwh(cuts)
-            resume = resume_hours * power_at(rows, cuts[:-1])
             w = grid.price[k0:]
             if n > len(w):
                 continue
+            cuts = np.minimum(done + d * np.arange(n + 1), total)
+            a = kwh(cuts)
+            resume = resume_hours * power_at(rows, cuts[:-1])
             # no order of the portions costs less than the dearest on the cheapest
             # cells (rearrangement): a case that cannot win is not searched
-            head_cost = float(kwh(np.array([0.0, done]))[0] * grid.price[0])
+            head_cost = 0.0
+            if done > 0:
+                head_cost = float(kwh(np.array([0.0, done]))[0] * grid.price[0])
             floor = dot(np.sort(a)[::-1], np.sort(np.partition(w, n - 1)[:n]))
             if floor + head_cost >= min(beat, best[0] if best else math.inf):
                 continue
