@@ -76,54 +76,14 @@ def snapshot_run(nodes: int, jobs: int, relaunch: str, repeats: int) -> dict[str
     return {"wall": min(wall), "cpu": min(cpu), "digest": h.hexdigest()[:16]}
 
 
-def online_run(jobs: int, nodes: int, relaunch: str) -> dict[str, Any]:
-    """The median time of one STS decision over the online run."""
+def _timed_run(inst: Any, seed: int) -> tuple[list[float], list[float], dict[str, Any]]:
+    """STS online on ``inst`` (sampled stops, ``seed``): the wall and CPU time of each
+    decision, the decisions' fingerprint and the realised total cost."""
     from heuristic import make_policy
-    from instances.generators import SyntheticSpec, synthetic
     from validation.evaluate import evaluate
     from validation.scenario import scenario_instance
     from validation.simulator import simulate
 
-    inst = synthetic(SyntheticSpec(nodes=nodes, jobs=jobs, relaunch=relaunch), seed=0)
-    policy = make_policy("sts", seed=0)
-    wall: list[float] = []
-    cpu: list[float] = []
-    h = hashlib.sha256()
-
-    class Timed:
-        name = "sts"
-
-        def decide(self, state: Any) -> Any:
-            t0, c0 = time.perf_counter(), time.process_time()
-            decision = policy.decide(state)
-            cpu.append(time.process_time() - c0)
-            wall.append(time.perf_counter() - t0)
-            _digest(h, decision, state.time)
-            return decision
-
-    run = simulate(inst, Timed(), mode="sampled", seed=0)
-    return {
-        "wall": statistics.median(wall),
-        "cpu": statistics.median(cpu),
-        "decisions": len(wall),
-        "digest": h.hexdigest()[:16],
-        # realised, by the one evaluator: where a change moves decisions, what it costs
-        "cost": evaluate(scenario_instance(inst, run.epochs), run.plan).total_cost,
-    }
-
-
-def priced_run(rate: str, offset: int, seed: int) -> dict[str, Any]:
-    """The whole of STS's decisions over an online run under the bundled price series:
-    the ``prices`` campaign's thesis family (synthetic, 10 nodes, 60 jobs, ``rate``),
-    ``au-nsw-2023`` from hour ``offset``, carbon at 100 per tonne, sampled stops."""
-    from heuristic import make_policy
-    from instances.generators import GENERATORS
-    from validation.evaluate import evaluate
-    from validation.scenario import scenario_instance
-    from validation.simulator import simulate
-
-    params = {"nodes": 10, "jobs": 60, "rate": rate, "prices": f"au-nsw-2023:{offset}"}
-    inst = GENERATORS["synthetic"].instance({**params, "carbon_price": 100.0}, seed)
     policy = make_policy("sts", seed=seed)
     wall: list[float] = []
     cpu: list[float] = []
@@ -141,13 +101,37 @@ def priced_run(rate: str, offset: int, seed: int) -> dict[str, Any]:
             return decision
 
     run = simulate(inst, Timed(), mode="sampled", seed=seed)
-    return {
-        "wall": sum(wall),
-        "cpu": sum(cpu),
-        "decisions": len(wall),
-        "digest": h.hexdigest()[:16],
-        "cost": evaluate(scenario_instance(inst, run.epochs), run.plan).total_cost,
-    }
+    return (
+        wall,
+        cpu,
+        {
+            "decisions": len(wall),
+            "digest": h.hexdigest()[:16],
+            # realised, by the one evaluator: where a change moves decisions, its cost
+            "cost": evaluate(scenario_instance(inst, run.epochs), run.plan).total_cost,
+        },
+    )
+
+
+def online_run(jobs: int, nodes: int, relaunch: str) -> dict[str, Any]:
+    """The median time of one STS decision over the online run."""
+    from instances.generators import SyntheticSpec, synthetic
+
+    inst = synthetic(SyntheticSpec(nodes=nodes, jobs=jobs, relaunch=relaunch), seed=0)
+    wall, cpu, rest = _timed_run(inst, 0)
+    return {"wall": statistics.median(wall), "cpu": statistics.median(cpu), **rest}
+
+
+def priced_run(rate: str, offset: int, seed: int) -> dict[str, Any]:
+    """The whole of STS's decisions over an online run under the bundled price series:
+    the ``prices`` campaign's thesis family (synthetic, 10 nodes, 60 jobs, ``rate``),
+    ``au-nsw-2023`` from hour ``offset``, carbon at 100 per tonne, sampled stops."""
+    from instances.generators import GENERATORS
+
+    params = {"nodes": 10, "jobs": 60, "rate": rate, "prices": f"au-nsw-2023:{offset}"}
+    inst = GENERATORS["synthetic"].instance({**params, "carbon_price": 100.0}, seed)
+    wall, cpu, rest = _timed_run(inst, seed)
+    return {"wall": sum(wall), "cpu": sum(cpu), **rest}
 
 
 def in_tree(tree: Path, task: dict[str, Any]) -> dict[str, Any]:
