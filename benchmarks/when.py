@@ -169,27 +169,22 @@ FINE = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.45, 0.4, 0.3, 0.25, 0.2, 0.1)
 def _alone_bill(inst: Instance, shares: tuple[float, ...] | None) -> float:
     """The sum over jobs of each one's profile bill, alone from its release: price-blind
     back to back (``None``) or timed with these shares of its window."""
-    kept = timing.FRACTIONS
-    table = HullTable(inst, timing=shares is not None)
+    rule = timing.TimingRule(shares) if shares is not None else timing.PLAIN
+    table = HullTable(inst, timing=shares is not None, rule=rule)
     blind = HullTable(inst, timing=False)
     types = tuple(g.name for g in inst.gpu_types)
     tariff = timing.Tariff.of(inst)
     assert tariff is not None
     total = 0.0
-    try:
-        if shares is not None:
-            timing.FRACTIONS = shares
-        for job in inst.jobs:
-            status = JobStatus(job, 0.0, None)
-            if shares is None:
-                p = next(iter(JobProfiles(inst, status, job.release, types, blind).in_order()))
-                rows = timing.load(inst, job, p.profile, job.distribution)
-                total += timing.contiguous(rows, tariff, job.release)
-            else:
-                p = next(iter(JobProfiles(inst, status, job.release, types, table).in_order()))
-                total += p.profile.energy_cost
-    finally:
-        timing.FRACTIONS = kept
+    for job in inst.jobs:
+        status = JobStatus(job, 0.0, None)
+        if shares is None:
+            p = next(iter(JobProfiles(inst, status, job.release, types, blind).in_order()))
+            rows = timing.load(inst, job, p.profile, job.distribution)
+            total += timing.contiguous(rows, tariff, job.release)
+        else:
+            p = next(iter(JobProfiles(inst, status, job.release, types, table).in_order()))
+            total += p.profile.energy_cost
     return total
 
 

@@ -15,7 +15,7 @@ from heuristic.core.policy import JobStatus
 from heuristic.sts.chainset import ChainSet, chain_indices, chain_set, continuing_indices
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
 from heuristic.sts.switching import Relaunch, relaunch_profile
-from heuristic.sts.timing import Room, Tariff, load, timed
+from heuristic.sts.timing import PLAIN, Room, Tariff, TimingRule, load, timed
 from instances import Config, Instance, Job
 
 # the name of the pseudo GPU type whose options are every type's (``mixed_types``): a
@@ -75,8 +75,10 @@ class HullTable:
         timing: bool = True,
         mixed: bool = False,
         keep: Callable[[Config], bool] | None = None,
+        rule: TimingRule = PLAIN,
     ) -> None:
         self.instance = instance
+        self.rule = rule  # how profiles are timed under a tariff
         self.keep = keep  # the configurations the table holds (``None``: all allowed)
         self._capped: HullTable | None = None
         self._large: Callable[[Config], bool] | None = None
@@ -126,6 +128,7 @@ class HullTable:
                 self.instance,
                 timing=self.tariff is not None,
                 keep=lambda c: not large(c) and (self.keep is None or self.keep(c)),
+                rule=self.rule,
             )
         return self._capped
 
@@ -324,6 +327,8 @@ class JobProfiles:
                 self.ran,
                 self.room,
                 self._kept_load,
+                self.table.rule,
+                self.table.fastest(self.job),
             ),
         )
 

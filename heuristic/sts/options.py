@@ -10,6 +10,7 @@ from typing import Literal
 from heuristic.core.options import require
 from heuristic.sts.contention import WORK_SHARE
 from heuristic.sts.spare import SPARE
+from heuristic.sts.timing import FINE_FRACTIONS, FRACTIONS, TimingRule
 
 # the ledger's safety margin for jobs not yet arrived: a quarter of each type's large
 # nodes beyond three hours from now (docs/model.md measures 0, 0.25 and 0.34)
@@ -89,6 +90,12 @@ class StsOptions:
     ``timing``: under a price (or priced carbon) that changes with time, each profile
     also chooses when it runs (:mod:`heuristic.sts.timing`); off, STS is blind to the
     series (it is still billed by it). A flat bill changes nothing either way.
+    ``fine_shares``: the timing tries seven shorter speed budgets (shares of the job's
+    window, 1.0-0.25 by 0.125) rather than four; ``margin_recovers``: the margin it
+    keeps free before the budget (a tenth of the time left) less what the profile's
+    last step would gain relaunched on the job's fastest configuration
+    (:class:`heuristic.sts.timing.TimingRule`; docs/prices.md). Both change nothing
+    without a series.
     ``power_states``: where empty nodes are powered off, best fit prefers, among the
     nodes that fit a placement equally well, one already on (then one booting, then one
     off; heuristic/core/power.py); off, STS is blind to power states (its nodes still
@@ -117,6 +124,8 @@ class StsOptions:
     pull: bool = True
     pull_needed: bool = True
     timing: bool = True
+    fine_shares: bool = False
+    margin_recovers: bool = False
     power_states: bool = True
     plan_boots: bool = True
     idle_tail: bool = True
@@ -125,6 +134,12 @@ class StsOptions:
     capped: bool = False
     displace_cost: Literal["wait", "profile", "relaunch"] = "wait"
     mixed_types: bool = False
+
+    @property
+    def timing_rule(self) -> TimingRule:
+        """How the timing searches (:class:`heuristic.sts.timing.TimingRule`)."""
+        shares = FINE_FRACTIONS if self.fine_shares else FRACTIONS
+        return TimingRule(shares, self.margin_recovers)
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")

@@ -280,7 +280,10 @@ class StsPolicy:
         table = self._table
         if table is None or table.instance is not inst:
             table = self._table = HullTable(
-                inst, timing=self.options.timing, mixed=self.options.mixed_types
+                inst,
+                timing=self.options.timing,
+                mixed=self.options.mixed_types,
+                rule=self.options.timing_rule,
             )
             self._forget_run()
         elif now < self._clock:

@@ -49,6 +49,25 @@ TOL = 1e-9
 # against none: no more missed due dates than price-blind STS on the synthetic family,
 # docs/model.md)
 MARGIN = 0.1
+# seven shares, 1.0-0.25 by 0.125 (``fine_shares``)
+FINE_FRACTIONS = (1.0, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25)
+
+
+@dataclass(frozen=True)
+class TimingRule:
+    """How :func:`timed` searches: the ``shares`` of a job's window its shorter speed
+    budgets are, and the margin it keeps free before the budget, ``MARGIN`` of the time
+    left; with ``recover``, less the hours the profile's last step would gain relaunched
+    on the job's fastest configuration (a timed job that meets others in the cheap
+    hours can still catch up by speeding up; only what it cannot catch up is kept)."""
+
+    shares: tuple[float, ...] = FRACTIONS
+    recover: bool = False
+
+
+PLAIN = TimingRule()
+
+
 # the cells looked at, from now: thirty days of hours (a longer run is not timed; the
 # search holds a row of cells per portion of the run)
 HORIZON_CELLS = 720
@@ -366,15 +385,20 @@ def timed(
     ran: float = 0.0,
     room: Room | None = None,
     rows_of: Callable[[Profile], np.ndarray] | None = None,
+    rule: TimingRule = PLAIN,
+    fastest: float = math.inf,
 ) -> Profile:
     """The profile for ``budget`` (``solve(budget)``, price-blind) run back to back and
     billed by ``tariff``, or, if cheaper, a profile planned to run a share ``f``
-    (:data:`FRACTIONS`) of the job's window (release to due date), less the ``ran``
-    hours it has run, with its cheapest run windows within ``budget``. ``room``: the
-    cells where a configuration fits beside the profiles booked before (a cell where a
-    step does not fit is not chosen), or ``None``. Only profiles that meet their
-    budget are timed: a late job runs now. ``current``: the configuration the job runs
-    now (idling first then pays a relaunch, where the profile continues it)."""
+    (``rule.shares``, by default :data:`FRACTIONS`) of the job's window (release to due
+    date), less the ``ran`` hours it has run, with its cheapest run windows within
+    ``budget``. ``room``: the cells where a configuration fits beside the profiles
+    booked before (a cell where a step does not fit is not chosen), or ``None``. Only
+    profiles that meet their budget are timed: a late job runs now. ``current``: the
+    configuration the job runs now (idling first then pays a relaunch, where the
+    profile continues it). ``rows_of``: :func:`load` for the job (kept by the caller);
+    ``fastest``: the job's hours per epoch on its fastest configuration (for
+    ``rule.recover``)."""
     if rows_of is None:
 
         def rows_of(profile: Profile) -> np.ndarray:
@@ -388,6 +412,7 @@ def timed(
     # the windows end a margin before the budget: a timed job meets others' timed
     # jobs in the cheap hours, and the pauses and relaunches that costs come out of it
     grid = tariff.grid(now, budget * (1.0 - MARGIN))
+    margin = MARGIN * budget
     resume = inst.relaunch(job)
     fits = None if room is None else _kept_room(room)  # one grid: asked once a configuration
     seen: list[Profile] = []
@@ -396,7 +421,7 @@ def timed(
     # decision tries the same profiles' rests and a plan re-made at each event keeps
     # to itself
     window = job.due - job.release
-    for f in FRACTIONS:
+    for f in rule.shares:
         short = f * window - ran
         if f != 1.0 and not 0 < short < budget - TOL:
             continue
@@ -404,11 +429,18 @@ def timed(
         if prof.worst_time > budget + TOL or any(p.steps == prof.steps for p in seen):
             continue
         seen.append(prof)
+        cells = grid
+        if rule.recover:
+            last = prof.steps[-1]
+            gain = last.epochs * (inst.epoch_time(job, last.config) - fastest) - resume
+            if gain > 0:
+                cells = tariff.grid(now, budget - max(0.0, margin - gain))
         rows = rows_of(prof) if prof is not base else rows
-        if dot(rows[:, 2], rows[:, 1] - rows[:, 0]) * grid.floor >= best.energy_cost:
+        if dot(rows[:, 2], rows[:, 1] - rows[:, 0]) * cells.floor >= best.energy_cost:
             continue  # even at the cheapest cell it costs more
         running = current is not None and prof.steps[0].config == current
-        found = timing(rows, _booked(grid, prof, fits), resume, running, best.energy_cost)
+        kept = fits if cells is grid else (None if room is None else _kept_room(room))
+        found = timing(rows, _booked(cells, prof, kept), resume, running, best.energy_cost)
         if found is not None and found[0] < best.energy_cost * (1 - 1e-9):
             # late only for its shorter budget: within the job's own it is on time
             best = replace(

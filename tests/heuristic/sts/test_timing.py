@@ -11,12 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from heuristic.core.policy import JobStatus
 from heuristic.core.registry import make_policy
+from heuristic.sts.hulls import HullTable, JobProfiles
 from heuristic.sts.incremental import IncrementalStsPolicy
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.policy import StsPolicy
 from heuristic.sts.profile import Profile, Step
-from heuristic.sts.timing import Grid, Tariff, place_runs, timing
+from heuristic.sts.timing import Grid, Tariff, TimingRule, place_runs, timing
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.bundled import bundled
 from instances.energy import Carbon, Series
@@ -223,3 +225,33 @@ def test_the_kept_grids_loads_and_step_change_no_decision(monkeypatch):
 
     monkeypatch.setattr(hulls.HullTable, "__init__", forgetful)
     assert simulate(inst, make_policy("sts"), mode="sampled", seed=3).plan == kept
+
+
+def test_the_timing_options_change_nothing_without_a_series():
+    """``fine_shares`` and ``margin_recovers`` only change how profiles are timed: with
+    no series STS makes the very plan it makes without them."""
+    inst = _cases()[1]
+    plain = _segments(rollout(inst, make_policy("sts")))
+    options = {"fine_shares": True, "margin_recovers": True}
+    assert _segments(rollout(inst, make_policy("sts", **options))) == plain
+
+
+def test_a_margin_that_recovers_only_widens_the_cells_a_profile_may_use():
+    """With ``margin_recovers`` the margin kept before the budget is a tenth of the time
+    left less what the last step gains relaunched on the fastest configuration: never
+    more than the plain margin, so each job's cheapest profile at its release costs no
+    more, less for some, and still runs within the job's budget."""
+    inst = lay_prices(synthetic(SyntheticSpec(nodes=4, jobs=12), seed=3), "au-nsw-2023:840")
+    types = tuple(g.name for g in inst.gpu_types)
+    plain = HullTable(inst)
+    recovers = HullTable(inst, rule=TimingRule(recover=True))
+    cheaper = 0
+    for job in inst.jobs:
+        status = JobStatus(job, 0.0, None)
+        a = next(iter(JobProfiles(inst, status, job.release, types, plain).in_order()))
+        b = next(iter(JobProfiles(inst, status, job.release, types, recovers).in_order()))
+        assert b.profile.objective <= a.profile.objective * (1 + 1e-12)
+        cheaper += b.profile.objective < a.profile.objective * (1 - 1e-9)
+        if b.profile.runs:
+            assert b.profile.runs[-1][1] <= job.due - job.release + 1e-9
+    assert cheaper > 0
