@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from heuristic.core.policy import JobStatus
 from heuristic.sts.chainset import ChainSet, chain_indices, chain_set, continuing_indices
+from heuristic.sts.memo import kept
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
 from heuristic.sts.switching import Relaunch, relaunch_profile
 from heuristic.sts.timing import PLAIN, Room, Tariff, TimingRule, load, timed
@@ -87,9 +88,9 @@ class HullTable:
         self.mixed = mixed and all(g.name != MIXED for g in instance.gpu_types)
         # timed profiles' speed profiles for budgets fixed from the release: a job that
         # waits for cheap hours asks for the same ones at every event
-        self.speeds: dict[tuple[object, ...], Profile] = {}
+        self.speeds: dict[Hashable, Profile] = {}
         # a profile's expected power over its run, by job, progress and steps (timing)
-        self.loads: dict[tuple[object, ...], np.ndarray] = {}
+        self.loads: dict[Hashable, np.ndarray] = {}
         # per job: its options by GPU type (in the order of its allowed configurations),
         # its fastest hours per epoch and its least cost per epoch, from one pass
         self._jobs: dict[str, tuple[dict[str, list[Option]], float, float]] = {}
@@ -335,25 +336,20 @@ class JobProfiles:
     def _kept_load(self, profile: Profile) -> np.ndarray:
         """:func:`heuristic.sts.timing.load`, kept in the table for the job's progress
         (its distribution) and the profile's steps (at most 100,000 kept)."""
+
+        def make() -> np.ndarray:
+            rows = load(self.instance, self.job, profile, self.dist)
+            rows.flags.writeable = False  # shared: read only
+            return rows
+
         key = (self.job.id, self.progress, profile.steps)
-        found = self.table.loads.get(key)
-        if found is None:
-            if len(self.table.loads) >= 100_000:
-                self.table.loads.clear()
-            found = self.table.loads[key] = load(self.instance, self.job, profile, self.dist)
-            found.flags.writeable = False  # shared: read only
-        return found
+        return kept(self.table.loads, key, make, 100_000)
 
     def _kept_speed(self, gpu_type: str, budget: float) -> Profile:
         """:meth:`_speed`, kept in the table for the job's progress and current
         configuration (at most 100,000 kept: then the table starts again)."""
         key = (self.job.id, gpu_type, self.progress, budget, self.current, self.left)
-        found = self.table.speeds.get(key)
-        if found is None:
-            if len(self.table.speeds) >= 100_000:
-                self.table.speeds.clear()
-            found = self.table.speeds[key] = self._speed(gpu_type, budget)
-        return found
+        return kept(self.table.speeds, key, lambda: self._speed(gpu_type, budget), 100_000)
 
     def _speed(self, gpu_type: str, budget: float) -> Profile:
         """The price-blind profile on ``gpu_type`` within ``budget`` hours."""

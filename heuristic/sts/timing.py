@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from heuristic.sts.memo import kept
 from heuristic.sts.profile import Profile
 from instances import Config, EpochDistribution, Instance, Job
 from instances.energy import Series
@@ -84,7 +85,7 @@ class Tariff:
     cell: float
     # the grids asked for, by (now, hours): every type and share of a job's profiles at a
     # decision, and every job released at one time, time on the same cells
-    grids: dict[tuple[float, float], Grid] = field(default_factory=dict, compare=False, repr=False)
+    grids: dict[Hashable, Grid] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, inst: Instance) -> Tariff | None:
@@ -114,13 +115,7 @@ class Tariff:
     def grid(self, now: float, hours: float) -> Grid:
         """:meth:`Grid.of` from ``now`` for ``hours``, kept (at most 10,000 kept: then
         the memo starts again)."""
-        key = (now, hours)
-        found = self.grids.get(key)
-        if found is None:
-            if len(self.grids) >= 10_000:
-                self.grids.clear()
-            found = self.grids[key] = Grid.of(self, now, hours)
-        return found
+        return kept(self.grids, (now, hours), lambda: Grid.of(self, now, hours), 10_000)
 
     def cost(self, edges: np.ndarray) -> np.ndarray:
         """The bill of one kWh drawn evenly over each interval between ``edges``,
