@@ -95,6 +95,7 @@ class HullTable:
         # its fastest hours per epoch and its least cost per epoch, from one pass
         self._jobs: dict[str, tuple[dict[str, list[Option]], float, float]] = {}
         self._least: dict[str, dict[str, float]] = {}
+        self._quick: dict[str, tuple[tuple[float, Config], ...]] = {}
         self._hulls: dict[tuple[str, str], list[Option]] = {}
         self._hourly: dict[str, dict[Config, float]] = {}
         self._chains: dict[tuple[str, str], list[tuple[int, ...]]] = {}
@@ -230,6 +231,20 @@ class HullTable:
         """Hours per epoch on the job's fastest allowed configuration."""
         return self._job(job)[1]
 
+    def quick(self, job: Job) -> tuple[tuple[float, Config], ...]:
+        """The job's allowed configurations and their hours per epoch, fastest first."""
+        found = self._quick.get(job.id)
+        if found is None:
+            by_type = self._job(job)[0]
+            every = {o.config: o.time for t, opts in by_type.items() if t != MIXED for o in opts}
+            pairs = sorted(((h, c) for c, h in every.items()), key=_first)
+            found = self._quick[job.id] = tuple(pairs)
+        return found
+
+
+def _first(pair: tuple[float, Config]) -> float:
+    return pair[0]
+
 
 def large_configs(instance: Instance) -> Callable[[Config], bool]:
     """Whether a configuration is large: it runs on several nodes, or takes more than
@@ -329,7 +344,7 @@ class JobProfiles:
                 self.room,
                 self._kept_load,
                 self.table.rule,
-                self.table.fastest(self.job),
+                self.table.quick(self.job) if self.table.rule.recover else (),
             ),
         )
 

@@ -381,7 +381,7 @@ def timed(
     room: Room | None = None,
     rows_of: Callable[[Profile], np.ndarray] | None = None,
     rule: TimingRule = PLAIN,
-    fastest: float = math.inf,
+    quick: Sequence[tuple[float, Config]] = (),
 ) -> Profile:
     """The profile for ``budget`` (``solve(budget)``, price-blind) run back to back and
     billed by ``tariff``, or, if cheaper, a profile planned to run a share ``f``
@@ -392,7 +392,7 @@ def timed(
     profiles that meet their budget are timed: a late job runs now. ``current``: the
     configuration the job runs now (idling first then pays a relaunch, where the
     profile continues it). ``rows_of``: :func:`load` for the job (kept by the caller);
-    ``fastest``: the job's hours per epoch on its fastest configuration (for
+    ``quick``: the job's configurations and their hours per epoch, fastest first (for
     ``rule.recover``)."""
     if rows_of is None:
 
@@ -427,7 +427,8 @@ def timed(
         cells = grid
         if rule.recover:
             last = prof.steps[-1]
-            gain = last.epochs * (inst.epoch_time(job, last.config) - fastest) - resume
+            hours = _catch_up(quick, room, budget - margin, budget)
+            gain = last.epochs * (inst.epoch_time(job, last.config) - hours) - resume
             if gain > 0:
                 cells = tariff.grid(now, budget - max(0.0, margin - gain))
         rows = rows_of(prof) if prof is not base else rows
@@ -442,3 +443,18 @@ def timed(
                 prof, energy_cost=found[0], tardiness_cost=0.0, runs=found[1], budget=budget
             )
     return best
+
+
+def _catch_up(
+    quick: Sequence[tuple[float, Config]], room: Room | None, start: float, end: float
+) -> float:
+    """Hours per epoch of the fastest configuration in ``quick`` with room throughout
+    ``start..end`` (hours from now) beside the profiles booked: where a timed job
+    that slipped can catch up. Where another job's profile holds the fastest one then
+    (two timed jobs both counting on the one large node for their last hours), the
+    margin is recovered only onto what is left; ``inf`` where none fits."""
+    edges = np.array([max(0.0, start), max(0.0, end)])
+    for hours, cfg in quick:
+        if room is None or edges[1] <= edges[0] or bool(room(cfg, edges)[0]):
+            return hours
+    return math.inf

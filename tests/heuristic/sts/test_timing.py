@@ -255,3 +255,30 @@ def test_a_margin_that_recovers_only_widens_the_cells_a_profile_may_use():
         if b.profile.runs:
             assert b.profile.runs[-1][1] <= job.due - job.release + 1e-9
     assert cheaper > 0
+
+
+def test_a_recovering_margin_catches_up_only_on_a_configuration_with_room():
+    """The hours a slipped job can catch up are counted on the fastest configuration
+    with room throughout the margin beside the profiles booked: where another job's
+    profile holds the fastest one then (the one large node, say), the next one counts,
+    and where none fits, nothing is recovered."""
+    from heuristic.sts.timing import _catch_up
+
+    eight, two = Config("v100", 8), Config("v100", 2)
+    quick = ((0.1, eight), (0.3, FOUR), (0.5, two), (1.0, ONE))
+
+    def room_without(*taken: Config, after: float = 0.0):
+        def room(cfg: Config, edges: np.ndarray) -> np.ndarray:
+            # a configuration taken from ``after`` on fits in no interval reaching past it
+            return np.array([cfg not in taken or b <= after for b in edges[1:]])
+
+        return room
+
+    assert _catch_up(quick, None, 9.0, 10.0) == 0.1
+    assert _catch_up(quick, room_without(), 9.0, 10.0) == 0.1
+    assert _catch_up(quick, room_without(eight), 9.0, 10.0) == 0.3
+    assert _catch_up(quick, room_without(eight, FOUR), 9.0, 10.0) == 0.5
+    assert _catch_up(quick, room_without(*[c for _, c in quick]), 9.0, 10.0) == math.inf
+    # taken only from the budget on, the fastest is free to catch up on; from midway, not
+    assert _catch_up(quick, room_without(eight, after=10.0), 9.0, 10.0) == 0.1
+    assert _catch_up(quick, room_without(eight, after=9.5), 9.0, 10.0) == 0.3
