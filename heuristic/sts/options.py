@@ -93,9 +93,10 @@ class StsOptions:
     ``fine_shares``: the timing tries seven shorter speed budgets (shares of the job's
     window, 1.0-0.25 by 0.125) rather than four; ``margin_recovers``: the margin it
     keeps free before the budget (a tenth of the time left) less what the profile's
-    last step would gain relaunched on the job's fastest configuration
+    last step would gain relaunched on the fastest of the job's configurations with
+    room through that margin beside the profiles booked
     (:class:`heuristic.sts.timing.TimingRule`; docs/prices.md). Both change nothing
-    without a series.
+    without a series, and are set aside after a decision where capacity bound.
     ``power_states``: where empty nodes are powered off, best fit prefers, among the
     nodes that fit a placement equally well, one already on (then one booting, then one
     off; heuristic/core/power.py); off, STS is blind to power states (its nodes still

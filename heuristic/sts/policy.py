@@ -66,6 +66,7 @@ from heuristic.sts.profile import Profile, Step
 from heuristic.sts.spare import spared, standing
 from heuristic.sts.steps import grid, keep, place, rescue, step_now
 from heuristic.sts.tail import charges_tail
+from heuristic.sts.timing import PLAIN
 from instances import EpochDistribution, Job
 
 # a profile chosen for a job, the step it runs now, when that step ends, and whether it
@@ -90,6 +91,7 @@ class StsPolicy:
         self.seed = seed  # STS is deterministic
         self.tuning = tuning if tuning is not None else StsTuning()
         self._table: HullTable | None = None
+        self._plain: HullTable | None = None  # with the plain timing rule
         # the last decision's wake-up per job, and the jobs it kept running as they were
         # because no profile's step could be placed (they ask for no wake-up)
         self.asks: dict[str, float] = {}
@@ -278,6 +280,7 @@ class StsPolicy:
         for the same instance; the memory of a run does not)."""
         inst, now = state.instance, state.time
         table = self._table
+        fresh = table is None or table.instance is not inst or now < self._clock
         if table is None or table.instance is not inst:
             table = self._table = HullTable(
                 inst,
@@ -289,6 +292,15 @@ class StsPolicy:
         elif now < self._clock:
             self._forget_run()
         self._clock = now
+        if self.contended and not fresh and table.rule != PLAIN:
+            # where capacity bound at the last decision (of this run) the timing
+            # options are set aside: under contention they cost more (docs/prices.md)
+            plain = self._plain
+            if plain is None or plain.instance is not inst:
+                plain = self._plain = HullTable(
+                    inst, timing=self.options.timing, mixed=self.options.mixed_types
+                )
+            return plain
         return table
 
     def _forget_run(self) -> None:

@@ -282,3 +282,33 @@ def test_a_recovering_margin_catches_up_only_on_a_configuration_with_room():
     # taken only from the budget on, the fastest is free to catch up on; from midway, not
     assert _catch_up(quick, room_without(eight, after=10.0), 9.0, 10.0) == 0.1
     assert _catch_up(quick, room_without(eight, after=9.5), 9.0, 10.0) == 0.3
+
+
+def test_the_timing_options_are_set_aside_after_a_decision_where_capacity_bound():
+    """``fine_shares`` and ``margin_recovers`` time the profiles of a decision made
+    after one where capacity did not bind; after one where it did (a job left waiting,
+    rescued, backfilled or pulled), STS decides as without them."""
+    from heuristic.core.occupancy import Occupancy
+    from heuristic.core.policy import SchedulerState
+    from heuristic.sts.options import StsOptions
+
+    inst = lay_prices(synthetic(SyntheticSpec(nodes=4, jobs=12), seed=3), "au-nsw-2023:840")
+    options = StsOptions(fine_shares=True, margin_recovers=True)
+    for now in (0.0, 2.0, 4.3):
+        jobs = tuple(JobStatus(j, 0.0, None) for j in inst.jobs if j.release <= now)
+        for contended in (False, True):
+            decided = []
+            for policy in (StsPolicy(options), StsPolicy()):
+                # a first decision starts the run; the second is made after it
+                policy.decide(SchedulerState(now, inst, jobs, Occupancy(inst)))
+                policy.contended = contended
+                decided.append(policy.decide(SchedulerState(now, inst, jobs, Occupancy(inst))))
+            assert (decided[0] == decided[1]) is contended, (now, contended)
+    # a new run (an earlier time) does not inherit the last run's flag
+    fresh = StsPolicy(options)
+    fresh.decide(SchedulerState(4.3, inst, jobs, Occupancy(inst)))
+    fresh.contended = True
+    first = tuple(JobStatus(j, 0.0, None) for j in inst.jobs if j.release <= 0.0)
+    a = fresh.decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
+    assert a == StsPolicy(options).decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
+    assert a != StsPolicy().decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
