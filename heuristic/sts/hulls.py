@@ -316,6 +316,7 @@ class JobProfiles:
         if table.mixed and MIXED in least and set(least) - {MIXED} <= set(types):
             # every type the job may use is asked for: the profile over all of them too
             types = (*types, MIXED)
+        self.types = frozenset(types)
         self.bounds = sorted((least[t] * mean, t) for t in types if t in least)
         if table.tariff is not None and instance.energy_price > 0:
             # a profile runs within its budget, or, late, back to back from now on its
@@ -344,9 +345,17 @@ class JobProfiles:
                 self.room,
                 self._kept_load,
                 self.table.rule,
-                self.table.quick(self.job) if self.table.rule.recover else (),
+                self._quick() if self.table.rule.recover else (),
             ),
         )
+
+    def _quick(self) -> tuple[tuple[float, Config], ...]:
+        """The job's configurations fastest first, of the types it may use here (all of
+        them where no type is named: a profile re-solved for one type)."""
+        quick = self.table.quick(self.job)
+        if not self.types:
+            return quick
+        return tuple(p for p in quick if p[1].gpu_type in self.types)
 
     def _kept_load(self, profile: Profile) -> np.ndarray:
         """:func:`heuristic.sts.timing.load`, kept in the table for the job's progress

@@ -280,7 +280,6 @@ class StsPolicy:
         for the same instance; the memory of a run does not)."""
         inst, now = state.instance, state.time
         table = self._table
-        fresh = table is None or table.instance is not inst or now < self._clock
         if table is None or table.instance is not inst:
             table = self._table = HullTable(
                 inst,
@@ -292,7 +291,7 @@ class StsPolicy:
         elif now < self._clock:
             self._forget_run()
         self._clock = now
-        if self.contended and not fresh and table.rule != PLAIN:
+        if self.contended and table.rule != PLAIN:
             # where capacity bound at the last decision (of this run) the timing
             # options are set aside: under contention they cost more (docs/prices.md)
             plain = self._plain
@@ -304,7 +303,9 @@ class StsPolicy:
         return table
 
     def _forget_run(self) -> None:
-        """Drop the memory of a run (pulled jobs, hours run, kept spans, releases)."""
+        """Drop the memory of a run (pulled jobs, hours run, kept spans, releases, and
+        whether capacity bound at its last decision)."""
+        self.contended = False
         self._finish_by.clear()
         self._ran.clear()
         self._seen.clear()

@@ -59,8 +59,9 @@ class TimingRule:
     """How :func:`timed` searches: the ``shares`` of a job's window its shorter speed
     budgets are, and the margin it keeps free before the budget, ``MARGIN`` of the time
     left; with ``recover``, less the hours the profile's last step would gain relaunched
-    on the job's fastest configuration (a timed job that meets others in the cheap
-    hours can still catch up by speeding up; only what it cannot catch up is kept)."""
+    on the fastest of the job's configurations with room then beside the profiles
+    booked (a timed job that meets others in the cheap hours can still catch up by
+    speeding up; only what it cannot catch up is kept)."""
 
     shares: tuple[float, ...] = FRACTIONS
     recover: bool = False
@@ -427,7 +428,7 @@ def timed(
         cells = grid
         if rule.recover:
             last = prof.steps[-1]
-            hours = _catch_up(quick, room, budget - margin, budget)
+            hours = _catch_up(quick, room, budget, max(margin, 0.0), last.epochs, resume)
             gain = last.epochs * (inst.epoch_time(job, last.config) - hours) - resume
             if gain > 0:
                 cells = tariff.grid(now, budget - max(0.0, margin - gain))
@@ -446,15 +447,24 @@ def timed(
 
 
 def _catch_up(
-    quick: Sequence[tuple[float, Config]], room: Room | None, start: float, end: float
+    quick: Sequence[tuple[float, Config]],
+    room: Room | None,
+    budget: float,
+    margin: float,
+    epochs: float,
+    resume: float,
 ) -> float:
-    """Hours per epoch of the fastest configuration in ``quick`` with room throughout
-    ``start..end`` (hours from now) beside the profiles booked: where a timed job
-    that slipped can catch up. Where another job's profile holds the fastest one then
-    (two timed jobs both counting on the one large node for their last hours), the
-    margin is recovered only onto what is left; ``inf`` where none fits."""
-    edges = np.array([max(0.0, start), max(0.0, end)])
+    """Hours per epoch of the fastest configuration in ``quick`` with room beside the
+    profiles booked wherever a slipped job would catch up on it: its last ``epochs``
+    relaunched there and ending at the ``budget`` (hours from now), and at least the
+    ``margin`` before it. Where another job's profile holds the fastest one then (two
+    timed jobs both counting on the one large node for their last hours), the margin is
+    recovered only onto what is left; ``inf`` where none fits."""
     for hours, cfg in quick:
-        if room is None or edges[1] <= edges[0] or bool(room(cfg, edges)[0]):
+        if room is None:
+            return hours
+        span = max(margin, epochs * hours + resume)
+        edges = np.array([max(0.0, budget - span), max(0.0, budget)])
+        if edges[1] <= edges[0] or bool(room(cfg, edges)[0]):
             return hours
     return math.inf

@@ -3,6 +3,7 @@ deciding when')."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -259,9 +260,10 @@ def test_a_margin_that_recovers_only_widens_the_cells_a_profile_may_use():
 
 def test_a_recovering_margin_catches_up_only_on_a_configuration_with_room():
     """The hours a slipped job can catch up are counted on the fastest configuration
-    with room throughout the margin beside the profiles booked: where another job's
-    profile holds the fastest one then (the one large node, say), the next one counts,
-    and where none fits, nothing is recovered."""
+    with room beside the profiles booked wherever it would catch up: its last epochs
+    relaunched there, ending at the budget, and the margin before the budget at
+    least. Where another job's profile holds the fastest one then (the one large node,
+    say), the next one counts, and where none fits, nothing is recovered."""
     from heuristic.sts.timing import _catch_up
 
     eight, two = Config("v100", 8), Config("v100", 2)
@@ -274,14 +276,30 @@ def test_a_recovering_margin_catches_up_only_on_a_configuration_with_room():
 
         return room
 
-    assert _catch_up(quick, None, 9.0, 10.0) == 0.1
-    assert _catch_up(quick, room_without(), 9.0, 10.0) == 0.1
-    assert _catch_up(quick, room_without(eight), 9.0, 10.0) == 0.3
-    assert _catch_up(quick, room_without(eight, FOUR), 9.0, 10.0) == 0.5
-    assert _catch_up(quick, room_without(*[c for _, c in quick]), 9.0, 10.0) == math.inf
+    def hours(room, epochs=1.0, resume=0.0):
+        return _catch_up(quick, room, 10.0, 1.0, epochs, resume)
+
+    assert hours(None) == 0.1
+    assert hours(room_without()) == 0.1
+    assert hours(room_without(eight)) == 0.3
+    assert hours(room_without(eight, FOUR)) == 0.5
+    assert hours(room_without(*[c for _, c in quick])) == math.inf
     # taken only from the budget on, the fastest is free to catch up on; from midway, not
-    assert _catch_up(quick, room_without(eight, after=10.0), 9.0, 10.0) == 0.1
-    assert _catch_up(quick, room_without(eight, after=9.5), 9.0, 10.0) == 0.3
+    assert hours(room_without(eight, after=10.0)) == 0.1
+    assert hours(room_without(eight, after=9.5)) == 0.3
+
+    def taken_before(cfg: Config, until: float):
+        def room(c: Config, edges: np.ndarray) -> np.ndarray:
+            # ``cfg`` is booked from now until ``until``, free after
+            return np.array([c != cfg or a >= until for a in edges[:-1]])
+
+        return room
+
+    # eight GPUs booked until 8.5 h: free through the margin (9-10 h), but 20 epochs
+    # there with a relaunch of 0.1 h run 2.1 h, from 7.9 h, and do not fit (four GPUs,
+    # not booked, do); 2 epochs run within the margin, and fit
+    assert hours(taken_before(eight, 8.5), epochs=20.0, resume=0.1) == 0.3
+    assert hours(taken_before(eight, 8.5), epochs=2.0, resume=0.1) == 0.1
 
 
 def test_the_timing_options_are_set_aside_after_a_decision_where_capacity_bound():
@@ -304,11 +322,15 @@ def test_the_timing_options_are_set_aside_after_a_decision_where_capacity_bound(
                 policy.contended = contended
                 decided.append(policy.decide(SchedulerState(now, inst, jobs, Occupancy(inst))))
             assert (decided[0] == decided[1]) is contended, (now, contended)
-    # a new run (an earlier time) does not inherit the last run's flag
-    fresh = StsPolicy(options)
-    fresh.decide(SchedulerState(4.3, inst, jobs, Occupancy(inst)))
-    fresh.contended = True
+    # a new run (an earlier time) does not inherit the last run's flag, in either form
+    from heuristic.sts.incremental import IncrementalOptions
+
     first = tuple(JobStatus(j, 0.0, None) for j in inst.jobs if j.release <= 0.0)
-    a = fresh.decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
-    assert a == StsPolicy(options).decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
-    assert a != StsPolicy().decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
+    for make, plain in ((StsPolicy, StsOptions()), (IncrementalStsPolicy, IncrementalOptions())):
+        on = dataclasses.replace(plain, fine_shares=True, margin_recovers=True)
+        fresh = make(on)
+        fresh.decide(SchedulerState(4.3, inst, jobs, Occupancy(inst)))
+        fresh.contended = True
+        a = fresh.decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
+        assert a == make(on).decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
+        assert a != make(plain).decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
