@@ -94,7 +94,7 @@ class StsOptions:
     window, 1.0-0.25 by 0.125) rather than four; ``margin_recovers``: the margin it
     keeps free before the budget (a tenth of the time left) less what the profile's
     last step would gain relaunched on the fastest of the job's configurations with
-    room through that margin beside the profiles booked
+    room beside the profiles booked for that run, ending at the budget
     (:class:`heuristic.sts.timing.TimingRule`; docs/prices.md). Both change nothing
     without a series, and are set aside after a decision where capacity bound.
     ``power_states``: where empty nodes are powered off, best fit prefers, among the

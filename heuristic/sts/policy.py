@@ -292,8 +292,10 @@ class StsPolicy:
             self._forget_run()
         self._clock = now
         if self.contended and table.rule != PLAIN:
-            # where capacity bound at the last decision (of this run) the timing
-            # options are set aside: under contention they cost more (docs/prices.md)
+            # where capacity bound at the last decision of this run (in sts-incremental,
+            # also a partial decision at this event, set aside for a full one) the
+            # timing options are set aside: under contention they cost more
+            # (docs/prices.md)
             plain = self._plain
             if plain is None or plain.instance is not inst:
                 plain = self._plain = HullTable(
