@@ -8,6 +8,7 @@ import heapq
 import math
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -237,13 +238,9 @@ class HullTable:
         if found is None:
             by_type = self._job(job)[0]
             every = {o.config: o.time for t, opts in by_type.items() if t != MIXED for o in opts}
-            pairs = sorted(((h, c) for c, h in every.items()), key=_first)
+            pairs = sorted(((h, c) for c, h in every.items()), key=itemgetter(0))
             found = self._quick[job.id] = tuple(pairs)
         return found
-
-
-def _first(pair: tuple[float, Config]) -> float:
-    return pair[0]
 
 
 def large_configs(instance: Instance) -> Callable[[Config], bool]:

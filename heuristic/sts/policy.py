@@ -66,8 +66,8 @@ from heuristic.sts.profile import Profile, Step
 from heuristic.sts.spare import spared, standing
 from heuristic.sts.steps import grid, keep, place, rescue, step_now
 from heuristic.sts.tail import charges_tail
-from heuristic.sts.timing import PLAIN
-from instances import EpochDistribution, Job
+from heuristic.sts.timing import PLAIN, TimingRule
+from instances import EpochDistribution, Instance, Job
 
 # a profile chosen for a job, the step it runs now, when that step ends, and whether it
 # is the profile's last
@@ -281,12 +281,7 @@ class StsPolicy:
         inst, now = state.instance, state.time
         table = self._table
         if table is None or table.instance is not inst:
-            table = self._table = HullTable(
-                inst,
-                timing=self.options.timing,
-                mixed=self.options.mixed_types,
-                rule=self.options.timing_rule,
-            )
+            table = self._table = self._new_table(inst, self.options.timing_rule)
             self._forget_run()
         elif now < self._clock:
             self._forget_run()
@@ -296,13 +291,15 @@ class StsPolicy:
             # also a partial decision at this event, set aside for a full one) the
             # timing options are set aside: under contention they cost more
             # (docs/prices.md)
-            plain = self._plain
-            if plain is None or plain.instance is not inst:
-                plain = self._plain = HullTable(
-                    inst, timing=self.options.timing, mixed=self.options.mixed_types
-                )
-            return plain
+            if self._plain is None or self._plain.instance is not inst:
+                self._plain = self._new_table(inst, PLAIN)
+            return self._plain
         return table
+
+    def _new_table(self, inst: Instance, rule: TimingRule) -> HullTable:
+        return HullTable(
+            inst, timing=self.options.timing, mixed=self.options.mixed_types, rule=rule
+        )
 
     def _forget_run(self) -> None:
         """Drop the memory of a run (pulled jobs, hours run, kept spans, releases, and

@@ -436,8 +436,9 @@ def timed(
         if dot(rows[:, 2], rows[:, 1] - rows[:, 0]) * cells.floor >= best.energy_cost:
             continue  # even at the cheapest cell it costs more
         running = current is not None and prof.steps[0].config == current
-        kept = fits if cells is grid else (None if room is None else _kept_room(room))
-        found = timing(rows, _booked(cells, prof, kept), resume, running, best.energy_cost)
+        # (``fits`` answers for ``grid``'s edges only: a wider grid asks afresh)
+        fitting = fits if cells is grid else (None if room is None else _kept_room(room))
+        found = timing(rows, _booked(cells, prof, fitting), resume, running, best.energy_cost)
         if found is not None and found[0] < best.energy_cost * (1 - 1e-9):
             # late only for its shorter budget: within the job's own it is on time
             best = replace(
@@ -460,9 +461,9 @@ def _catch_up(
     ``margin`` before it. Where another job's profile holds the fastest one then (two
     timed jobs both counting on the one large node for their last hours), the margin is
     recovered only onto what is left; ``inf`` where none fits."""
+    if room is None:
+        return quick[0][0] if quick else math.inf
     for hours, cfg in quick:
-        if room is None:
-            return hours
         span = max(margin, epochs * hours + resume)
         edges = np.array([max(0.0, budget - span), max(0.0, budget)])
         if edges[1] <= edges[0] or bool(room(cfg, edges)[0]):
