@@ -40,7 +40,7 @@ class KeptSpans:
     # a row per span: GPU type's index, first bin, end bin, GPUs, and the probability
     # that the job still runs when the step starts (one array: one concatenation)
     rows: np.ndarray
-    # the large-node classes each span counts against: (span, class index) pairs
+    # the large-node classes each span holds nodes of: (span, class index, nodes held)
     keys: np.ndarray
     # whether STS would weigh pulling its last step forward (several steps, not timed)
     pullable: bool
@@ -50,16 +50,14 @@ def spans_of(ledger: Ledger, job: Job, profile: Profile, dist: EpochDistribution
     """A profile's spans from ``ledger.now`` on its grid, not clipped at its horizon."""
     kinds, keys = ledger.kinds, ledger.keys
     spans = ledger.unclipped(job, profile, dist)
-    pairs = [
-        (i, keys[k]) for i, (t, _, _, g, _) in enumerate(spans) for k in ledger.thresholds(t, g)
-    ]
+    triples = [(i, keys[k], n) for i, span in enumerate(spans) for k, n in span[5]]
     return KeptSpans(
         profile,
         dist,
-        np.array([(kinds[t], lo, hi, g, p) for t, lo, hi, g, p in spans], dtype=float).reshape(
+        np.array([(kinds[t], lo, hi, g, p) for t, lo, hi, g, p, _ in spans], dtype=float).reshape(
             -1, 5
         ),
-        np.array(pairs, dtype=np.int64).reshape(-1, 2),
+        np.array(triples, dtype=np.int64).reshape(-1, 3),
         len(profile.steps) > 1 and not profile.runs,
     )
 
@@ -89,11 +87,12 @@ class KeptBookings:
         # shifted, then clipped at this ledger's horizon (as ``Ledger.book_since``)
         self.lo = np.maximum(0, rows[:, 1].astype(np.int64) - shift)
         self.hi = np.minimum(ledger.bins, rows[:, 2].astype(np.int64) - shift)
-        pairs = np.concatenate([m.keys for m in spans]) if spans else np.zeros((0, 2), np.int64)
+        pairs = np.concatenate([m.keys for m in spans]) if spans else np.zeros((0, 3), np.int64)
         first = np.cumsum(counts) - counts  # each job's first row
         per_job = np.array([len(m.keys) for m in spans], dtype=np.int64)
         self.key_span = pairs[:, 0] + np.repeat(first, per_job)
         self.key = pairs[:, 1]
+        self.held = pairs[:, 2].astype(float)
 
     def book(self) -> None:
         """Add every kept span to the ledger's loads."""
@@ -110,9 +109,10 @@ class KeptBookings:
         for name, i in ledger.kinds.items():
             ledger.load[name] += loads[i]
         if len(self.key):
-            s = self.key_span[live[self.key_span]]
-            k = self.key[live[self.key_span]]
-            large = _summed(k, self.lo[s], self.hi[s], self.p[s], len(ledger.keys), ledger.bins)
+            on = live[self.key_span]
+            s, k = self.key_span[on], self.key[on]
+            w = self.p[s] * self.held[on]
+            large = _summed(k, self.lo[s], self.hi[s], w, len(ledger.keys), ledger.bins)
             for key, i in ledger.keys.items():
                 ledger.large[key] += large[i]
 

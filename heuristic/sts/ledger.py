@@ -9,7 +9,8 @@ grid, so that a less urgent job can prefer a profile whose whole future fits bes
 booked ones: the GPUs of a type summed over its nodes, as the Lagrangian bound's
 relaxation (a shared step books ``1 / K_max`` of a GPU), and, for configurations
 taking more than half of a type's largest node, the nodes large enough to host them
-(one such configuration per node).
+(one such configuration per node; a multi-node configuration holds each of its whole
+nodes: :meth:`Ledger.holds`).
 
 Jobs not yet arrived will want the large nodes too, for their own last, fastest steps.
 Beyond ``lead`` hours from now, the ledger lets the booked steps use only ``1 - reserve``
@@ -28,14 +29,18 @@ rate, against 0.7% booked by expectation; docs/model.md).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 
 import numpy as np
 
 from heuristic.sts.profile import Profile
 from instances import Config, EpochDistribution, Instance, Job
 
-# a booked step: GPU type, first bin, end bin, GPUs, probability the job still runs
-_Span = tuple[str, int, int, float, float]
+# the large-node classes a step holds nodes of, and how many of each
+Holds = tuple[tuple[tuple[str, int], int], ...]
+# a booked step: GPU type, first bin, end bin, GPUs, probability the job still runs,
+# and the large nodes it holds
+_Span = tuple[str, int, int, float, float, Holds]
 
 
 class Ledger:
@@ -61,7 +66,10 @@ class Ledger:
         self._last: tuple[Profile, EpochDistribution, Job, list[_Span]] | None = None
         self.large: dict[tuple[str, int], np.ndarray] = {}
         self.hosts: dict[tuple[str, int], int] = {}
+        self._sizes: dict[str, list[int]] = {}  # each type's node sizes, ascending
+        self._holds: dict[Config, Holds] = {}
         for t, nodes in instance.nodes_by_type.items():
+            self._sizes[t] = sorted(n.num_gpus for n in nodes)
             top = max((n.num_gpus for n in nodes), default=0)
             for g in sorted({n.num_gpus for n in nodes}):
                 if 2 * g > top:
@@ -90,8 +98,8 @@ class Ledger:
         # shifted, then clipped at the horizon: the steps' bins up to the horizon count,
         # however long ago the profile was chosen
         shifted = [
-            (t, max(0, lo - shift), min(self.bins, hi - shift), g, p)
-            for t, lo, hi, g, p in self.unclipped(job, profile, dist)
+            (t, max(0, lo - shift), min(self.bins, hi - shift), g, p, h)
+            for t, lo, hi, g, p, h in self.unclipped(job, profile, dist)
         ]
         return [span for span in shifted if span[1] < span[2]]
 
@@ -102,8 +110,8 @@ class Ledger:
         if last is not None and last[0] is profile and last[1] is dist and last[2] is job:
             return last[3]
         out = [
-            (t, lo, min(self.bins, hi), g, p)
-            for t, lo, hi, g, p in self.unclipped(job, profile, dist)
+            (t, lo, min(self.bins, hi), g, p, h)
+            for t, lo, hi, g, p, h in self.unclipped(job, profile, dist)
             if lo < min(self.bins, hi)
         ]
         self._last = (profile, dist, job, out)
@@ -122,7 +130,8 @@ class Ledger:
                 if lo < hi:
                     # the chance the epochs just after ``start`` run: P(N > start)
                     p = dist.beyond(s.start)
-                    out.append((s.config.gpu_type, lo, hi, self._gpus(s.config), p))
+                    cfg = s.config
+                    out.append((cfg.gpu_type, lo, hi, self._gpus(cfg), p, self.holds(cfg)))
             t = end
         return out
 
@@ -131,11 +140,11 @@ class Ledger:
         one placed now, unless the profile waits; where it fits is the placement's
         business)."""
         spans = self._spans(job, profile, dist)
-        for gpu_type, lo, hi, gpus, p in spans[0 if profile.wait > 0 else 1 :]:
+        for gpu_type, lo, hi, gpus, p, holds in spans[0 if profile.wait > 0 else 1 :]:
             if np.any(self.load[gpu_type][lo:hi] + p * gpus > self.capacity[gpu_type] + 1e-9):
                 return False
-            for key in self.thresholds(gpu_type, gpus):
-                if np.any(self.large[key][lo:hi] + p > self._hosts(key, lo, hi) + 1e-9):
+            for key, n in holds:
+                if np.any(self.large[key][lo:hi] + p * n > self._hosts(key, lo, hi) + 1e-9):
                     return False
         return True
 
@@ -145,8 +154,8 @@ class Ledger:
         where a timed profile may run (:mod:`heuristic.sts.timing`)."""
         gpu_type, gpus = cfg.gpu_type, self._gpus(cfg)
         ok = self.load[gpu_type] + gpus <= self.capacity[gpu_type] + 1e-9
-        for key in self.thresholds(gpu_type, gpus):
-            ok &= self.large[key] + 1.0 <= self._hosts(key, 0, self.bins) + 1e-9
+        for key, n in self.holds(cfg):
+            ok &= self.large[key] + n <= self._hosts(key, 0, self.bins) + 1e-9
         lo = np.minimum((edges[:-1] / self.step).astype(int), self.bins)
         hi = np.minimum(np.ceil(edges[1:] / self.step - 1e-9).astype(int), self.bins)
         # a cell fits where no bin of it is full: count the full bins in each
@@ -163,9 +172,39 @@ class Ledger:
             room[later:] = max(1.0, math.floor(hosts * (1 - self.reserve) + 0.5 + 1e-9))
         return room
 
-    def thresholds(self, gpu_type: str, gpus: float) -> list[tuple[str, int]]:
-        """The large-node classes a step of ``gpus`` GPUs counts against."""
-        return [k for k in self.large if k[0] == gpu_type and k[1] <= gpus and 2 * gpus > k[1]]
+    def holds(self, cfg: Config) -> Holds:
+        """The large-node classes a step on ``cfg`` holds nodes of, and how many of each
+        it surely holds. A class ``(type, g)`` is the type's nodes of at least ``g``
+        GPUs. A step on one node holds one node of the classes of at most its GPUs where
+        it takes more than half of the type's largest node (one such step per node); a
+        multi-node step holds each of its whole nodes, of the classes of at most its
+        GPUs per node. A class of larger nodes is held too where fewer nodes of the sizes
+        between could take the step than it needs (a 6-GPU step where every node has 8;
+        two 4-GPU nodes' step on a type of 8-GPU nodes). Shared slots hold none. A
+        distributed configuration (any GPUs within its span, the rest of each node free
+        for others) counts once against the classes of at most its GPUs, as every step
+        did until 2026-11-30: it need not hold a whole node, and how many it touches is
+        the placement's."""
+        memo = self._holds.get(cfg)
+        if memo is not None:
+            return memo
+        t = cfg.gpu_type
+        whole = cfg.nodes > 1
+        per, need = (cfg.gpus_per_node, cfg.nodes) if whole else (cfg.gpus, 1)
+        sizes = self._sizes.get(t, [])
+        out: list[tuple[tuple[str, int], int]] = []
+        if cfg.distributed:
+            out = [(k, 1) for k in self.large if k[0] == t and k[1] <= cfg.gpus]
+        elif not cfg.shared and (whole or 2 * per > (sizes[-1] if sizes else 0)):
+            for key in self.large:
+                if key[0] == t:
+                    # the nodes that could take it without being of the class (none
+                    # where the class holds nodes smaller than the step's per node)
+                    between = max(0, bisect_left(sizes, key[1]) - bisect_left(sizes, per))
+                    if need > between:
+                        out.append((key, need - between))
+        held = self._holds[cfg] = tuple(out)
+        return held
 
     def book(self, job: Job, profile: Profile, dist: EpochDistribution) -> None:
         self._add(self._spans(job, profile, dist))
@@ -176,10 +215,10 @@ class Ledger:
         self._add(self._spans(job, profile, dist, since))
 
     def _add(self, spans: list[_Span]) -> None:
-        for gpu_type, lo, hi, gpus, p in spans:
+        for gpu_type, lo, hi, gpus, p, holds in spans:
             self.load[gpu_type][lo:hi] += p * gpus
-            for key in self.thresholds(gpu_type, gpus):
-                self.large[key][lo:hi] += p
+            for key, n in holds:
+                self.large[key][lo:hi] += p * n
 
     def last_step_full(
         self, job: Job, profile: Profile, dist: EpochDistribution, since: float = 0.0
@@ -190,10 +229,7 @@ class Ledger:
         spans = self._spans(job, profile, dist, since)
         if not spans:
             return False
-        t, lo, hi, gpus, _ = spans[-1]
+        t, lo, hi, _, _, holds = spans[-1]
         if np.any(self.load[t][lo:hi] >= self.capacity[t] - 1e-9):
             return True
-        return any(
-            np.any(self.large[key][lo:hi] >= self.hosts[key] - 1e-9)
-            for key in self.thresholds(t, gpus)
-        )
+        return any(np.any(self.large[key][lo:hi] >= self.hosts[key] - 1e-9) for key, _ in holds)

@@ -4,6 +4,7 @@ thesis's greedy STS stays reachable by name."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from heuristic.core.registry import make_policy
@@ -18,12 +19,20 @@ from validation.simulator import rollout
 
 V8 = Config("v100", 8)
 V1 = Config("v100", 1)
+V16 = Config("v100", 16, nodes=2)
 DIST = EpochDistribution((20.0,), (1.0,))  # no early stop: every step booked in full
 
 
 def _instance(nodes: tuple[int, ...]) -> Instance:
     jobs = tuple(
-        Job(f"j{i}", 0.0, 10.0, EpochDistribution((4.0,), (1.0,)), {V1: 1.0, V8: 0.25}, 4.0)
+        Job(
+            f"j{i}",
+            0.0,
+            10.0,
+            EpochDistribution((4.0,), (1.0,)),
+            {V1: 1.0, V8: 0.25, V16: 0.125},
+            4.0,
+        )
         for i in range(3)
     )
     return Instance(
@@ -48,6 +57,53 @@ def test_a_large_step_counts_against_the_nodes_that_can_host_it():
     ledger.book(job, _profile(1.0, 1.0), DIST)
     assert not ledger.fits(job, _profile(1.0, 1.0), DIST)  # a third x8 at the same time
     assert ledger.fits(job, _profile(2.0, 1.0), DIST)  # ... or after the others end
+
+
+def test_a_multi_node_step_holds_each_of_its_nodes():
+    """A step on two whole 8-GPU nodes holds two of the three nodes that host an 8-GPU
+    step: one 8-GPU step fits beside it, a second does not, though the type's GPUs
+    (40) would hold both. Before, it was counted as one node (the review of
+    2026-11-29)."""
+    inst = _instance((8, 8, 8, 4, 4, 4, 4))
+    job = inst.jobs[0]
+    ledger = Ledger(inst, 0.0, 10.0, 0.25)
+    assert ledger.holds(V16) == ((("v100", 8), 2),)
+    wide = Profile((Step(V1, 0.0, 1.0), Step(V16, 1.0, 9.0)), 2.0, 0.0, 0.0, 10.0)
+    ledger.book(job, wide, DIST)
+    assert ledger.fits(job, _profile(1.0, 1.0), DIST)
+    ledger.book(job, _profile(1.0, 1.0), DIST)
+    assert not ledger.fits(job, _profile(1.0, 1.0), DIST)
+    edges = np.array([0.0, 1.0, 2.0, 9.0])
+    assert list(ledger.room(V8, edges)) == [True, False, True]
+
+
+def test_a_step_holds_the_larger_nodes_it_cannot_avoid():
+    """Classes are the nodes of at least a size; a step holds one of a larger class
+    where fewer nodes of the sizes between could take it than it needs."""
+    ledger = Ledger(_instance((8, 8, 4)), 0.0, 10.0, 0.25)
+    # two whole 4-GPU nodes: one 4-GPU node, so one of the 8-GPU nodes
+    assert ledger.holds(Config("v100", 8, nodes=2)) == ((("v100", 8), 1),)
+    assert ledger.holds(V16) == ((("v100", 8), 2),)
+    assert ledger.holds(V8) == ((("v100", 8), 1),)
+    assert ledger.holds(Config("v100", 4)) == ()  # half the largest node: two per node
+    assert ledger.holds(Config("v100", 1, shared=True)) == ()
+    eights = Ledger(_instance((8, 8)), 0.0, 10.0, 0.25)
+    assert eights.holds(Config("v100", 6)) == ((("v100", 8), 1),)  # one per 8-GPU node
+    assert eights.holds(Config("v100", 8, nodes=2)) == ((("v100", 8), 2),)
+    # mixed sizes: classes of 6 (three nodes) and 8 (two); a step never holds more
+    # nodes of a class of smaller nodes than it needs
+    mixed = Ledger(_instance((8, 8, 6, 4, 4)), 0.0, 10.0, 0.25)
+    assert mixed.holds(V8) == ((("v100", 6), 1), (("v100", 8), 1))
+    assert mixed.holds(Config("v100", 5)) == ((("v100", 6), 1),)  # the 6-GPU node may take it
+    assert mixed.holds(V16) == ((("v100", 6), 2), (("v100", 8), 2))
+    assert mixed.holds(Config("v100", 8, nodes=2)) == ()  # the two 4-GPU nodes may take it
+    mixed.book(mixed.instance.jobs[0], _profile(1.0, 1.0), DIST)
+    assert list(mixed.room(V8, np.array([0.0, 1.0, 2.0]))) == [True, True]  # one 8 left
+    # a distributed configuration need not hold a whole node: counted once, as before
+    assert mixed.holds(Config("v100", 16, span="rack", net_gbps=10.0)) == (
+        (("v100", 6), 1),
+        (("v100", 8), 1),
+    )
 
 
 def test_a_later_step_is_booked_with_the_chance_the_job_still_runs():
