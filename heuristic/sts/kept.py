@@ -87,12 +87,12 @@ class KeptBookings:
         # shifted, then clipped at this ledger's horizon (as ``Ledger.book_since``)
         self.lo = np.maximum(0, rows[:, 1].astype(np.int64) - shift)
         self.hi = np.minimum(ledger.bins, rows[:, 2].astype(np.int64) - shift)
-        pairs = np.concatenate([m.keys for m in spans]) if spans else np.zeros((0, 3), np.int64)
+        triples = np.concatenate([m.keys for m in spans]) if spans else np.zeros((0, 3), np.int64)
         first = np.cumsum(counts) - counts  # each job's first row
         per_job = np.array([len(m.keys) for m in spans], dtype=np.int64)
-        self.key_span = pairs[:, 0] + np.repeat(first, per_job)
-        self.key = pairs[:, 1]
-        self.held = pairs[:, 2].astype(float)
+        self.key_span = triples[:, 0] + np.repeat(first, per_job)
+        self.key = triples[:, 1]
+        self.held = triples[:, 2].astype(float)
 
     def book(self) -> None:
         """Add every kept span to the ledger's loads."""

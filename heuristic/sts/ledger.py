@@ -69,12 +69,12 @@ class Ledger:
         self._sizes: dict[str, list[int]] = {}  # each type's node sizes, ascending
         self._holds: dict[Config, Holds] = {}
         for t, nodes in instance.nodes_by_type.items():
-            self._sizes[t] = sorted(n.num_gpus for n in nodes)
-            top = max((n.num_gpus for n in nodes), default=0)
-            for g in sorted({n.num_gpus for n in nodes}):
+            sizes = self._sizes[t] = sorted(n.num_gpus for n in nodes)
+            top = sizes[-1] if sizes else 0
+            for g in sorted(set(sizes)):
                 if 2 * g > top:
                     self.large[t, g] = np.zeros(self.bins)
-                    self.hosts[t, g] = sum(1 for n in nodes if n.num_gpus >= g)
+                    self.hosts[t, g] = len(sizes) - bisect_left(sizes, g)
         # the types' and large-node classes' indices (kept bookings: heuristic.sts.kept)
         self.kinds = {t: i for i, t in enumerate(self.capacity)}
         self.keys = {k: i for i, k in enumerate(self.large)}
