@@ -138,11 +138,13 @@ def _due_date_gpu_hours(
     """Worst-case GPU-hours on the most GPU-efficient configuration that finishes within
     ``factor`` x the reference time (a shared slot counts as 1/K_max of a GPU)."""
     window = factor * epochs * _one_gpu_time(times)
-    return min(
-        epochs * t * (1 / max_share if c.shared else c.gpus)
-        for c, t in times.items()
-        if epochs * t <= window * (1 + 1e-12)
-    )
+    meets = [c for c, t in times.items() if epochs * t <= window * (1 + 1e-12)]
+    if not meets:
+        # a factor below the fastest configuration's speed-up: the due date falls back
+        # to the job's fastest finish (:func:`due_date`), which only those meet
+        quickest = min(times.values())
+        meets = [c for c, t in times.items() if t == quickest]
+    return min(epochs * times[c] * (1 / max_share if c.shared else c.gpus) for c in meets)
 
 
 def synthetic(spec: SyntheticSpec, seed: int = 0, name: str | None = None) -> Instance:

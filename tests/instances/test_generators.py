@@ -182,13 +182,15 @@ def _every_generator(**kw):
     ]
 
 
+@pytest.mark.parametrize("tightness", [(1.0, 1.0), (0.2, 0.4)])
 @pytest.mark.parametrize("relaunch", ["measured", "none"])
-def test_no_due_date_falls_before_the_jobs_fastest_finish(relaunch):
+def test_no_due_date_falls_before_the_jobs_fastest_finish(relaunch, tightness):
     """A due date is never before the job could finish alone: released, its first
     start's overhead, all its epochs on its fastest configuration. At tightness 1 the
     floor binds for every job, so a due date rounded down to 4 decimals would fall up to
-    0.18 s before it (it did, in every generator)."""
-    for inst in _every_generator(tightness=(1.0, 1.0), relaunch=relaunch):
+    0.18 s before it (it did, in every generator). Below 1 no configuration meets the
+    drawn window (the synthetic generator's arrival rate failed on that, 2026-11-30)."""
+    for inst in _every_generator(tightness=tightness, relaunch=relaunch):
         for j in inst.jobs:
             fastest = j.max_epochs * min(inst.epoch_time(j, c) for c in inst.allowed_configs(j))
             finish = j.release + inst.relaunch(j) + fastest
