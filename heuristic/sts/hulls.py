@@ -101,6 +101,7 @@ class HullTable:
         self._hourly: dict[str, dict[Config, float]] = {}
         self._chains: dict[tuple[str, str], list[tuple[int, ...]]] = {}
         self._sets: dict[tuple[str, str, Config | None], ChainSet] = {}
+        self._rules: dict[str, TimingRule] = {}
 
     def _job(self, job: Job) -> tuple[dict[str, list[Option]], float, float]:
         found = self._jobs.get(job.id)
@@ -119,6 +120,25 @@ class HullTable:
             fastest = min((o.time for o in every), default=math.inf)  # fastest_epoch_time's
             cheapest = min((o.cost for o in every), default=math.inf)
             found = self._jobs[job.id] = (by_type, fastest, cheapest)
+        return found
+
+    def rule_for(self, job: Job) -> TimingRule:
+        """How ``job``'s profiles are timed: the table's rule, but :data:`PLAIN` where
+        the job's window is shorter than the rule's ``loose`` times its fastest
+        worst-case run (:class:`heuristic.sts.timing.TimingRule`). Such a job has little
+        time to give to the cheap hours, and a catch-up it counts on needs the fast
+        configurations that every urgent job wants (docs/prices.md)."""
+        rule = self.rule
+        if rule.loose <= 0:
+            return rule
+        found = self._rules.get(job.id)
+        if found is None:
+            inst = self.instance
+            # the job's fastest allowed configuration, whatever the table keeps
+            fastest = min(inst.epoch_time(job, c) for c in inst.allowed_configs(job))
+            worst = inst.relaunch(job) + job.distribution.max_epochs * fastest
+            loose = job.due - job.release >= rule.loose * worst
+            found = self._rules[job.id] = rule if loose else PLAIN
         return found
 
     def capped(self) -> HullTable:
@@ -299,6 +319,7 @@ class JobProfiles:
         self.dist = job.distribution.conditional(status.progress)
         self.budget = slot_budget(instance, job.due - earlier, now)
         self.omega = instance.tardiness_weight(job.id)
+        self.rule = table.rule_for(job)
         self.relaunch: Relaunch | None = None
         if instance.relaunch(job) > 0 or status.overhead_left > 0:
             current = status.allocation
@@ -341,8 +362,8 @@ class JobProfiles:
                 self.ran,
                 self.room,
                 self._kept_load,
-                self.table.rule,
-                self._quick() if self.table.rule.recover else (),
+                self.rule,
+                self._quick() if self.rule.recover else (),
             ),
         )
 

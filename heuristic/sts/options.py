@@ -10,12 +10,16 @@ from typing import Literal
 from heuristic.core.options import require
 from heuristic.sts.contention import WORK_SHARE
 from heuristic.sts.spare import SPARE
-from heuristic.sts.timing import FINE_FRACTIONS, FRACTIONS, TimingRule
+from heuristic.sts.timing import FINE_FRACTIONS, FRACTIONS, PLAIN, TimingRule
 
 # the ledger's safety margin for jobs not yet arrived: a quarter of each type's large
 # nodes beyond three hours from now (docs/model.md measures 0, 0.25 and 0.34)
 RESERVE = 0.25
 LEAD_HOURS = 3.0
+# the timing options apply to jobs whose window is at least this many times their
+# fastest worst-case run (docs/prices.md: the thesis family's jobs hold 3.8-20 such
+# runs, the contended family's 1.0-2.9, and the options pay on the first only)
+LOOSE_WINDOW = 3.0
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,9 @@ class StsOptions:
     room beside the profiles booked for that run, ending at the budget
     (:class:`heuristic.sts.timing.TimingRule`; docs/prices.md). Both change nothing
     without a series, and are set aside after a decision where capacity bound.
+    ``loose_window``: they time only the jobs whose window (release to due date) holds
+    at least this many of their fastest worst-case runs (the relaunch, then every epoch
+    on the fastest configuration); 0: every job.
     ``power_states``: where empty nodes are powered off, best fit prefers, among the
     nodes that fit a placement equally well, one already on (then one booting, then one
     off; heuristic/core/power.py); off, STS is blind to power states (its nodes still
@@ -125,8 +132,9 @@ class StsOptions:
     pull: bool = True
     pull_needed: bool = True
     timing: bool = True
-    fine_shares: bool = False
-    margin_recovers: bool = False
+    fine_shares: bool = True
+    margin_recovers: bool = True
+    loose_window: float = LOOSE_WINDOW
     power_states: bool = True
     plan_boots: bool = True
     idle_tail: bool = True
@@ -139,8 +147,10 @@ class StsOptions:
     @property
     def timing_rule(self) -> TimingRule:
         """How the timing searches (:class:`heuristic.sts.timing.TimingRule`)."""
+        if not (self.fine_shares or self.margin_recovers):
+            return PLAIN
         shares = FINE_FRACTIONS if self.fine_shares else FRACTIONS
-        return TimingRule(shares, self.margin_recovers)
+        return TimingRule(shares, self.margin_recovers, self.loose_window)
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")
@@ -155,6 +165,12 @@ class StsOptions:
             "work_share",
             self.work_share,
             "must be a finite number, at least 0",
+        )
+        require(
+            math.isfinite(self.loose_window) and self.loose_window >= 0,
+            "loose_window",
+            self.loose_window,
+            "must be a finite number of the job's fastest worst-case runs, at least 0",
         )
         require(
             math.isfinite(self.lead_hours) and self.lead_hours >= 0,

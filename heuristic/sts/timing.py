@@ -61,10 +61,14 @@ class TimingRule:
     left; with ``recover``, less the hours the profile's last step would gain relaunched
     on the fastest of the job's configurations with room then beside the profiles
     booked (a timed job that meets others in the cheap hours can still catch up by
-    speeding up; only what it cannot catch up is kept)."""
+    speeding up; only what it cannot catch up is kept). With ``loose`` above 0, a job
+    whose window (release to due date) is shorter than ``loose`` times its fastest
+    worst-case run (every epoch on its fastest configuration, after its relaunch) is
+    timed by :data:`PLAIN` instead (:meth:`heuristic.sts.hulls.HullTable.rule_for`)."""
 
     shares: tuple[float, ...] = FRACTIONS
     recover: bool = False
+    loose: float = 0.0
 
 
 PLAIN = TimingRule()

@@ -324,7 +324,7 @@ def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
     options = (
         "lookahead, reserve, lead_hours, urgency, work_share, scale_work, backfill,"
         " backfill_ahead, unstick, pull, pull_needed, timing, fine_shares,"
-        " margin_recovers, power_states, plan_boots,"
+        " margin_recovers, loose_window, power_states, plan_boots,"
         " idle_tail, spare, stay_put, capped, displace_cost, mixed_types, full_below,"
         " calm_hours, alternative, rollout_below"
     )

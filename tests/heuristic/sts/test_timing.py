@@ -30,6 +30,8 @@ from validation.evaluate import evaluate
 from validation.simulator import rollout, simulate
 
 ONE, FOUR = Config("v100", 1), Config("v100", 4)
+# the timing options off (on by default since 2026-11-30)
+OFF = {"fine_shares": False, "margin_recovers": False}
 
 
 def _segments(plan):
@@ -232,7 +234,7 @@ def test_the_timing_options_change_nothing_without_a_series():
     """``fine_shares`` and ``margin_recovers`` only change how profiles are timed: with
     no series STS makes the very plan it makes without them."""
     inst = _cases()[1]
-    plain = _segments(rollout(inst, make_policy("sts")))
+    plain = _segments(rollout(inst, make_policy("sts", **OFF)))
     options = {"fine_shares": True, "margin_recovers": True}
     assert _segments(rollout(inst, make_policy("sts", **options))) == plain
 
@@ -316,7 +318,7 @@ def test_the_timing_options_are_set_aside_after_a_decision_where_capacity_bound(
         jobs = tuple(JobStatus(j, 0.0, None) for j in inst.jobs if j.release <= now)
         for contended in (False, True):
             decided = []
-            for policy in (StsPolicy(options), StsPolicy()):
+            for policy in (StsPolicy(options), StsPolicy(StsOptions(**OFF))):
                 # a first decision starts the run; the second is made after it
                 policy.decide(SchedulerState(now, inst, jobs, Occupancy(inst)))
                 policy.contended = contended
@@ -326,7 +328,10 @@ def test_the_timing_options_are_set_aside_after_a_decision_where_capacity_bound(
     from heuristic.sts.incremental import IncrementalOptions
 
     first = tuple(JobStatus(j, 0.0, None) for j in inst.jobs if j.release <= 0.0)
-    for make, plain in ((StsPolicy, StsOptions()), (IncrementalStsPolicy, IncrementalOptions())):
+    for make, plain in (
+        (StsPolicy, StsOptions(**OFF)),
+        (IncrementalStsPolicy, IncrementalOptions(**OFF)),
+    ):
         on = dataclasses.replace(plain, fine_shares=True, margin_recovers=True)
         fresh = make(on)
         fresh.decide(SchedulerState(4.3, inst, jobs, Occupancy(inst)))
@@ -334,3 +339,45 @@ def test_the_timing_options_are_set_aside_after_a_decision_where_capacity_bound(
         a = fresh.decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
         assert a == make(on).decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
         assert a != make(plain).decide(SchedulerState(0.0, inst, first, Occupancy(inst)))
+
+
+def _windows(inst: Instance) -> dict[str, float]:
+    """Each job's window over its fastest worst-case run (its relaunch, then every epoch
+    on its fastest configuration)."""
+    out = {}
+    for j in inst.jobs:
+        fastest = min(inst.epoch_time(j, c) for c in inst.allowed_configs(j))
+        out[j.id] = (j.due - j.release) / (inst.relaunch(j) + j.max_epochs * fastest)
+    return out
+
+
+def test_the_timing_options_time_only_jobs_with_loose_windows():
+    """With ``loose_window`` the timing options apply to a job whose window holds at
+    least that many of its fastest worst-case runs; a tighter job is timed by the plain
+    rule. Where every job is tighter, STS with the options makes the very plan it makes
+    without them; with ``loose_window = 0`` (every job) it does not."""
+    from heuristic.sts.timing import PLAIN
+
+    spec = SyntheticSpec(nodes=4, jobs=12, relaunch="measured")
+    inst = lay_prices(synthetic(spec, seed=3), "au-nsw-2023:840")
+    windows = _windows(inst)
+    middle = float(np.median(list(windows.values())))
+    rule = TimingRule(recover=True, loose=middle)
+    table = HullTable(inst, rule=rule)
+    for j in inst.jobs:
+        assert table.rule_for(j) == (rule if windows[j.id] >= middle else PLAIN), j.id
+    assert {table.rule_for(j) for j in inst.jobs} == {rule, PLAIN}
+    on = {"fine_shares": True, "margin_recovers": True}
+    plain = _segments(rollout(inst, make_policy("sts", **OFF)))
+    tight = max(windows.values()) * 1.01
+    assert _segments(rollout(inst, make_policy("sts", **on, loose_window=tight))) == plain
+    assert _segments(rollout(inst, make_policy("sts", **on, loose_window=0.0))) != plain
+
+
+@pytest.mark.parametrize("value", [-1.0, math.inf, math.nan])
+def test_a_loose_window_must_be_a_finite_number_at_least_0(value):
+    from heuristic.core.options import OptionError
+    from heuristic.sts.options import StsOptions
+
+    with pytest.raises(OptionError, match="loose_window"):
+        StsOptions(loose_window=value)
