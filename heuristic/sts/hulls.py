@@ -13,6 +13,7 @@ from operator import itemgetter
 import numpy as np
 
 from heuristic.core.policy import JobStatus
+from heuristic.core.urgency import fastest_epoch_time
 from heuristic.sts.chainset import ChainSet, chain_indices, chain_set, continuing_indices
 from heuristic.sts.memo import kept
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
@@ -135,7 +136,7 @@ class HullTable:
         if found is None:
             inst = self.instance
             # the job's fastest allowed configuration, whatever the table keeps
-            fastest = min(inst.epoch_time(job, c) for c in inst.allowed_configs(job))
+            fastest = fastest_epoch_time(inst, job)
             worst = inst.relaunch(job) + job.distribution.max_epochs * fastest
             loose = job.due - job.release >= rule.loose * worst
             found = self._rules[job.id] = rule if loose else PLAIN
