@@ -272,7 +272,11 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
         # read now, so that a missing or broken fit is refused before any run
         grid, fixed = _files(where, "stops", "a fit file's", grid, fixed, base, read_fit)
     gen = str(gen)  # checked by _allowed_keys
-    prefix = str(table.get("name", gen))
+    prefix = table.get("name", gen)
+    if not (isinstance(prefix, str) and prefix.strip() and prefix.isprintable()):
+        raise CampaignError(f"{where}.name", prefix, "must be a non-empty line of text")
+    if len(prefix) > 64:
+        raise CampaignError(f"{where}.name", prefix, "must be at most 64 characters")
     out = []
     for combo in itertools.product(*grid.values()):
         chosen = dict(zip(grid, combo, strict=True))

@@ -5,6 +5,9 @@ suite."""
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from instances.generators.suite import milp_suite
 from instances.generators.synergy import SHAPES
 from instances.generators.synthetic import CALIBRATIONS, RATES
 from instances.generators.traces import FITTED, TRACES
+from instances.limits import MAX_PRICE
 from instances.model import TARDINESS_MODES
 
 SUITE = "suite"
@@ -240,7 +244,10 @@ def _power_options(g: argparse.ArgumentParser) -> None:
 
 
 def _non_negative(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
     return value
@@ -255,19 +262,39 @@ def run(args: argparse.Namespace) -> int:
             suite = [inst.replace(slot=given["slot"]) for inst in suite]
         if "prices" in given:
             price = given.get("carbon_price", 0.0)
+            if price > MAX_PRICE:  # as the generators' own bound names it
+                raise CliError(
+                    f"--carbon-price: carbon_price = {price!r}: must be in [0, {MAX_PRICE:g}]"
+                )
             suite = [lay_prices(inst, given["prices"], price) for inst in suite]
         elif "carbon_price" in given:
             raise CliError("--carbon-price prices a carbon series: give --prices too")
         suite = [_powered(inst, given) for inst in suite]
-        out.mkdir(parents=True, exist_ok=True)
-        for inst in suite:
-            write_instance(inst, out / f"{inst.name}.json")
+        _write_all(suite, out)
         print(f"wrote {len(suite)} suite instances to {out}/")
         return 0
     inst = generated(args.kind, given)
     write_instance(inst, args.out)
     print(f"wrote {args.out}: {inst.name}, {len(inst.nodes)} nodes, {len(inst.jobs)} jobs")
     return 0
+
+
+def _write_all(suite: list[Instance], out: Path) -> None:
+    """Every instance into ``out``, or none: written into a scratch folder there first,
+    then moved into place (a write that fails, a full disk, leaves no part of the set)."""
+    targets = [out / f"{inst.name}.json" for inst in suite]
+    for t in targets:
+        if t.is_dir():
+            raise CliError(f"{t}: is a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out, prefix=".suite-") as scratch:
+            for inst, t in zip(suite, targets, strict=True):
+                write_instance(inst, Path(scratch) / t.name)
+            for t in targets:
+                os.replace(Path(scratch) / t.name, t)
+    except OSError as exc:
+        raise CliError(f"{out}: {exc.strerror or exc}") from None
 
 
 def _powered(inst: Instance, given: dict[str, Any]) -> Instance:
@@ -313,6 +340,8 @@ def generated(kind: str, given: dict[str, Any]) -> Instance:
             raise CliError(f"--start: realdata takes a whole job index, got {params['start']:g}")
         params["start"] = int(params["start"])
     gen = GENERATORS[kind]
+    if given.get("name") is not None and not given["name"].strip():
+        raise CliError(f"--name: {given['name']!r} is empty (leave it out for the default name)")
     try:
         return gen.instance(params, given["seed"], given.get("name"))
     except InstanceError as exc:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from instances.fields import field_types
+from instances.limits import MAX_HOURS
 
 T = TypeVar("T")
 
@@ -39,8 +40,24 @@ def require(ok: bool, name: str, value: object, what: str) -> None:
 
 
 def positive_hours(name: str, value: float) -> None:
-    """A duration in hours: finite and above zero."""
-    require(math.isfinite(value) and value > 0, name, value, "must be a positive number of hours")
+    """A duration in hours: above zero and at most :data:`MAX_HOURS`, the model's span
+    of time (a longer one overflows the slot counts derived from it)."""
+    require(
+        math.isfinite(value) and 0 < value <= MAX_HOURS,
+        name,
+        value,
+        f"must be a positive number of hours, at most {MAX_HOURS:g}",
+    )
+
+
+def hours(name: str, value: float) -> None:
+    """A duration in hours that may be zero: at most :data:`MAX_HOURS`."""
+    require(
+        math.isfinite(value) and 0 <= value <= MAX_HOURS,
+        name,
+        value,
+        f"must be a number of hours in [0, {MAX_HOURS:g}]",
+    )
 
 
 def _coerce(name: str, kind: Any, value: Any) -> Any:

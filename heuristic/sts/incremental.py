@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from heuristic.core.options import require
+from heuristic.core.options import hours, require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.sts.kept import Kept
 from heuristic.sts.options import StsOptions
@@ -72,12 +72,7 @@ class IncrementalOptions(StsOptions):
     def __post_init__(self) -> None:
         super().__post_init__()
         require(self.full_below >= 0, "full_below", self.full_below, "must be at least 0")
-        require(
-            math.isfinite(self.calm_hours) and self.calm_hours >= 0,
-            "calm_hours",
-            self.calm_hours,
-            "must be a finite number of hours, at least 0",
-        )
+        hours("calm_hours", self.calm_hours)
 
 
 class IncrementalStsPolicy(StsPolicy):

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from heuristic.core.options import require
+from heuristic.core.options import hours, require
 from heuristic.sts.contention import WORK_SHARE
 from heuristic.sts.spare import SPARE
 from heuristic.sts.timing import FINE_FRACTIONS, FRACTIONS, PLAIN, TimingRule
@@ -172,9 +172,4 @@ class StsOptions:
             self.loose_window,
             "must be a finite number of the job's fastest worst-case runs, at least 0",
         )
-        require(
-            math.isfinite(self.lead_hours) and self.lead_hours >= 0,
-            "lead_hours",
-            self.lead_hours,
-            "must be a finite number of hours, at least 0",
-        )
+        hours("lead_hours", self.lead_hours)

@@ -81,7 +81,16 @@ def named(
     own = {m.gpu_type: m for m in machines}
     specs = gpu_specs()
     out = []
+    seen: dict[tuple[str, int], int] = {}
     for k, (gpu_type, gpus, count) in enumerate(kinds):
+        # a kind's nodes are named after its type and size: a repeat would clash
+        first = seen.setdefault((gpu_type, gpus), k)
+        if first != k:
+            raise InstanceError(
+                f"cluster[{k}]",
+                f"{gpu_type}x{gpus}",
+                f"repeats cluster[{first}]: give each kind's nodes once",
+            )
         if gpu_type in own:
             m = own[gpu_type]
             out.append(Machine(gpu_type, m.measured_as, m.memory_gb, m.power_w, gpus, count))

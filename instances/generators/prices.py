@@ -75,9 +75,9 @@ def real_series(name: str) -> RealSeries:
 
 def parse_prices(text: str) -> tuple[str, int]:
     """``NAME`` or ``NAME:OFFSET`` (whole hours into the series) as (name, offset)."""
-    name, _, offset = text.partition(":")
+    name, colon, offset = text.partition(":")
     series = real_series(name)
-    if not offset:
+    if not colon:
         return name, 0
     try:
         hours = int(offset)

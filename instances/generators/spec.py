@@ -203,7 +203,10 @@ def _type_problem(value: Any, hint: Any) -> str:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         # the bound first: a 400-digit integer compares exactly, but isfinite would
         # convert it to a float and overflow
-        return "" if ok and abs(value) <= 1e15 and math.isfinite(value) else "a finite number"
+        if not ok or (abs(value) <= 1e15 and not math.isfinite(value)):
+            return "a finite number"
+        # above every field's own bound, which would name the range
+        return "" if abs(value) <= 1e15 else "a number of at most 1e15 in size"
     if hint is str:
         return "" if isinstance(value, str) else "a string"
     return ""

@@ -147,33 +147,52 @@ class ClassFit:
 
     @classmethod
     def from_dict(cls, label: str, d: dict[str, Any]) -> ClassFit:
-        try:
-            out = cls(
-                label,
-                {s: int(d["jobs"][s]) for s in STATUSES},
-                tuple(float(x) for x in d["plan_hours"]),
-                tuple(float(x) for x in d["plan_mass"]),
-                tuple(float(x) for x in d["stop_hours"]),
-                tuple(float(x) for x in d["stop_survival"]),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InstanceError(f"classes.{label}", str(exc), "is not a stopping fit") from None
+        where = f"classes.{label}"
+        if not isinstance(d, dict):
+            raise InstanceError(where, type(d).__name__, "is not a stopping fit")
+        jobs = d.get("jobs")
+        if not isinstance(jobs, dict):
+            raise InstanceError(f"{where}.jobs", jobs, "must map each status to a count")
+        counts = {}
+        for status in STATUSES:
+            n = jobs.get(status)
+            if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+                raise InstanceError(f"{where}.jobs.{status}", n, "must be a count of jobs")
+            counts[status] = n
+        arrays = {}
+        for name in ("plan_hours", "plan_mass", "stop_hours", "stop_survival"):
+            values = d.get(name)
+            if not isinstance(values, list):
+                raise InstanceError(f"{where}.{name}", values, "must be a list of numbers")
+            for i, x in enumerate(values):
+                ok = isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+                if not ok or x < 0 or (name.endswith(("mass", "survival")) and x > 1):
+                    raise InstanceError(f"{where}.{name}[{i}]", x, "out of range")
+            arrays[name] = tuple(float(x) for x in values)
+        out = cls(
+            label,
+            counts,
+            *(arrays[n] for n in ("plan_hours", "plan_mass", "stop_hours", "stop_survival")),
+        )
         if len(out.plan_hours) != len(out.plan_mass) or not out.plan_hours:
-            raise InstanceError(
-                f"classes.{label}.plan_mass", len(out.plan_mass), "must match plan_hours"
-            )
+            raise InstanceError(f"{where}.plan_mass", len(out.plan_mass), "must match plan_hours")
         if len(out.stop_hours) != len(out.stop_survival):
             raise InstanceError(
-                f"classes.{label}.stop_survival", len(out.stop_survival), "must match stop_hours"
+                f"{where}.stop_survival", len(out.stop_survival), "must match stop_hours"
             )
-        for name in ("plan_hours", "plan_mass", "stop_hours", "stop_survival"):
-            for i, x in enumerate(getattr(out, name)):
-                if not math.isfinite(x) or x < 0 or (name.endswith(("mass", "survival")) and x > 1):
-                    raise InstanceError(f"classes.{label}.{name}[{i}]", x, "out of range")
+        # the survival is looked up by a sorted search and read as a step function
+        for name, values, rising in (
+            ("plan_hours", out.plan_hours, True),
+            ("stop_hours", out.stop_hours, True),
+            ("stop_survival", out.stop_survival, False),
+        ):
+            for i in range(1, len(values)):
+                bad = values[i] <= values[i - 1] if rising else values[i] > values[i - 1]
+                if bad:
+                    what = "must increase" if rising else "must not increase"
+                    raise InstanceError(f"{where}.{name}[{i}]", values[i], what)
         if abs(math.fsum(out.plan_mass) - 1.0) > 1e-6:
-            raise InstanceError(
-                f"classes.{label}.plan_mass", math.fsum(out.plan_mass), "must sum to 1"
-            )
+            raise InstanceError(f"{where}.plan_mass", math.fsum(out.plan_mass), "must sum to 1")
         return out
 
 

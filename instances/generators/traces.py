@@ -148,6 +148,13 @@ class TraceSpec(GeneratorSpec):
             raise InstanceError("trace", self.trace, f"must be one of {TRACES}")
         if self.running not in RUNNING_READINGS:
             raise InstanceError("running", self.running, f"must be one of {RUNNING_READINGS}")
+        if self.running != "completed" and (self.early_stopping != FITTED or self.stops):
+            # a reading of the bundled Alibaba fit: refused where it would change nothing
+            raise InstanceError(
+                "running",
+                self.running,
+                f"is read only by the bundled fit (early_stopping = {FITTED!r}, no stops file)",
+            )
         check_cluster_options(self)
 
 

@@ -34,6 +34,8 @@ def _refused(text: str) -> str:
         (SYNTHETIC + "nodes = " + "9" * 5000, "line 4: an integer of thousands of digits"),
         (HEAD + "seeds = " + "9" * 1000 + "\n" + SYNTHETIC[len(HEAD) :], "seeds = 99999"),
         (SYNTHETIC + "slot = 1e400", "scenarios[0].slot = inf: must be a finite number"),
+        # finite, and too large for any field: not called infinite
+        (SYNTHETIC + "slot = 1e300", "slot = 1e+300: must be a number of at most 1e15 in size"),
         # values no run could use
         (SYNTHETIC + "slot = 0", "slot = 0: must be in [0.001, 1000]"),
         (SYNTHETIC + "slot = 0.0", "slot = 0.0: must be in [0.001, 1000]"),
@@ -83,6 +85,19 @@ def _refused(text: str) -> str:
         (
             HEAD + '[[scenarios]]\ngenerator = "alibaba"\ntrace = "philly-week"',
             "scenarios[0].trace",
+        ),
+        # a scenario's name labels its rows in the store and the report
+        (HEAD + '[[scenarios]]\nname = 5\ngenerator = "synthetic"', "scenarios[0].name = 5"),
+        (HEAD + '[[scenarios]]\nname = ""\ngenerator = "synthetic"', "scenarios[0].name = ''"),
+        (
+            HEAD + '[[scenarios]]\nname = "a\\u0007b"\ngenerator = "synthetic"',
+            "must be a non-empty line of text",
+        ),
+        # an option no run could use: refused at load, not by a run's traceback
+        (
+            "seeds = 1\n[policies]\nsts = {lead_hours = 1e308}\n"
+            '[[scenarios]]\ngenerator = "synthetic"',
+            "lead_hours = 1e+308: must be a number of hours in [0, 100000]",
         ),
     ],
 )

@@ -337,6 +337,30 @@ def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
     assert "--option: reserve is given twice" in capsys.readouterr().err
 
 
+def test_generate_suite_writes_all_or_nothing(tmp_path, capsys):
+    # a target that cannot be written (here a folder in its place) leaves no part of
+    # the set; it once left the 23 instances written before it
+    out = tmp_path / "suite"
+    (out / "suite-excl-4n10j-s2.json").mkdir(parents=True)
+    assert main(["generate", "suite", "--out", str(out)]) == 2
+    assert "suite-excl-4n10j-s2.json: is a directory" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["suite-excl-4n10j-s2.json"]
+    # the carbon price is named as for every other kind
+    args = ["generate", "suite", "--prices", "au-nsw-2023", "--carbon-price", "2e6"]
+    assert main([*args, "--out", str(tmp_path / "c")]) == 2
+    assert "--carbon-price: carbon_price = 2000000.0: must be in [0, 1e+06]" in (
+        capsys.readouterr().err
+    )
+    assert not (tmp_path / "c").exists()
+
+
+def test_generate_refuses_an_empty_name(tmp_path, capsys):
+    args = ["generate", "synthetic", "--nodes", "2", "--jobs", "3", "--name", " "]
+    assert main([*args, "--out", str(tmp_path / "x.json")]) == 2
+    assert "--name: ' ' is empty" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
+
+
 def test_generate_suite_reads_relaunch_and_slot(tmp_path, capsys):
     """``generate suite --relaunch none`` writes the suite without overheads (it once
     wrote the default suite byte for byte); ``measured`` gives every instance its

@@ -102,6 +102,10 @@ def test_a_time_scale_spreads_the_arrivals():
         ({"cluster": [["v100", 8, 0]]}, "cluster[0]"),
         ({"jobs": 0}, "jobs"),
         ({"load": 0}, "load"),
+        # a kind twice: its nodes' names would clash
+        ({"cluster": [["k80", 4, 2], ["k80", 4, 1]]}, "cluster[1]"),
+        # the reading of the bundled fit, where no bundled fit is read
+        ({"early_stopping": "uniform", "running": "stopped"}, "running"),
     ],
 )
 def test_bad_cluster_and_load_fields_are_refused_by_name(params, field):

@@ -54,7 +54,12 @@ def test_the_generator_option_is_the_same_series_laid_after():
 
 @pytest.mark.parametrize(
     ("text", "words"),
-    [("nsw", "unknown series"), ("au-nsw-2023:x", "whole hours"), ("au-nsw-2023:-1", "[0, 2928)")],
+    [
+        ("nsw", "unknown series"),
+        ("au-nsw-2023:x", "whole hours"),
+        ("au-nsw-2023:", "whole hours"),  # an offset left out after the colon
+        ("au-nsw-2023:-1", "[0, 2928)"),
+    ],
 )
 def test_bad_series_names_are_refused(text, words):
     with pytest.raises(InstanceError) as err:

@@ -94,6 +94,33 @@ def test_a_broken_fit_file_is_refused_naming_the_field(doc, field):
         StopsFit.from_dict(doc)
 
 
+def _broken(change) -> dict:
+    doc = json.loads(json.dumps(bundled_fit().to_dict()))
+    change(doc["classes"]["1 GPU"])
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        # the survival is read by a sorted search: out of order it would be wrong silently
+        (lambda c: c["stop_hours"].reverse(), "stop_hours[1]"),
+        (lambda c: c["plan_hours"].reverse(), "plan_hours[1]"),
+        (lambda c: c["stop_survival"].sort(), "stop_survival["),
+        (lambda c: c.update(stop_survival=[True] * len(c["stop_survival"])), "stop_survival[0]"),
+        (lambda c: c["jobs"].update(complete="4284"), "jobs.complete"),
+        (lambda c: c["jobs"].update(stopped=-5), "jobs.stopped"),
+        (lambda c: c["jobs"].update(censored=True), "jobs.censored"),
+        (lambda c: c.update(plan_hours="1,2"), "plan_hours"),
+        (lambda c: c.update(stop_hours=["1"] * len(c["stop_hours"])), "stop_hours[0]"),
+    ],
+)
+def test_a_fit_out_of_order_or_of_the_wrong_type_is_refused(change, field):
+    with pytest.raises(InstanceError) as err:
+        StopsFit.from_dict(_broken(change))
+    assert err.value.path.startswith(f"classes.1 GPU.{field}")
+
+
 def test_the_bundled_alibaba_trace():
     hist = alibaba_history()
     assert len(hist.hours) == 6203  # the GPU pods that ran

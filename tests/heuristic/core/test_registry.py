@@ -53,6 +53,13 @@ def test_options_are_passed_by_keyword_over_the_preset():
         ("rg", {"starts": True}, "starts = True: must be an integer"),
         ("gandiva", {"quantum_hours": math.nan}, "quantum_hours = nan: must be a number"),
         ("gandiva", {"quantum_hours": 0}, "quantum_hours = 0.0: must be a positive number"),
+        # durations past the model's span of time (1e5 h): 1e308 overflowed the ledger's
+        # count of bins, 1e7 gave synergy a plan the checker refused
+        ("sts", {"lead_hours": 1e308}, r"lead_hours = 1e\+308: must be a number of hours"),
+        ("sts-full", {"lead_hours": 2e5}, r"lead_hours = 200000.0: .* \[0, 100000\]"),
+        ("sts", {"calm_hours": 1e6}, r"calm_hours = 1000000.0: .* \[0, 100000\]"),
+        ("synergy", {"round_hours": 1e7}, "round_hours = 10000000.0: .* at most 100000"),
+        ("optimus", {"interval_hours": 1e300}, "interval_hours = 1e\\+300: .* at most 100000"),
         ("synergy", {"allocation": "fair"}, "allocation = 'fair': must be one of"),
         ("milp", {"time_limit": 5}, "unknown option 'time_limit'.*time_limit_seconds"),
         ("lp", {"reserve": 0.3}, r"policy 'lp': unknown option 'reserve' \(options: none\)"),
