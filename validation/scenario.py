@@ -6,6 +6,8 @@ cost scenarios through this module, so a seed means the same stops everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from instances import EpochDistribution, Instance
@@ -17,14 +19,17 @@ def scenario_epochs(instance: Instance, seed: int) -> dict[str, float]:
     return sample_epochs(instance, np.random.default_rng(seed))
 
 
-def scenario_instance(instance: Instance, epochs: dict[str, float]) -> Instance:
-    """The instance with each job's epochs known: a run to exactly ``epochs[j]``.
+def scenario_instance(
+    instance: Instance, epochs: dict[str, float], only: Iterable[str] | None = None
+) -> Instance:
+    """The instance with each job's epochs known: a run to exactly ``epochs[j]``; with
+    ``only``, those jobs alone (a what-if run's, :mod:`validation.whatif`).
 
     Costing an online run's realised segments on it with the one evaluator gives the
     run's realised energy (every epoch run is paid) and tardiness (at the realised end).
     """
+    ids = [j.id for j in instance.jobs] if only is None else list(only)
     jobs = tuple(
-        instance.pinned_job(j.id, distribution=EpochDistribution.deterministic(epochs[j.id]))
-        for j in instance.jobs
+        instance.pinned_job(j, distribution=EpochDistribution.deterministic(epochs[j])) for j in ids
     )
     return instance.replace(jobs=jobs, name=f"{instance.name}-clairvoyant")

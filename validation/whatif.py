@@ -1,7 +1,7 @@
 """What-if runs from a decision point (docs/model.md, 'STS choosing its order by
-rollout'): the jobs present now, with no arrival to come, each run to its maximum
-epochs by the event engine under a policy, from a first decision given; and what they
-then cost, by the one evaluator.
+rollout'): the jobs present now, with no arrival to come, each run by the event engine
+under a policy, from a first decision given, to its maximum epochs or to the epochs of
+a scenario (:func:`quantile_epochs`); and what they then cost, by the one evaluator.
 
 A policy sees the state of each decision, not the engine's record of the past. The
 engine needs that record to resume: a job's next segment continues its last one or
@@ -20,6 +20,7 @@ from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import Decision, Policy, SchedulerState
 from instances import Instance, Plan, Segment
 from validation.evaluate import job_cost
+from validation.scenario import scenario_instance
 from validation.simulator import EPS, _Engine
 
 # a what-if run that does not end within this many events fails as a run would
@@ -68,11 +69,41 @@ class History:
             self.wakes.append(decision.wake_at)
 
 
-def what_if(state: SchedulerState, history: History, policy: Policy, first: Decision) -> Plan:
+def quantile_epochs(state: SchedulerState, q: float) -> dict[str, float]:
+    """Each present job's epochs in a scenario: the ``q``-quantile of its epochs given
+    that it has not stopped by its progress (the least stopping point ``s`` past it with
+    ``P(N <= s | N > progress) >= q``); its maximum at ``q = 1``."""
+    out = {}
+    for s in state.jobs:
+        job = s.job
+        if q >= 1.0:
+            out[job.id] = job.max_epochs
+            continue
+        left = job.distribution.conditional(s.progress)  # stops shifted by the progress
+        # the last stop closes the sum whatever its rounding
+        at = len(left.stops) - 1
+        acc = 0.0
+        for i, p in enumerate(left.probabilities[:-1]):
+            acc += p
+            if acc >= q:
+                at = i
+                break
+        out[job.id] = s.progress + left.stops[at]
+    return out
+
+
+def what_if(
+    state: SchedulerState,
+    history: History,
+    policy: Policy,
+    first: Decision,
+    epochs: dict[str, float] | None = None,
+) -> Plan:
     """The present jobs' segments, past and to come, when ``first`` is applied now and
     ``policy`` decides every later event, with no arrival and every present job run to
-    its maximum epochs. Not where empty nodes power off: a placement's work there starts
-    when its node has booted, which :class:`History` does not see."""
+    its ``epochs`` (by default its maximum). Not where empty nodes power off: a
+    placement's work there starts when its node has booted, which :class:`History` does
+    not see."""
     inst = state.instance
     if inst.power_off is not None:
         raise ValueError(
@@ -80,7 +111,9 @@ def what_if(state: SchedulerState, history: History, policy: Policy, first: Deci
             "the engine's boots"
         )
     jobs = {s.job.id: s for s in state.jobs}
-    eng = _Engine(inst, policy, {j: s.job.max_epochs for j, s in jobs.items()}, inst.slot)
+    if epochs is None:
+        epochs = {j: s.job.max_epochs for j, s in jobs.items()}
+    eng = _Engine(inst, policy, {j: epochs[j] for j in jobs}, inst.slot)
     eng.t = state.time
     eng.admit()
     eng.occ = state.occupancy.copy()
@@ -108,11 +141,17 @@ def present_cost(
     plan: Plan,
     jobs: Iterable[str] | None = None,
     billed: Instance | None = None,
+    epochs: dict[str, float] | None = None,
 ) -> float:
     """What the present jobs (or ``jobs``) cost under ``plan`` by the evaluator: expected
     energy and carbon, and tardiness in the instance's mode; not the cluster's own power
     (idle GPUs, node base power), which the evaluator charges to no job. ``billed``: the
-    instance whose prices bill it (the state's by default)."""
+    instance whose prices bill it (the state's by default). With ``epochs`` (a what-if
+    run to a scenario's epochs, :func:`quantile_epochs`), the cost realised when each
+    present job stops there."""
     ids = [s.job.id for s in state.jobs] if jobs is None else list(jobs)
     inst = state.instance if billed is None else billed
+    if epochs is not None:
+        # the jobs costed alone, each known to stop at its scenario's epochs
+        inst = scenario_instance(inst, epochs, ids)
     return math.fsum(job_cost(inst, plan, j).total_cost for j in ids)

@@ -326,7 +326,7 @@ def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
         " backfill_ahead, unstick, pull, pull_needed, timing, fine_shares,"
         " margin_recovers, loose_window, power_states, plan_boots,"
         " idle_tail, spare, stay_put, capped, displace_cost, mixed_types, full_below,"
-        " calm_hours, alternative, rollout_below"
+        " calm_hours, alternative, rollout_below, rollout_quantile"
     )
     assert f"policy 'sts': unknown option 'reserv' (options: {options})" in err
     assert "Traceback" not in err

@@ -10,12 +10,12 @@ from heuristic.core.options import OptionError
 from heuristic.core.policy import Decision
 from heuristic.core.registry import make_policy
 from heuristic.sts.incremental import IncrementalOptions, IncrementalStsPolicy
-from instances import Instance
+from instances import EpochDistribution, Instance
 from instances.bundled import bundled
 from instances.generators.prices import lay_prices
 from tests.strategies import instances, priced_instances
 from validation.evaluate import evaluate
-from validation.rollout_choice import _differ
+from validation.rollout_choice import ROLLOUT_QUANTILE, _differ
 from validation.simulator import simulate
 
 
@@ -29,11 +29,13 @@ def _plain(**options: object) -> IncrementalStsPolicy:
     return IncrementalStsPolicy(IncrementalOptions(**options))  # type: ignore[arg-type]
 
 
-def _costs(inst: Instance) -> tuple[float, float, float, int]:
-    """Worst-case rollouts: STS without the rollout in each order, then with it."""
+def _costs(inst: Instance, **options: object) -> tuple[float, float, float, int]:
+    """Worst-case rollouts: STS without the rollout in each order, then with it, its
+    what-if runs too to every job's maximum epochs (``rollout_quantile = 1``), where
+    the guarantee holds."""
     first = evaluate(inst, simulate(inst, _plain()).plan).total_cost
     second = evaluate(inst, simulate(inst, _plain(urgency="slack")).plan).total_cost
-    policy = make_policy("sts")
+    policy = make_policy("sts", **({"rollout_quantile": 1.0} | options))
     chosen = evaluate(inst, simulate(inst, policy).plan).total_cost
     return first, second, chosen, policy.what_ifs
 
@@ -118,6 +120,40 @@ def test_no_what_if_from_rollout_below_jobs_present():
     assert capped.what_ifs == 0
     with pytest.raises(OptionError, match="rollout_below = -1"):
         make_policy("sts", rollout_below=-1)
+
+
+def _known(inst: Instance) -> Instance:
+    """Every job released at 0 and known to run its maximum epochs."""
+    jobs = tuple(
+        dataclasses.replace(
+            j, release=0.0, distribution=EpochDistribution.deterministic(j.max_epochs)
+        )
+        for j in inst.jobs
+    )
+    return inst.replace(jobs=jobs)
+
+
+def test_a_quantile_scenario_is_the_run_where_every_stop_is_known():
+    # the median of a known number of epochs is that number: what-if runs to it are the
+    # run itself, and the rollout keeps the guarantee
+    inst = _known(bundled("medium"))
+    first, second, chosen, what_ifs = _costs(inst, rollout_quantile=0.5)
+    assert what_ifs > 0 and first != pytest.approx(second)
+    assert chosen <= min(first, second) * (1 + 1e-12)
+
+
+def test_by_default_every_what_if_job_runs_to_its_maximum():
+    assert ROLLOUT_QUANTILE == 1.0
+    inst = _static(bundled("medium"))
+    assert simulate(inst, make_policy("sts")).plan == (
+        simulate(inst, make_policy("sts", rollout_quantile=1.0)).plan
+    )
+
+
+def test_the_scenario_quantile_is_checked():
+    for bad in (0, -0.5, 1.5, float("nan"), float("inf"), True, "median"):
+        with pytest.raises(OptionError, match="rollout_quantile"):
+            make_policy("sts", rollout_quantile=bad)
 
 
 @settings(max_examples=10, deadline=None)

@@ -5,27 +5,32 @@ import dataclasses
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from heuristic.core.policy import Decision, SchedulerState
+from heuristic.core.occupancy import Occupancy
+from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.sts.policy import StsPolicy
-from instances import Instance, Plan
+from instances import EpochDistribution, Instance, Plan
 from instances.bundled import bundled
 from tests.strategies import instances, priced_instances
 from validation.evaluate import evaluate
+from validation.scenario import scenario_epochs, scenario_instance
 from validation.simulator import simulate
-from validation.whatif import History, present_cost, what_if
+from validation.whatif import History, present_cost, quantile_epochs, what_if
 
 
 class _Predicting:
-    """Full STS in a worst-case rollout that, at every decision after the last arrival,
-    predicts the rest of the run by a what-if run of a fork of itself."""
+    """Full STS in a run that, at every decision after the last arrival, predicts the
+    rest of the run by a what-if run of a fork of itself: every job to its maximum
+    epochs (a worst-case rollout), or to ``epochs`` (the run's sampled stops)."""
 
     name = "predicting"
 
-    def __init__(self, inst: Instance) -> None:
+    def __init__(self, inst: Instance, epochs: dict[str, float] | None = None) -> None:
         self.inner = StsPolicy()
         self.history = History()
         self.jobs = len(inst.jobs)
+        self.epochs = epochs
         self.seen: set[str] = set()
         self.predictions: list[tuple[SchedulerState, Plan]] = []
 
@@ -36,7 +41,7 @@ class _Predicting:
         self.seen.update(s.job.id for s in state.jobs)
         if len(self.seen) == self.jobs:  # every job has arrived
             here = dataclasses.replace(state, occupancy=pristine)
-            plan = what_if(here, self.history, self.inner.fork(), decision)
+            plan = what_if(here, self.history, self.inner.fork(), decision, self.epochs)
             self.predictions.append((here, plan))
         self.history.record(state, decision)
         return decision
@@ -89,6 +94,54 @@ def test_what_if_is_the_engines_continuation_slotted(inst):
 def test_what_if_is_the_engines_continuation_under_prices_and_idle_power(inst):
     # STS times its steps by the series and keeps the hours each job has run
     _check(inst)
+
+
+def _check_sampled(inst: Instance, seed: int) -> int:
+    # told the run's own stops, a what-if run is the rest of the online run, and costs
+    # what the present jobs realise
+    epochs = scenario_epochs(inst, seed)
+    pred = _Predicting(inst, epochs)
+    run = simulate(inst, pred, mode="sampled", seed=seed)
+    assert run.epochs == epochs
+    realised = {
+        j.job: j.total_cost for j in evaluate(scenario_instance(inst, epochs), run.plan).jobs
+    }
+    for state, plan in pred.predictions:
+        present = [s.job.id for s in state.jobs]
+        for j in present:
+            _same_segments(plan.for_job(j), run.plan.for_job(j))
+        assert present_cost(state, plan, epochs=epochs) == pytest.approx(
+            sum(realised[j] for j in present)
+        )
+    return len(pred.predictions)
+
+
+def test_what_if_to_the_sampled_stops_is_the_online_run_on_medium():
+    assert _check_sampled(bundled("medium"), 3) > 10
+
+
+@settings(max_examples=20, deadline=None)
+@given(instances(max_jobs=5, relaunch=True), st.integers(0, 3))
+def test_what_if_to_the_sampled_stops_is_the_online_run(inst, seed):
+    _check_sampled(inst, seed)
+
+
+def test_quantile_epochs():
+    # stops 2, 4, 6, 8 with probabilities 0.1, 0.3, 0.4, 0.2
+    inst = bundled("small")
+    dist = EpochDistribution((2.0, 4.0, 6.0, 8.0), (0.1, 0.3, 0.4, 0.2))
+    job = inst.pinned_job(inst.jobs[0].id, distribution=dist)
+    inst = inst.replace(jobs=(job,))
+
+    def at(progress: float, q: float) -> float:
+        state = SchedulerState(0.0, inst, (JobStatus(job, progress, None),), Occupancy(inst))
+        return quantile_epochs(state, q)[job.id]
+
+    assert [at(0.0, q) for q in (0.05, 0.1, 0.5, 0.8, 0.81, 1.0)] == [2, 2, 6, 6, 8, 8]
+    # past the stop at 2: 4, 6, 8 with 1/3, 4/9, 2/9
+    assert [at(3.0, q) for q in (0.3, 0.5, 0.8)] == [4, 6, 8]
+    # at a stop the job has gone past it: 6, 8 with 2/3, 1/3
+    assert [at(4.0, q) for q in (0.5, 0.7, 1.0)] == [6, 8, 8]
 
 
 def test_no_what_if_where_empty_nodes_power_off():
