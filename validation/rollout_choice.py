@@ -44,8 +44,8 @@ from validation.whatif import History, present_cost, quantile_epochs, what_if
 ROLLOUT_BELOW = 64
 # the what-if runs' scenario: each present job stops at this quantile of its epochs
 # given its progress; 1, every job to its maximum (the worst case STS's profiles plan
-# for), costed in expectation. The median was measured online and not kept: 1.3% below
-# on the contended 32-GPU runs, up to 2.9% above on the 128-GPU ones (docs/contended.md)
+# for), costed in expectation. The median was measured online and not kept: cheaper on
+# two contention sets, dearer on two, by 0.5-1.9% (docs/contended.md)
 ROLLOUT_QUANTILE = 1.0
 
 
