@@ -584,12 +584,22 @@ def plan_from_dict(doc: Any) -> Plan:
     return Plan(tuple(segs))
 
 
-def read_plan(source: str | Path) -> Plan:
+def read_plan(source: str | Path, *, instance: str | None = None) -> Plan:
+    """A plan file; with ``instance`` (the name of the instance it is to be costed on), a
+    file that names another instance is refused: its ids may fit that instance while
+    its due dates, stops or speeds differ (a plan of seed 0 costed on seed 1)."""
     try:
         doc = load_json_file(source, "plan")
     except InstanceError as exc:
         raise PlanError(f"bad plan: {exc}") from None
-    return plan_from_dict(doc)
+    plan = plan_from_dict(doc)
+    made = doc.get("instance")  # optional: written by gpusched solve and improve
+    if instance is not None and isinstance(made, str) and made != instance:
+        raise PlanError(
+            f"bad plan: instance = {made!r}: the plan was made for that instance, not for "
+            f"{instance!r}"
+        )
+    return plan
 
 
 def write_plan(plan: Plan, target: str | Path, **meta: str | None) -> None:

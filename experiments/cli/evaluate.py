@@ -21,7 +21,7 @@ def add_parser(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     inst = load_instance(args.instance)
-    plan = read_plan(args.plan)
+    plan = read_plan(args.plan, instance=inst.name)
     ev = evaluate(inst, plan, tardiness=args.tardiness)
     print(cost_table(ev))
     print(summary_line(ev))

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from experiments.improve import run_colgen, run_improve
 
     inst = load_instance(args.instance, args.slot)
-    start = read_plan(args.plan) if args.plan is not None else None
+    start = read_plan(args.plan, instance=inst.name) if args.plan is not None else None
     if args.method == "colgen":
         run_colgen(
             inst,

@@ -143,6 +143,26 @@ def test_online_prints_one_row_per_policy_with_realised_costs(capsys):
     assert f"{sts:.4g}" in row
 
 
+def test_a_plan_made_for_another_instance_is_refused_naming_both(tmp_path, capsys):
+    # seed 0's plan fits seed 1's instance (the same ids) but its due dates and stops
+    # differ: it used to be costed there without a word
+    files = {}
+    for seed in (0, 1):
+        files[seed] = str(tmp_path / f"s{seed}.json")
+        args = ["generate", "synthetic", "--nodes", "2", "--jobs", "4", "--seed", str(seed)]
+        assert main([*args, "--out", files[seed]]) == 0
+    plan = str(tmp_path / "p.json")
+    assert main(["solve", files[0], "--policy", "sts", "--out", plan]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", files[0], plan]) == 0
+    assert main(["evaluate", files[1], plan]) == 2
+    err = capsys.readouterr().err
+    assert "instance = 'synthetic-exponential-2n4j-s0': the plan was made for" in err
+    assert "not for 'synthetic-exponential-2n4j-s1'" in err and "Traceback" not in err
+    assert main(["improve", files[1], "--plan", plan, "--time-limit", "1", "--quiet"]) == 2
+    assert "the plan was made for that instance" in capsys.readouterr().err
+
+
 def test_improve_writes_a_plan_the_evaluator_accepts_and_prints_certified_gaps(tmp_path, capsys):
     plan = tmp_path / "improved.json"
     args = ["improve", "tiny", "--time-limit", "5", "--quiet", "--search-evaluations", "10"]
