@@ -160,7 +160,11 @@ def _job_problems(
             out.append(Violation("overlap", job.id, b.start, why))
     tl = Timeline.of(instance, job.id, segs)
     if not tl.complete:
-        why = f"reaches {tl.progress:.6g} of its {job.max_epochs:g} epochs"
+        # enough digits that a shortfall of a rounding never reads "5 of its 5"
+        done_text = f"{tl.progress:.6g}"
+        if float(done_text) >= job.max_epochs:
+            done_text = f"{tl.progress!r} (short by {job.max_epochs - tl.progress:.3g})"
+        why = f"reaches {done_text} of its {job.max_epochs:g} epochs"
         return [*out, Violation("incomplete", job.id, None, why)], {}
     done = slot_ceil(tl.time_at(job.max_epochs), instance.slot)
     ends = {}

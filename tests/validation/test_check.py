@@ -90,3 +90,12 @@ def test_evaluate_refuses_infeasible_plan_listing_every_violation(base):
         evaluate(base, Plan(tuple(segs)))
     text = str(info.value)
     assert "unknown node 'n9'" in text and "job 'b'" in text and "incomplete" in text
+
+
+def test_a_shortfall_below_the_printed_digits_is_named(base):
+    # 2 h run the job's epochs; a ten-millionth short is incomplete, and the message
+    # says by how much rather than "reaches 10 of its 10"
+    v = check_plan(base, Plan((Segment(0.0, 2.0 * (1 - 1e-7), "a", V1, (("n1", 0),)),)))
+    (why,) = [x.detail for x in v if x.kind == "incomplete" and x.job == "a"]
+    epochs = base.job("a").max_epochs
+    assert f"of its {epochs:g} epochs" in why and "short by" in why
