@@ -71,12 +71,7 @@ class RolloutStsOptions(IncrementalOptions):
         super().__post_init__()
         require(self.rollout_below >= 0, "rollout_below", self.rollout_below, "must be at least 0")
         q = self.rollout_quantile
-        require(
-            isinstance(q, (int, float)) and not isinstance(q, bool) and 0 < q <= 1,
-            "rollout_quantile",
-            q,
-            "must be a number above 0 and at most 1",
-        )
+        require(0 < q <= 1, "rollout_quantile", q, "must be a number above 0 and at most 1")
         require(
             self.alternative != self.urgency,
             "alternative",
@@ -158,24 +153,18 @@ class RolloutStsPolicy:
             return first
         self.what_ifs += 1
         q = self.options.rollout_quantile
-        if q < 1:
-            # the scenario where each job stops at its quantile, costed as it realises
-            epochs = quantile_epochs(state, q)
-            costs = [
-                present_cost(
-                    state,
-                    what_if(state, self.history, c.fork(), d, epochs),
-                    billed=self._billed,
-                    epochs=epochs,
-                )
-                for c, d in ((sts, first), (other, second))
-            ]
-        else:
-            # every job to its maximum epochs, the plan's expected cost
-            costs = [
-                present_cost(state, what_if(state, self.history, c.fork(), d), billed=self._billed)
-                for c, d in ((sts, first), (other, second))
-            ]
+        # below 1, the scenario where each job stops at its quantile, costed as it
+        # realises; at 1, every job to its maximum epochs, the plan's expected cost
+        epochs = quantile_epochs(state, q) if q < 1 else None
+        costs = [
+            present_cost(
+                state,
+                what_if(state, self.history, c.fork(), d, epochs),
+                billed=self._billed,
+                epochs=epochs,
+            )
+            for c, d in ((sts, first), (other, second))
+        ]
         if costs[1] < costs[0]:
             # it carries on in its own order: its what-if run decided every later event
             # so (the partial decisions too, where no other order is asked), and the
