@@ -13,7 +13,7 @@ from typing import Any
 
 from experiments.cli.common import CliError, Subparsers, count, hours, positive_float, positive_int
 from instances import Instance, InstanceError, write_instance
-from instances.generators import FAMILIES, GENERATORS
+from instances.generators import FAMILIES, GENERATORS, GeneratorSpec
 from instances.generators.clusters import parse_cluster
 from instances.generators.histories import RUNNING_READINGS
 from instances.generators.measured_overheads import RELAUNCH_MODES
@@ -24,7 +24,6 @@ from instances.generators.suite import milp_suite
 from instances.generators.synergy import SHAPES
 from instances.generators.synthetic import CALIBRATIONS, RATES
 from instances.generators.traces import FITTED, TRACES
-from instances.limits import MAX_PRICE
 from instances.model import TARDINESS_MODES
 
 SUITE = "suite"
@@ -262,10 +261,9 @@ def run(args: argparse.Namespace) -> int:
             suite = [inst.replace(slot=given["slot"]) for inst in suite]
         if "prices" in given:
             price = given.get("carbon_price", 0.0)
-            if price > MAX_PRICE:  # as the generators' own bound names it
-                raise CliError(
-                    f"--carbon-price: carbon_price = {price!r}: must be in [0, {MAX_PRICE:g}]"
-                )
+            bound = GeneratorSpec.BOUNDS["carbon_price"]  # the generators' own
+            if not bound.holds(price):
+                raise CliError(f"--carbon-price: carbon_price = {price!r}: must be in {bound}")
             suite = [lay_prices(inst, given["prices"], price) for inst in suite]
         elif "carbon_price" in given:
             raise CliError("--carbon-price prices a carbon series: give --prices too")

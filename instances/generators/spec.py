@@ -201,9 +201,9 @@ def _type_problem(value: Any, hint: Any) -> str:
         return "" if ok else "a whole number"
     if hint is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        # the bound first: a 400-digit integer compares exactly, but isfinite would
-        # convert it to a float and overflow
-        if not ok or (abs(value) <= 1e15 and not math.isfinite(value)):
+        # isfinite on floats only: a 400-digit integer would overflow converted to one
+        # (it compares exactly with the bound)
+        if not ok or (isinstance(value, float) and not math.isfinite(value)):
             return "a finite number"
         # above every field's own bound, which would name the range
         return "" if abs(value) <= 1e15 else "a number of at most 1e15 in size"
