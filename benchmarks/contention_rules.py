@@ -21,9 +21,11 @@ name``, another registered policy such as ``sts-full``) runs on the same
 instances beside STS's defaults and the references (``lp`` and ``sts-greedy``). The
 table gives per set and variant: the total, the runs below ``lp`` and the worst ratio
 to it, the runs within 2% of the best of the variant and the references, the runs
-cheaper and dearer than the defaults, and per window (a set's case but for its seed:
-a real-data window, or a load of ``c32``) whether the mean over its seeds is below
-``lp``'s, the measure issue 34's goals are stated in. ``--seeds K`` runs every
+cheaper and dearer than the defaults, the ratio of its total to the defaults' with a
+95% interval (a paired bootstrap over the runs, :func:`benchmarks.common.paired_ratio`:
+where it holds 1, the runs do not tell the two apart), and per window (a set's case but
+for its seed: a real-data window, or a load of ``c32``) whether the mean over its seeds
+is below ``lp``'s, the measure issue 34's goals are stated in. ``--seeds K`` runs every
 window with seeds 0 to K-1 (issue 34 asks for at least 5).
 
 Run: python -m benchmarks.contention_rules [--sets week,day,c32] [--variant ...]
@@ -39,7 +41,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from benchmarks.common import markdown
+from benchmarks.common import markdown, paired_ratio
 from instances import Instance
 from instances.generators import GENERATORS, RealDataSpec, SyntheticSpec, real_data, synthetic
 from instances.generators.realdata import cluster_mix, philly_jobs, usable
@@ -144,6 +146,7 @@ def compare(
                     label,
                     len(todo),
                     f"{sum(mine):.2f}",
+                    "-" if label == "sts" else str(paired_ratio(mine, base)),
                     sum(m < x for m, x in zip(mine, lp, strict=True)),
                     f"{max(m / x for m, x in zip(mine, lp, strict=True)):.3f}",
                     sum(m <= 1.02 * b for m, b in zip(mine, best, strict=True)),
@@ -154,8 +157,9 @@ def compare(
                 ]
             )
         for ref in REFERENCES:
-            total = f"{sum(got[c, ref] for c in todo):.2f}"
-            rows.append([name, ref, len(todo), total, "", "", "", "", "", "", ""])
+            theirs = [got[c, ref] for c in todo]
+            ratio = str(paired_ratio(theirs, [got[c, "sts"] for c in todo]))
+            rows.append([name, ref, len(todo), f"{sum(theirs):.2f}", ratio, *[""] * 7])
     return rows
 
 
@@ -221,6 +225,7 @@ def main() -> None:
         "policy",
         "runs",
         "total",
+        "total / sts's [95% CI]",
         "below lp",
         "worst / lp",
         "within 2% of best",
