@@ -1,13 +1,16 @@
 """``benchmarks.common.paired_ratio``: the ratio of two policies' totals over the same
-runs and its paired-bootstrap interval, which the contention benchmark prints so that a
-difference the runs cannot resolve reads as such (docs/contended.md)."""
+runs and its paired-bootstrap interval, which the contention and prices benchmarks print
+so that a difference the runs cannot resolve reads as such (docs/contended.md,
+docs/prices.md)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from benchmarks.common import paired_ratio
+from benchmarks.when import bill_cut_interval
 
 
 def test_the_same_runs_give_one_and_a_scaled_copy_its_scale_exactly():
@@ -54,3 +57,16 @@ def test_runs_that_cannot_tell_two_forms_apart_give_an_interval_holding_one():
 def test_series_that_do_not_pair_are_refused(mine, base):
     with pytest.raises(ValueError, match="paired_ratio"):
         paired_ratio(mine, base)
+
+
+def test_the_prices_table_gives_the_bill_cut_with_its_interval():
+    # two scenarios, two seeds: STS pays 0.8 of price-blind STS's bill on every run
+    rows = [
+        {"scenario": sc, "seed": seed, "policy": p, "bill": bill * (0.8 if p == "sts" else 1.0)}
+        for sc, bill in (("thesis[a]", 10.0), ("thesis[b]", 30.0))
+        for seed in (0, 1)
+        for p in ("sts", "sts-price-blind", "lp")
+    ]
+    line = bill_cut_interval(pd.DataFrame(rows))
+    assert "0.800 [0.800, 0.800]" in line
+    assert "a cut of 20.0%; 95% interval 20.0% to 20.0%" in line
