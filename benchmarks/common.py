@@ -86,6 +86,11 @@ RESAMPLES = 9999
 BOOTSTRAP_SEED = 0
 
 
+def _ratio_of_sums(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    """``sum(a) / sum(b)`` along ``axis``: the statistic and, on the runs, its point."""
+    return np.asarray(a.sum(axis=axis) / b.sum(axis=axis))
+
+
 @dataclass(frozen=True)
 class PairedRatio:
     """The ratio of two policies' total costs over the same runs, and its 95% interval."""
@@ -110,12 +115,12 @@ def paired_ratio(mine: Sequence[float], base: Sequence[float]) -> PairedRatio:
     y = np.asarray(base, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or len(x) == 0:
         raise ValueError(f"paired_ratio needs two equal, non-empty series: {x.shape} and {y.shape}")
-    ratio = float(x.sum() / y.sum())
+    ratio = float(_ratio_of_sums(x, y))
     if len(x) == 1 or np.allclose(x, ratio * y, rtol=1e-12, atol=0.0):
         return PairedRatio(ratio, ratio, ratio)  # no spread to resample
     res = stats.bootstrap(
         (x, y),
-        lambda a, b, axis=-1: a.sum(axis=axis) / b.sum(axis=axis),
+        _ratio_of_sums,
         paired=True,
         vectorized=True,
         n_resamples=RESAMPLES,

@@ -134,12 +134,13 @@ def compare(
     rows: list[list[object]] = []
     for name in sets:
         todo = list(cases(name, loads, seeds))
+        # per set, not per label: STS's and lp's runs are every label's references
+        base = [got[c, "sts"] for c in todo]
+        lp = [got[c, "lp"] for c in todo]
         for label in ["sts", *variants, *policies]:
             means = window_means(todo, got, label)
             mine = [got[c, label] for c in todo]
-            lp = [got[c, "lp"] for c in todo]
             best = [min(got[c, label], *(got[c, r] for r in REFERENCES)) for c in todo]
-            base = [got[c, "sts"] for c in todo]
             rows.append(
                 [
                     name,
@@ -158,7 +159,7 @@ def compare(
             )
         for ref in REFERENCES:
             theirs = [got[c, ref] for c in todo]
-            ratio = str(paired_ratio(theirs, [got[c, "sts"] for c in todo]))
+            ratio = str(paired_ratio(theirs, base))
             rows.append([name, ref, len(todo), f"{sum(theirs):.2f}", ratio, *[""] * 7])
     return rows
 
