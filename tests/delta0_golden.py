@@ -6,6 +6,12 @@ gives the same figures to the last digit when no job pays an overhead.
 Run from a checkout of that commit: ``PYTHONPATH=. python tests/delta0_golden.py OUT``
 (there, the instances are the bundled files and ``milp_suite()``, which the generators
 without overheads reproduce).
+
+``medium``'s ``sts`` and ``sts-greedy`` rows were re-made on 2026-11-30, when a
+decision's wake-up began to replace the one asked for before (docs/model.md, 'The event
+engine'): deee007 with that one change to its engine (a decision clears the wake-ups
+kept, then pushes its own) gives them, and its unchanged code the rows they replace.
+Every other row has no wake-up that ever went unrestated, so no figure moved.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ as the evaluator and the MILP count it.
 
 from __future__ import annotations
 
-import heapq
 import math
 import time as clock
 from collections.abc import Callable, Mapping
@@ -102,7 +101,10 @@ class _Engine:
         self.occ = Occupancy(instance)
         self.present: list[str] = []  # arrival order
         self.segments: list[Segment] = []
-        self.wakes: list[float] = []
+        # the wake-up the last decision asked for: each decision restates when the
+        # policy next wants to decide, so an earlier request it did not repeat is void
+        # (kept, they piled up: one per decision, each a decision of its own later)
+        self.wake_at: float | None = None
         self.seconds: list[float] = []
         self.t = self.arrivals[0][0] if self.arrivals else 0.0
         self.ended = 0  # jobs done, for a progress bar
@@ -223,8 +225,8 @@ class _Engine:
         candidates = list(finish.values())
         if self.next_arrival < len(self.arrivals):
             candidates.append(self.arrivals[self.next_arrival][0])
-        if self.wakes:
-            candidates.append(self.wakes[0])
+        if self.wake_at is not None:
+            candidates.append(self.wake_at)
         if not candidates:
             if self.present:
                 raise SimulationError(
@@ -259,8 +261,8 @@ class _Engine:
                 self.ended += 1
         self.admit()
         self.moved = self.moved or self.next_arrival > arrived
-        while self.wakes and self.wakes[0] <= self.t + EPS:
-            heapq.heappop(self.wakes)
+        if self.wake_at is not None and self.wake_at <= self.t + EPS:
+            self.wake_at = None
         return True
 
     def run(
@@ -292,9 +294,9 @@ class _Engine:
         raise SimulationError(f"more than {max_events} events: the policy does not converge")
 
     def wake(self, at: float | None) -> None:
-        """Ask for a decision at ``at`` (slot-rounded), if it is to come."""
-        if at is not None and at > self.t + EPS:
-            heapq.heappush(self.wakes, slot_ceil(at, self.slot))
+        """The next decision asked for: at ``at`` (slot-rounded) if it is to come, else
+        none; it replaces the request before."""
+        self.wake_at = slot_ceil(at, self.slot) if at is not None and at > self.t + EPS else None
 
 
 def _nodes(alloc: Allocation) -> tuple[str, ...]:

@@ -36,8 +36,6 @@ class History:
     left: dict[str, float] = field(default_factory=dict)
     # the allocation each job runs on now and since when
     open: dict[str, tuple[float, Allocation]] = field(default_factory=dict)
-    # the wake-ups asked for by the decisions applied (the engine keeps them all)
-    wakes: list[float] = field(default_factory=list)
 
     def forget_ended(self, state: SchedulerState) -> None:
         """Drop the jobs that have ended (they are no longer in the state)."""
@@ -45,7 +43,6 @@ class History:
         for memo in (self.past, self.left, self.open):
             for j in [j for j in memo if j not in present]:
                 del memo[j]
-        self.wakes = [w for w in self.wakes if w > state.time + EPS]
 
     def record(self, state: SchedulerState, decision: Decision) -> None:
         """The engine applies ``decision`` at ``state.time``: a job given another
@@ -65,8 +62,6 @@ class History:
                     self.left[job_id] = s.overhead_left
             if alloc is not None:
                 self.open[job_id] = (now, alloc)
-        if decision.wake_at is not None:
-            self.wakes.append(decision.wake_at)
 
 
 def quantile_epochs(state: SchedulerState, q: float) -> dict[str, float]:
@@ -130,8 +125,7 @@ def what_if(
             run.busy_until = state.time + s.overhead_left
             run.tau = inst.epoch_time(job_id, s.allocation.config)
     eng.apply(first.assign)
-    for at in (*history.wakes, first.wake_at):
-        eng.wake(at)
+    eng.wake(first.wake_at)  # it replaces every wake-up asked for before
     eng.run(WHAT_IF_EVENTS, decided=True)
     return Plan(tuple(eng.segments))
 

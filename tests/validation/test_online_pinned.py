@@ -3,7 +3,9 @@
 
 Speed-ups of the engine and of STS (profiles priced without building their steps,
 upgrades built only when needed, ...) must not move a single figure. These runs were
-recorded before those changes; each is fingerprinted by every segment it ran (job,
+recorded before those changes (and re-pinned on 2026-11-30, when a decision's wake-up
+began to replace the one asked for before: the figures each replaced are in its comment);
+each is fingerprinted by every segment it ran (job,
 configuration, start, end, GPUs, floats by ``repr``) and by its realised costs. A
 change that moves them is a change of behaviour and must say so (and re-pin)."""
 
@@ -32,17 +34,20 @@ def _fingerprint(run: OnlineRun) -> str:
         # decisions; none finds capacity binding, as none did at 1,000 x 100), pinned
         # from the code that gave the 1,000 x 100 figures (segments 17be2917f5d22a20,
         # energy 91.52649233283769, tardiness 8.526512829121202e-15, 2,047 decisions),
-        # whose run took 134 s of a loaded CI
-        (500, 50, "none", "7810c6b3d1bb6dfa", "47.15524466688738", "0.0", 1021),
+        # whose run took 134 s of a loaded CI; before wake-ups were restated,
+        # 7810c6b3d1bb6dfa, 47.15524466688738, 0.0 and 1,021 decisions
+        (500, 50, "none", "f21029c6b42950c2", "47.15528692861369", "8.526512829121202e-15", 1004),
         # 300 jobs on 30 nodes with measured overheads: every profile searches chains
+        # (3876984f5bb8bf12, the same energy, 4.263256414560601e-15 and 610 decisions
+        # before wake-ups were restated)
         (
             300,
             30,
             "measured",
-            "3876984f5bb8bf12",
+            "6c2d8f21d7bc76b6",
             "28.90320576353984",
-            "4.263256414560601e-15",
-            610,
+            "8.526512829121202e-15",
+            605,
         ),
     ],
 )
@@ -63,12 +68,13 @@ def test_incremental_sts_figures_are_pinned():
     0.001% of ``sts-full``'s energy
     (re-pinned when it began deciding in full below 64 jobs present and while capacity
     binds: 91.52858087226353, 2,037 decisions before; and when the threshold became 32:
-    91.52706792050444, 2,043)."""
+    91.52706792050444, 2,043; and until wake-ups were restated: 91.52707548544652, 2,040,
+    8b53798425f4f8f9)."""
     inst = synthetic(SyntheticSpec(nodes=100, jobs=1000, relaunch="none"), seed=0)
     run = run_online(inst, "sts", seed=0)
     s = run.summary()
-    assert repr(s["energy_cost"]) == "91.52707548544652"
+    assert repr(s["energy_cost"]) == "91.5271587531815"
     # STS's on this run (pinned above until that test moved to 500 x 50)
     assert abs(s["energy_cost"] / 91.52649233283769 - 1) < 1e-5
-    assert int(s["decisions"]) == 2040
-    assert _fingerprint(run) == "8b53798425f4f8f9"
+    assert int(s["decisions"]) == 2021
+    assert _fingerprint(run) == "5be50f58f19065c4"

@@ -142,7 +142,8 @@ def test_the_greedy_thesis_version_is_registered_and_ignores_the_ledger():
     assert isinstance(greedy, StsPolicy) and not greedy.options.lookahead
     assert greedy.name == "sts-greedy"
     cost = evaluate(inst, rollout(inst, greedy)).total_cost
-    assert cost == pytest.approx(62.0748, abs=1e-4)  # 62.07 in the docs before the ledger
+    # 62.07 in the docs before the ledger; 62.0748 until wake-ups were restated (2026-11-30)
+    assert cost == pytest.approx(61.2193, abs=1e-4)
 
 
 def test_under_overload_the_ledger_cuts_cost_and_missed_due_dates():
