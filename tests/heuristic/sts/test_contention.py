@@ -228,21 +228,15 @@ def test_a_running_job_late_whatever_it_does_leaves_a_slow_slot():
     rule ph29 (due 21.42 h) runs on one V100 until 20.46 h, then on eight, and ends
     2.63 h late: 28.71 in all. With it, it moves to the eight at 17.34 h and ends on
     time: 16.07."""
-    from heuristic import make_policy
-    from validation.evaluate import evaluate
-    from validation.scenario import scenario_instance
-    from validation.simulator import simulate
-
     spec = {"cluster": "k80x4:2,p100x4:2,v100x8:2", "load": 1.2, "hours": 6.0}
     inst = GENERATORS["philly-week"].instance(spec, 0)
     then = {"displace_cost": "relaunch", "pull_needed": False, "backfill_ahead": False}
 
     def run(unstick: bool) -> tuple[float, float, list[tuple[float, str]]]:
         options = {**ALONE, "full_below": 0, "unstick": unstick, **then}
-        r = simulate(inst, make_policy("sts", seed=0, **options), mode="sampled", seed=0)
-        ev = evaluate(scenario_instance(inst, r.epochs), r.plan)
-        last = [(round(x.start, 2), x.config.label) for x in r.plan.for_job("ph29")][-2:]
-        return ev.total_cost, ev.by_job().loc["ph29", "late_h"], last
+        r = run_online(inst, "sts", seed=0, options=options)
+        last = [(round(x.start, 2), x.config.label) for x in r.result.plan.for_job("ph29")][-2:]
+        return r.summary()["total_cost"], r.by_job().loc["ph29", "late_h"], last
 
     moved, late, last = run(True)
     kept, late_kept, last_kept = run(False)
