@@ -135,6 +135,10 @@ class RolloutStsPolicy:
 
     def _decide(self, state: SchedulerState) -> Decision:
         if len(state.jobs) >= self.options.rollout_below:
+            # no order is weighed here, so none has earned its keep: STS decides in its
+            # own (a copy that won by a hair on a burst of arrivals would otherwise set
+            # the order of every decision while the cluster stays this full)
+            self.sts.options = self._orders[0]
             return self.sts.decide(state)
         sts = self.sts
         other = sts.fork()  # as STS is before it decides
