@@ -12,7 +12,8 @@ epochs (the worst case STS's profiles plan for; :mod:`validation.whatif`), the c
 that made it deciding every later event, and the decision whose run the evaluator
 costs least is applied (the copy's own on a tie). The copy whose decision is applied
 carries on, in its own order, which the copy in the other order is weighed against at
-the next event decided in full. It is Bertsekas's rollout with the two orders as
+the next event decided in full; once ``rollout_below`` jobs are present no order is
+weighed, and STS decides in its first. It is Bertsekas's rollout with the two orders as
 base heuristics (Bertsekas, Tsitsiklis and Wu 1997, "Rollout algorithms for
 combinatorial optimization"). The run does not see jobs still to come, nor the sampled
 stops. ``rollout_below = 0`` is STS without the rollout

@@ -201,8 +201,8 @@ def test_where_no_order_is_weighed_sts_decides_in_its_own():
     # A copy that won in least-slack order at a decision below ``rollout_below`` carries
     # on in it, but once arrivals bring ``rollout_below`` jobs or more no order is
     # weighed, and STS decides in its own order (on the 128-GPU contended run at 0.9,
-    # seed 1, a win by 0.3% at 9.19 h set the order of six hours of decisions with
-    # 63-70 jobs present: 660.16 against 562.77 when reset; docs/contended.md)
+    # seed 1, a win by 0.3% at 9.19 h set the order of the next 156 decisions, over six
+    # hours with 64-129 jobs present: 660.16 against 562.77 when reset; docs/contended.md)
     inst, below = bundled("medium"), 15
     policy = make_policy("sts", rollout_below=below)
     seen = []
