@@ -13,9 +13,15 @@ that made it deciding every later event, and the decision whose run the evaluato
 costs least is applied (the copy's own on a tie). The copy whose decision is applied
 carries on, in its own order, which the copy in the other order is weighed against at
 the next event decided in full; once ``rollout_below`` jobs are present no order is
-weighed, and STS decides in its first. It is Bertsekas's rollout with the two orders as
-base heuristics (Bertsekas, Tsitsiklis and Wu 1997, "Rollout algorithms for
-combinatorial optimization"). The run does not see jobs still to come, nor the sampled
+weighed, and STS decides in its first. With ``weigh_sharing``, where a present job may
+run on a shared slot and the decision is a busy one (capacity bound, or the present jobs hold
+:data:`SHARE_WEIGHED_FROM` of the GPUs), a third copy, in the deciding copy's order
+with shared slots flipped in its profiles (``shared_slots``), is weighed the same way:
+a shared slot is the slowest way to run, and the work it leaves for a job's fast last
+steps may meet a crunch that the what-if run sees (docs/contended.md, 'Shared slots
+weighed by rollout'). It is Bertsekas's rollout with the copies as base heuristics
+(Bertsekas, Tsitsiklis and Wu 1997, "Rollout algorithms for combinatorial
+optimization"). The run does not see jobs still to come, nor the sampled
 stops. ``rollout_below = 0`` is STS without the rollout
 (:class:`heuristic.sts.incremental.IncrementalStsPolicy`), decision for decision.
 
@@ -35,7 +41,9 @@ from typing import Literal
 
 from heuristic.core.options import require
 from heuristic.core.policy import Decision, SchedulerState
+from heuristic.sts.contention import held_share
 from heuristic.sts.incremental import IncrementalOptions, IncrementalStsPolicy
+from heuristic.sts.options import StsOptions
 from instances import Instance
 from validation.whatif import History, present_cost, quantile_epochs, what_if
 
@@ -48,6 +56,10 @@ ROLLOUT_BELOW = 64
 # for), costed in expectation. The median was measured online and not kept: cheaper on
 # two contention sets, dearer on two, by 0.5-1.9% (docs/contended.md)
 ROLLOUT_QUANTILE = 1.0
+# the share of the GPUs held from which a copy with shared slots flipped is weighed
+# where capacity did not bind: 0.5 and 0.3 were measured on the bundled `medium`, and
+# only 0.3 kept its win there (docs/contended.md)
+SHARE_WEIGHED_FROM = 0.3
 
 
 @dataclass(frozen=True)
@@ -62,11 +74,16 @@ class RolloutStsOptions(IncrementalOptions):
     quantile of its epochs given its progress (:func:`validation.whatif.quantile_epochs`)
     and are costed as they realise; at 1 every job runs to its maximum and the runs are
     costed in expectation, the form whose worst-case rollout is no dearer than either
-    order's."""
+    order's. ``weigh_sharing`` (off by default; docs/contended.md, 'Shared slots
+    weighed by rollout'): where a present job may run on a shared slot and the
+    decision finds capacity binding or the present jobs hold at least
+    :data:`SHARE_WEIGHED_FROM` of the GPUs, a third copy, in the deciding copy's order
+    with ``shared_slots`` flipped, decides too (none where ``shared_slots`` is off)."""
 
     alternative: Literal["other", "modified-slack", "slack"] = "other"
     rollout_below: int = ROLLOUT_BELOW
     rollout_quantile: float = ROLLOUT_QUANTILE
+    weigh_sharing: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -103,8 +120,9 @@ class RolloutStsPolicy:
         self._last_time = -math.inf  # the last decision's time
         self._priced_alike = True  # the what-if cost is the evaluator's on this instance
         self._billed: Instance | None = None  # the instance whose prices bill a what-if run
-        self.what_ifs = 0  # decisions that needed them (two runs each)
-        self.alternatives = 0  # decisions where the copy in the other order decided too
+        self._shares = False  # a copy with shared slots flipped is weighed
+        self.what_ifs = 0  # decisions that needed them (a run per distinct decision)
+        self.alternatives = 0  # decisions where the other copies decided too
 
     @property
     def full_decisions(self) -> int:
@@ -124,6 +142,11 @@ class RolloutStsPolicy:
             # engine's boots cannot be resumed; STS then decides alone
             self._priced_alike = not inst.idle_power and inst.power_off is None
             self._billed = inst
+            self._shares = (
+                self.options.weigh_sharing
+                and self.options.shared_slots
+                and any(c.shared for j in inst.jobs for c in inst.allowed_configs(j))
+            )
             if not self.options.timing and (inst.prices is not None or inst.carbon is not None):
                 self._billed = inst.replace(prices=None, carbon=None)  # as its profiles are
         self._last_time = state.time
@@ -138,23 +161,34 @@ class RolloutStsPolicy:
         if len(state.jobs) >= self.options.rollout_below:
             # no order is weighed here, so none has earned its keep: STS decides in its
             # own (a copy that won by a hair on a burst of arrivals would otherwise set
-            # the order of every decision while the cluster stays this full)
+            # the order of every decision while the cluster stays this full), with
+            # shared slots as its options say
             self.sts.options = self._orders[0]
             return self.sts.decide(state)
         sts = self.sts
-        other = sts.fork()  # as STS is before it decides
+        rivals = [(sts.fork(), o) for o in self._rivals(sts.options)]  # as STS is now
         full = sts.full_decisions
         occ = state.occupancy  # each copy plans on a copy of its own
         first = sts.decide(dataclasses.replace(state, occupancy=occ.copy()))
         if sts.full_decisions == full:
             # a partial decision (kept only where capacity did not bind and every job it
-            # re-plans fits): the other order is not weighed
+            # re-plans fits): no other copy is weighed
             return first
         self.alternatives += 1
-        # the other order: STS's copy may be in either, since a winning copy keeps its own
-        other.options = self._orders[1] if sts.options == self._orders[0] else self._orders[0]
-        second = other.decide(dataclasses.replace(state, occupancy=occ.copy()))
-        if not _differ(first, second):
+        # sharing is weighed only where this decision found capacity binding or the
+        # present jobs hold SHARE_WEIGHED_FROM of the GPUs: elsewhere the copies'
+        # decisions differ at nearly every event, each a what-if run, for the same costs
+        # (six times the CPU on the Philly week; docs/contended.md)
+        busy = sts.contended or held_share(state.instance, state.jobs) >= SHARE_WEIGHED_FROM
+        weighed = [(sts, first)]
+        for copy, options in rivals:
+            if options.shared_slots != sts.options.shared_slots and not busy:
+                continue
+            copy.options = options
+            decision = copy.decide(dataclasses.replace(state, occupancy=occ.copy()))
+            if all(_differ(decision, d) for _, d in weighed):
+                weighed.append((copy, decision))
+        if len(weighed) == 1:
             return first
         self.what_ifs += 1
         q = self.options.rollout_quantile
@@ -168,15 +202,26 @@ class RolloutStsPolicy:
                 billed=self._billed,
                 epochs=epochs,
             )
-            for c, d in ((sts, first), (other, second))
+            for c, d in weighed
         ]
-        if costs[1] < costs[0]:
-            # it carries on in its own order: its what-if run decided every later event
-            # so (the partial decisions too, where no other order is asked), and the
-            # promise made by that run is what bounds the cost of the rest
-            self.sts = other
-            return second
-        return first
+        # the deciding copy's own on a tie, then the other order's
+        best = min(range(len(weighed)), key=lambda i: (costs[i], i))
+        # it carries on with its own options: its what-if run decided every later
+        # event so (the partial decisions too, where no other copy is asked), and the
+        # promise made by that run is what bounds the cost of the rest
+        self.sts, chosen = weighed[best]
+        return chosen
+
+    def _rivals(self, options: StsOptions) -> list[StsOptions]:
+        """The options of the copies weighed beside STS's: the other order, and, where
+        the run may share GPUs, STS's own order with shared slots flipped in its
+        profiles."""
+        own, alt = self._orders
+        order = alt.urgency if options.urgency == own.urgency else own.urgency
+        out = [dataclasses.replace(options, urgency=order)]
+        if self._shares:
+            out.append(dataclasses.replace(options, shared_slots=not options.shared_slots))
+        return out
 
 
 def _differ(a: Decision, b: Decision) -> bool:

@@ -71,6 +71,13 @@ def late_share(inst: Instance, jobs: Sequence[JobStatus], now: float, fastest: F
     return late / len(jobs)
 
 
+def held_share(inst: Instance, jobs: Sequence[JobStatus]) -> float:
+    """The share of the cluster's GPUs that ``jobs`` hold (a shared slot holds
+    ``1 / K_max`` of its GPU), as a decision starts."""
+    held = sum(inst.busy_share(s.allocation.config) for s in jobs if s.allocation is not None)
+    return held / max(sum(inst.gpus_by_type.values()), 1)
+
+
 def urgency_key(
     inst: Instance, status: JobStatus, slack: float, fastest: float, work_share: float
 ) -> tuple[int, float]:

@@ -79,11 +79,15 @@ class HullTable:
         mixed: bool = False,
         keep: Callable[[Config], bool] | None = None,
         rule: TimingRule = PLAIN,
+        whole: bool = False,
     ) -> None:
         self.instance = instance
+        # a job's shared slots left out on each type where it has whole GPUs too
+        self.whole = whole
         self.rule = rule  # how profiles are timed under a tariff
         self.keep = keep  # the configurations the table holds (``None``: all allowed)
         self._capped: HullTable | None = None
+        self._unshared: HullTable | None = None
         self._large: Callable[[Config], bool] | None = None
         self.tariff = Tariff.of(instance) if timing else None
         # (a real type named as the pseudo type turns mixing off)
@@ -114,6 +118,10 @@ class HullTable:
                     continue
                 o = Option(c, inst.epoch_time(job, c), inst.epoch_cost(job, c))
                 by_type.setdefault(c.gpu_type, []).append(o)
+            if self.whole:
+                for t, opts in by_type.items():
+                    gpus = [o for o in opts if not o.config.shared]
+                    by_type[t] = gpus or opts  # a type it may only share stays
             every = [o for opts in by_type.values() for o in opts]
             if self.mixed and len(by_type) > 1:
                 by_type[MIXED] = list(every)
@@ -153,8 +161,23 @@ class HullTable:
                 timing=self.tariff is not None,
                 keep=lambda c: not large(c) and (self.keep is None or self.keep(c)),
                 rule=self.rule,
+                whole=self.whole,
             )
         return self._capped
+
+    def unshared(self) -> HullTable:
+        """The same table with each job's shared slots left out on every type where it
+        may run on whole GPUs (STS with ``shared_slots`` off); built once."""
+        if self._unshared is None:
+            self._unshared = HullTable(
+                self.instance,
+                timing=self.tariff is not None,
+                mixed=self.mixed,
+                keep=self.keep,
+                rule=self.rule,
+                whole=True,
+            )
+        return self._unshared
 
     def large(self) -> Callable[[Config], bool]:
         """:func:`large_configs` of the instance, built once."""

@@ -118,7 +118,12 @@ class StsOptions:
     may use at once (:data:`heuristic.sts.hulls.MIXED`), whose slow first steps may run
     on one type and its fast last steps on another (each change pays the relaunch, as
     any change of configuration does); off, every profile keeps to one type, as the
-    thesis's STS (docs/model.md, 'Profiles over every GPU type')."""
+    thesis's STS (docs/model.md, 'Profiles over every GPU type').
+    ``shared_slots``: the profiles may run steps on a shared slot of a GPU; off, they
+    run on whole GPUs only (backfill and the other rules off the profiles may still
+    place a job on a shared slot). ``sts`` with ``weigh_sharing`` weighs a copy with it
+    flipped by what-if runs (:mod:`validation.rollout_choice`; docs/contended.md,
+    'Shared slots weighed by rollout')."""
 
     lookahead: bool = True
     reserve: float = RESERVE
@@ -143,6 +148,7 @@ class StsOptions:
     capped: bool = False
     displace_cost: Literal["wait", "profile", "relaunch"] = "wait"
     mixed_types: bool = False
+    shared_slots: bool = True
 
     @property
     def timing_rule(self) -> TimingRule:

@@ -293,7 +293,9 @@ class StsPolicy:
             # (docs/prices.md)
             if self._plain is None or self._plain.instance is not inst:
                 self._plain = self._new_table(inst, PLAIN)
-            return self._plain
+            table = self._plain
+        if not self.options.shared_slots:
+            return table.unshared()
         return table
 
     def _new_table(self, inst: Instance, rule: TimingRule) -> HullTable:

@@ -15,6 +15,7 @@ from instances.bundled import bundled
 from instances.generators.prices import lay_prices
 from tests.strategies import instances, priced_instances
 from validation.evaluate import evaluate
+from validation.online import run_online
 from validation.rollout_choice import ROLLOUT_QUANTILE, _differ
 from validation.simulator import simulate
 
@@ -220,3 +221,65 @@ def test_where_no_order_is_weighed_sts_decides_in_its_own():
     assert any(went == "slack" for n, _, went in seen if n < below)  # a copy won
     assert ("slack", "modified-slack") in crowded  # it came in the other order, reset
     assert all(went == "modified-slack" for _, went in crowded)
+
+
+def _shared(inst: Instance) -> bool:
+    return any(c.shared for j in inst.jobs for c in inst.allowed_configs(j))
+
+
+def test_no_dearer_than_sts_without_shared_slots_where_gpus_are_shared():
+    # The copy with shared slots flipped is a third base heuristic: without arrivals the
+    # rollout costs at most each copy's own run, STS's profiles on whole GPUs only too
+    # (the first decision is a busy one: 60 jobs present)
+    inst = _static(bundled("medium"))
+    assert _shared(inst)
+    first, second, chosen, what_ifs = _costs(inst, weigh_sharing=True)
+    whole = evaluate(inst, simulate(inst, _plain(shared_slots=False)).plan).total_cost
+    assert what_ifs > 0 and whole != pytest.approx(first)
+    assert chosen <= min(first, second, whole) * (1 + 1e-12)
+
+
+@settings(max_examples=10, deadline=None)
+@given(instances(max_jobs=5, relaunch=True))
+def test_weighing_sharing_no_dearer_than_either_order_without_arrivals(inst):
+    inst = _static(inst)
+    first, second, chosen, _ = _costs(inst, weigh_sharing=True)
+    assert chosen <= min(first, second) * (1 + 1e-12) + 1e-12
+
+
+def test_sharing_weighed_only_where_a_job_may_share():
+    # no copy with shared slots flipped where no job may share, nor where STS's own
+    # options leave shared slots out, nor with weigh_sharing off (the default)
+    medium = bundled("medium")
+    policy = make_policy("sts", weigh_sharing=True)
+    simulate(medium, policy, mode="sampled", seed=1)
+    assert policy._shares and len(policy._rivals(policy.sts.options)) == 2
+    for options in ({"weigh_sharing": True, "shared_slots": False}, {}):
+        policy = make_policy("sts", **options)
+        simulate(medium, policy, mode="sampled", seed=1)
+        assert not policy._shares and len(policy._rivals(policy.sts.options)) == 1
+    whole = medium.replace(
+        jobs=tuple(
+            dataclasses.replace(
+                j,
+                weight=medium._resolve_weight(j) / j.priority,
+                epoch_times={c: t for c, t in j.epoch_times.items() if not c.shared},
+            )
+            for j in medium.jobs
+        )
+    )
+    assert not _shared(whole)
+    policy = make_policy("sts", weigh_sharing=True)
+    plan = simulate(whole, policy, mode="sampled", seed=1).plan
+    assert not policy._shares
+    assert plan == simulate(whole, make_policy("sts"), mode="sampled", seed=1).plan
+
+
+def test_weighing_sharing_online_on_medium():
+    # off (the default): the two orders alone, to the last digit of the code before it
+    # (883afbf, online on medium, seed 2); on, the third copy wins somewhere
+    inst = bundled("medium")
+    before = run_online(inst, "sts", seed=2)
+    assert float(before.summary()["total_cost"]) == 33.60519736223808
+    now = run_online(inst, "sts", seed=2, options={"weigh_sharing": True})
+    assert float(now.summary()["total_cost"]) == pytest.approx(33.27782745539491, rel=1e-12)
