@@ -179,7 +179,9 @@ class RolloutStsPolicy:
         # present jobs hold SHARE_WEIGHED_FROM of the GPUs: elsewhere the copies'
         # decisions differ at nearly every event, each a what-if run, for the same costs
         # (six times the CPU on the Philly week; docs/contended.md)
-        busy = sts.contended or held_share(state.instance, state.jobs) >= SHARE_WEIGHED_FROM
+        busy = self._shares and (
+            sts.contended or held_share(state.instance, state.jobs) >= SHARE_WEIGHED_FROM
+        )
         weighed = [(sts, first)]
         for copy, options in rivals:
             if options.shared_slots != sts.options.shared_slots and not busy:
