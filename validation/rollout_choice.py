@@ -13,10 +13,12 @@ that made it deciding every later event, and the decision whose run the evaluato
 costs least is applied (the copy's own on a tie). The copy whose decision is applied
 carries on, in its own order, which the copy in the other order is weighed against at
 the next event decided in full; once ``rollout_below`` jobs are present no order is
-weighed, and STS decides in its first. With ``weigh_sharing``, where a present job may
-run on a shared slot and the decision is a busy one (capacity bound, or the present jobs hold
-:data:`SHARE_WEIGHED_FROM` of the GPUs), a third copy, in the deciding copy's order
-with shared slots flipped in its profiles (``shared_slots``), is weighed the same way:
+weighed, and STS decides in its first. With ``weigh_sharing`` (the default since
+2026-12-01), where a present job may run on a shared slot and the decision is a busy one
+(capacity bound, or the present jobs hold :data:`SHARE_WEIGHED_FROM` of the GPUs), a
+third copy, in the deciding copy's order with shared slots flipped in its profiles
+(``shared_slots``), decides too, and where its decision or the deciding copy's puts a
+job on a shared slot now, it is weighed the same way:
 a shared slot is the slowest way to run, and the work it leaves for a job's fast last
 steps may meet a crunch that the what-if run sees (docs/contended.md, 'Shared slots
 weighed by rollout'). It is Bertsekas's rollout with the copies as base heuristics
@@ -74,16 +76,17 @@ class RolloutStsOptions(IncrementalOptions):
     quantile of its epochs given its progress (:func:`validation.whatif.quantile_epochs`)
     and are costed as they realise; at 1 every job runs to its maximum and the runs are
     costed in expectation, the form whose worst-case rollout is no dearer than either
-    order's. ``weigh_sharing`` (off by default; docs/contended.md, 'Shared slots
-    weighed by rollout'): where a present job may run on a shared slot and the
-    decision finds capacity binding or the present jobs hold at least
-    :data:`SHARE_WEIGHED_FROM` of the GPUs, a third copy, in the deciding copy's order
-    with ``shared_slots`` flipped, decides too (none where ``shared_slots`` is off)."""
+    order's. ``weigh_sharing`` (docs/contended.md, 'Shared slots weighed by rollout'):
+    where a present job may run on a shared slot and the decision finds capacity
+    binding or the present jobs hold at least :data:`SHARE_WEIGHED_FROM` of the GPUs, a
+    third copy, in the deciding copy's order with ``shared_slots`` flipped, decides too,
+    and is weighed where its decision or the deciding copy's puts a job on a shared
+    slot (none where ``shared_slots`` is off)."""
 
     alternative: Literal["other", "modified-slack", "slack"] = "other"
     rollout_below: int = ROLLOUT_BELOW
     rollout_quantile: float = ROLLOUT_QUANTILE
-    weigh_sharing: bool = False
+    weigh_sharing: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -188,6 +191,13 @@ class RolloutStsPolicy:
                 continue
             copy.options = options
             decision = copy.decide(dataclasses.replace(state, occupancy=occ.copy()))
+            if options.shared_slots != sts.options.shared_slots and not (
+                _on_shared_slot(first) or _on_shared_slot(decision)
+            ):
+                # neither puts a job on a shared slot now: the two differ only in the
+                # steps their profiles plan later, and the next busy decision weighs them
+                # again (on `medium`, 34 what-if decisions instead of 92, the same cost)
+                continue
             if all(_differ(decision, d) for _, d in weighed):
                 weighed.append((copy, decision))
         if len(weighed) == 1:
@@ -224,6 +234,11 @@ class RolloutStsPolicy:
         if self._shares:
             out.append(dataclasses.replace(options, shared_slots=not options.shared_slots))
         return out
+
+
+def _on_shared_slot(decision: Decision) -> bool:
+    """Whether the decision runs a job on a shared slot."""
+    return any(a is not None and a.config.shared for a in decision.assign.values())
 
 
 def _differ(a: Decision, b: Decision) -> bool:

@@ -104,9 +104,20 @@ ALONE = {"rollout_below": 0}
         # with fewer than 64 jobs present, the copy in the other order decides too, and
         # where the two differ the cheaper what-if run's decision is applied. Here it
         # costs less than one order alone sampled (16.477 against 16.616) and more in
-        # the worst case (23.859 against 23.721): the what-if runs see no arrival
+        # the worst case (23.859 against 23.721): the what-if runs see no arrival. Since
+        # 2026-12-01 it weighs a copy without shared slots too, at busy decisions where
+        # one of the two would put a job on a shared slot (``weigh_sharing``): here
+        # dearer sampled (16.829 against 16.477), cheaper in the worst case (23.656
+        # against 23.859); the two orders alone are pinned as they were
         *(
             ("sts", mode, {}, pin)
+            for mode, pin in {
+                "sampled": ("6d72e03dcb41ce05", 133, "16.82377356008032", "0.005489843730735799"),
+                "rollout": ("5914def915e51234", 143, "23.50565437899349", "0.15021747689745749"),
+            }.items()
+        ),
+        *(
+            ("sts", mode, {"weigh_sharing": False}, pin)
             for mode, pin in {
                 "sampled": ("44f99161b2ac31c5", 136, "16.471917148834027", "0.005489843730735799"),
                 "rollout": ("0303bbff2d25140f", 147, "23.558521699257504", "0.30012799829780673"),
