@@ -24,7 +24,9 @@ steps may meet a crunch that the what-if run sees (docs/contended.md, 'Shared sl
 weighed by rollout'). It is Bertsekas's rollout with the copies as base heuristics
 (Bertsekas, Tsitsiklis and Wu 1997, "Rollout algorithms for combinatorial
 optimization"). The run does not see jobs still to come, nor the sampled
-stops. ``rollout_below = 0`` is STS without the rollout
+stops; in a burst of arrivals (``burst_jobs`` present jobs arrived within
+:data:`BURST_HOURS`) no copy without shared slots is weighed, and a deciding copy that
+left them out puts them back. ``rollout_below = 0`` is STS without the rollout
 (:class:`heuristic.sts.incremental.IncrementalStsPolicy`), decision for decision.
 
 It lives here, not in ``heuristic/``, because it runs the event engine; it is
@@ -62,6 +64,15 @@ ROLLOUT_QUANTILE = 1.0
 # where capacity did not bind: 0.5 and 0.3 were measured on the bundled `medium`, and
 # only 0.3 kept its win there (docs/contended.md)
 SHARE_WEIGHED_FROM = 0.3
+# a burst of arrivals: at least ``burst_jobs`` of the present jobs released within the
+# last BURST_HOURS. The what-if runs see none of the jobs still to come, and in a burst
+# more come within minutes: on 128 GPUs at load 0.3 a copy without shared slots won
+# there, took whole GPUs for the jobs present and left the burst's later ones waiting
+# (Philly's arrivals come in bursts, 91 of the run's 282 jobs within an hour;
+# docs/contended.md). Two jobs, not one: a decision at an arrival always has the job
+# that arrived, and `medium`'s sharing is won at such decisions
+BURST_HOURS = 0.1
+BURST_JOBS = 2
 
 
 @dataclass(frozen=True)
@@ -81,16 +92,21 @@ class RolloutStsOptions(IncrementalOptions):
     binding or the present jobs hold at least :data:`SHARE_WEIGHED_FROM` of the GPUs, a
     third copy, in the deciding copy's order with ``shared_slots`` flipped, decides too,
     and is weighed where its decision or the deciding copy's puts a job on a shared
-    slot (none where ``shared_slots`` is off)."""
+    slot (none where ``shared_slots`` is off). ``burst_jobs``: where at least this many
+    present jobs arrived within the last :data:`BURST_HOURS` after the run's first
+    decision, no copy with shared slots flipped is weighed, and a deciding copy that
+    left them out puts them back (0: weighed in bursts too)."""
 
     alternative: Literal["other", "modified-slack", "slack"] = "other"
     rollout_below: int = ROLLOUT_BELOW
     rollout_quantile: float = ROLLOUT_QUANTILE
     weigh_sharing: bool = True
+    burst_jobs: int = BURST_JOBS
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require(self.rollout_below >= 0, "rollout_below", self.rollout_below, "must be at least 0")
+        require(self.burst_jobs >= 0, "burst_jobs", self.burst_jobs, "must be at least 0")
         q = self.rollout_quantile
         require(0 < q <= 1, "rollout_quantile", q, "must be a number above 0 and at most 1")
         require(
@@ -121,6 +137,7 @@ class RolloutStsPolicy:
         self.history = History()
         self._instance: Instance | None = None
         self._last_time = -math.inf  # the last decision's time
+        self._first_time = -math.inf  # the run's first decision's time
         self._priced_alike = True  # the what-if cost is the evaluator's on this instance
         self._billed: Instance | None = None  # the instance whose prices bill a what-if run
         self._shares = False  # a copy with shared slots flipped is weighed
@@ -137,6 +154,7 @@ class RolloutStsPolicy:
         # a new run: another instance, or the same one from an earlier time
         if inst is not self._instance or state.time < self._last_time:
             self._instance, self.history = inst, History()
+            self._first_time = state.time
             # a fresh STS, in the first order: the last run's winning copy may be in the
             # other, and STS's memory of a run (hours run, pulled jobs) is the run's
             self.sts = IncrementalStsPolicy(self._orders[0])
@@ -169,7 +187,12 @@ class RolloutStsPolicy:
             self.sts.options = self._orders[0]
             return self.sts.decide(state)
         sts = self.sts
-        rivals = [(sts.fork(), o) for o in self._rivals(sts.options)]  # as STS is now
+        burst = self._shares and self._in_burst(state)
+        if burst and not sts.options.shared_slots:
+            # a copy that left shared slots out puts them back: they pack more of a
+            # burst's jobs, and no what-if run weighs them here
+            sts.options = dataclasses.replace(sts.options, shared_slots=True)
+        rivals = [(sts.fork(), o) for o in self._rivals(sts.options, burst)]  # as STS is now
         full = sts.full_decisions
         occ = state.occupancy  # each copy plans on a copy of its own
         first = sts.decide(dataclasses.replace(state, occupancy=occ.copy()))
@@ -224,14 +247,26 @@ class RolloutStsPolicy:
         self.sts, chosen = weighed[best]
         return chosen
 
-    def _rivals(self, options: StsOptions) -> list[StsOptions]:
+    def _in_burst(self, state: SchedulerState) -> bool:
+        """Whether at least ``burst_jobs`` present jobs arrived within the last
+        :data:`BURST_HOURS`, after the run's first decision (never with ``burst_jobs =
+        0``). The jobs present at the first decision are the run's to begin with, not
+        arrivals the what-if runs missed: where every job is released at once, as on
+        the static instances of the guarantee below, no decision is in a burst."""
+        least = self.options.burst_jobs
+        if least == 0:
+            return False
+        since, first = state.time - BURST_HOURS, self._first_time
+        return sum(first < s.job.release >= since for s in state.jobs) >= least
+
+    def _rivals(self, options: StsOptions, burst: bool = False) -> list[StsOptions]:
         """The options of the copies weighed beside STS's: the other order, and, where
-        the run may share GPUs, STS's own order with shared slots flipped in its
-        profiles."""
+        the run may share GPUs and no burst of arrivals is on, STS's own order with
+        shared slots flipped in its profiles."""
         own, alt = self._orders
         order = alt.urgency if options.urgency == own.urgency else own.urgency
         out = [dataclasses.replace(options, urgency=order)]
-        if self._shares:
+        if self._shares and not burst:
             out.append(dataclasses.replace(options, shared_slots=not options.shared_slots))
         return out
 

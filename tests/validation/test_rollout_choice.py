@@ -1,6 +1,7 @@
 """STS choosing its order by rollout (``sts``, validation.rollout_choice)."""
 
 import dataclasses
+import math
 
 import pytest
 from hypothesis import given, settings
@@ -306,3 +307,31 @@ def test_sharing_weighed_where_a_decision_puts_a_job_on_a_shared_slot(monkeypatc
     flipped = [r for r in runs.values() if len({slots for slots, _ in r}) == 2]
     assert flipped and policy.what_ifs == len(runs)
     assert all(any(shared for _, shared in r) for r in flipped)
+
+
+def test_no_copy_without_shared_slots_in_a_burst_of_arrivals(monkeypatch):
+    # `medium`'s jobs released on the hour, several at once after the first: at a decision
+    # where two present jobs or more arrived within the last 0.1 h (after the run's first
+    # decision, at 0) no copy without shared slots is weighed, nor decides; with
+    # burst_jobs = 0 one is weighed there too
+    import validation.rollout_choice as rc
+
+    medium = bundled("medium")
+    jobs = tuple(dataclasses.replace(j, release=float(math.floor(j.release))) for j in medium.jobs)
+    inst = medium.replace(jobs=jobs)
+    runs: list[tuple[int, bool]] = []  # each what-if run: jobs arrived in 0.1 h, slots
+    what_if = rc.what_if
+
+    def record(state, history, copy, decision, epochs):
+        since = state.time - rc.BURST_HOURS
+        arrived = sum(0.0 < s.job.release >= since for s in state.jobs)
+        runs.append((arrived, copy.options.shared_slots))
+        return what_if(state, history, copy, decision, epochs)
+
+    monkeypatch.setattr(rc, "what_if", record)
+    simulate(inst, make_policy("sts"), mode="sampled", seed=1)
+    assert any(not slots for _, slots in runs)  # weighed outside bursts
+    assert all(slots for arrived, slots in runs if arrived >= rc.BURST_JOBS)
+    runs.clear()
+    simulate(inst, make_policy("sts", burst_jobs=0), mode="sampled", seed=1)
+    assert any(not slots for arrived, slots in runs if arrived >= rc.BURST_JOBS)
