@@ -252,12 +252,13 @@ class RolloutStsPolicy:
         :data:`BURST_HOURS`, after the run's first decision (never with ``burst_jobs =
         0``). The jobs present at the first decision are the run's to begin with, not
         arrivals the what-if runs missed: where every job is released at once, as on
-        the static instances of the guarantee below, no decision is in a burst."""
+        the static instances of the rollout's guarantee (docs/model.md), no decision is
+        in a burst."""
         least = self.options.burst_jobs
         if least == 0:
             return False
         since, first = state.time - BURST_HOURS, self._first_time
-        return sum(first < s.job.release >= since for s in state.jobs) >= least
+        return sum(since <= s.job.release and s.job.release > first for s in state.jobs) >= least
 
     def _rivals(self, options: StsOptions, burst: bool = False) -> list[StsOptions]:
         """The options of the copies weighed beside STS's: the other order, and, where

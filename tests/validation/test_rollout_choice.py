@@ -324,7 +324,7 @@ def test_no_copy_without_shared_slots_in_a_burst_of_arrivals(monkeypatch):
 
     def record(state, history, copy, decision, epochs):
         since = state.time - rc.BURST_HOURS
-        arrived = sum(0.0 < s.job.release >= since for s in state.jobs)
+        arrived = sum(s.job.release >= since and s.job.release > 0.0 for s in state.jobs)
         runs.append((arrived, copy.options.shared_slots))
         return what_if(state, history, copy, decision, epochs)
 
@@ -335,3 +335,5 @@ def test_no_copy_without_shared_slots_in_a_burst_of_arrivals(monkeypatch):
     runs.clear()
     simulate(inst, make_policy("sts", burst_jobs=0), mode="sampled", seed=1)
     assert any(not slots for arrived, slots in runs if arrived >= rc.BURST_JOBS)
+    with pytest.raises(OptionError, match="burst_jobs = -1"):
+        make_policy("sts", burst_jobs=-1)
