@@ -146,6 +146,12 @@ def policy_class(name: str) -> Any:
     return getattr(import_module(module), attr)
 
 
+def policy_preset(name: str) -> dict[str, Any]:
+    """The options ``name`` sets over its class's defaults (``sts-greedy``: STS's class
+    with the thesis's rules)."""
+    return dict(_entry(name).preset)
+
+
 def policy_options(name: str, **options: Any) -> Any:
     """The options dataclass ``name`` makes with ``options`` over its preset, every name
     and type checked (:class:`heuristic.core.options.OptionError` names the bad one)."""

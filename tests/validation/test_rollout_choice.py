@@ -205,8 +205,10 @@ def test_where_no_order_is_weighed_sts_decides_in_its_own():
     # seed 1, a win by 0.3% at 9.19 h set the order of the next 156 decisions, over six
     # hours with 64-129 jobs present: 660.16 against 562.77 when reset; docs/contended.md)
     # (its shared slots as STS's own options say, too)
+    # (the example is the run without a greedy copy weighed, where the copy that comes
+    # into the crowded decisions is the other order)
     inst, below = bundled("medium"), 15
-    policy = make_policy("sts", rollout_below=below)
+    policy = make_policy("sts", rollout_below=below, weigh_greedy=False)
     seen = []
     decide = policy._decide
 
@@ -280,12 +282,16 @@ def test_sharing_weighed_only_where_a_job_may_share():
 
 def test_weighing_sharing_online_on_medium():
     # off: the two orders alone, to the last digit of the code before it (883afbf,
-    # online on medium, seed 2); on (the default), the third copy wins somewhere
+    # online on medium, seed 2); on, the third copy wins somewhere (both without the
+    # greedy copy of later that day, which moves the default to 33.2529)
     inst = bundled("medium")
-    before = run_online(inst, "sts", seed=2, options={"weigh_sharing": False})
+    alone = {"weigh_greedy": False}
+    before = run_online(inst, "sts", seed=2, options={"weigh_sharing": False, **alone})
     assert float(before.summary()["total_cost"]) == 33.60519736223808
-    now = run_online(inst, "sts", seed=2)
+    now = run_online(inst, "sts", seed=2, options=alone)
     assert float(now.summary()["total_cost"]) == pytest.approx(33.27782745539491, rel=1e-12)
+    greedy = run_online(inst, "sts", seed=2)
+    assert float(greedy.summary()["total_cost"]) == pytest.approx(33.252857339177936, rel=1e-12)
 
 
 def test_sharing_weighed_where_a_decision_puts_a_job_on_a_shared_slot(monkeypatch):
@@ -337,3 +343,77 @@ def test_no_copy_without_shared_slots_in_a_burst_of_arrivals(monkeypatch):
     assert any(not slots for arrived, slots in runs if arrived >= rc.BURST_JOBS)
     with pytest.raises(OptionError, match="burst_jobs = -1"):
         make_policy("sts", burst_jobs=-1)
+
+
+def test_greedy_copy_weighed_only_where_capacity_bound():
+    # a copy with greedy STS's rules joins the rivals only where capacity bound at the
+    # deciding copy's last decision, never with weigh_greedy off or where STS's own
+    # options are greedy already; beside a greedy copy, STS's own two orders
+    import validation.rollout_choice as rc
+
+    policy = make_policy("sts")
+    simulate(bundled("medium"), policy, mode="sampled", seed=1)
+    own, alt = policy._orders
+    calm = policy._rivals(own)
+    assert not any(policy._is_greedy(o) for o in calm)
+    bound = policy._rivals(own, bound=True)
+    assert bound[:-1] == calm and bound[-1] == dataclasses.replace(own, **rc.GREEDY)
+    assert policy._is_greedy(bound[-1]) and not policy._is_greedy(own)
+    assert policy._rivals(bound[-1], bound=True) == [own, alt]
+    for options in ({"weigh_greedy": False}, {"lookahead": False}):
+        other = make_policy("sts", **options)
+        simulate(bundled("medium"), other, mode="sampled", seed=1)
+        assert not any(other._is_greedy(o) for o in other._rivals(other.sts.options, bound=True))
+
+
+def test_greedy_copy_wins_only_by_its_margin(monkeypatch):
+    # on the contended replay of the pinned decisions a greedy copy is weighed and wins
+    # somewhere; at every comparison a copy of the other kind than the deciding one's is
+    # taken only where its what-if run costs GREEDY_MARGIN less
+    import validation.rollout_choice as rc
+    from instances.generators import GENERATORS
+
+    inst = GENERATORS["philly-week"].instance(
+        {"cluster": "k80x4:2,p100x4:2,v100x8:2", "load": 1.2, "hours": 6.0}, 0
+    )
+    policy = make_policy("sts")
+    runs: list[tuple[bool, float]] = []  # per copy costed at a comparison: greedy, cost
+    comparisons: list[tuple[list[tuple[bool, float]], bool, bool]] = []
+    what_if, present_cost, decide = rc.what_if, rc.present_cost, policy._decide
+
+    def record_what_if(state, history, copy, decision, epochs):
+        runs.append((not copy.options.lookahead, math.nan))
+        return what_if(state, history, copy, decision, epochs)
+
+    def record_cost(state, plan, jobs=None, billed=None, epochs=None):
+        cost = present_cost(state, plan, jobs, billed, epochs)
+        runs[-1] = (runs[-1][0], cost)
+        return cost
+
+    def record_decide(state):
+        runs.clear()
+        before = policy._is_greedy(policy.sts.options)
+        decision = decide(state)
+        if runs:
+            comparisons.append((list(runs), before, policy._is_greedy(policy.sts.options)))
+        return decision
+
+    monkeypatch.setattr(rc, "what_if", record_what_if)
+    monkeypatch.setattr(rc, "present_cost", record_cost)
+    policy._decide = record_decide
+    simulate(inst, policy, mode="sampled", seed=0)
+    assert any(greedy for r, _, _ in comparisons for greedy, _ in r)  # weighed
+    switched = [(r, was) for r, was, now in comparisons if was != now]
+    assert any(not was for _, was in switched)  # a greedy copy won somewhere
+    for r, was in switched:
+        deciding = r[0][1]
+        assert r[0][0] == was
+        winner = min(cost for greedy, cost in r if greedy != was)
+        assert winner * (1 + rc.GREEDY_MARGIN) < deciding
+    for r, was, now in comparisons:
+        if was == now:  # no copy of the other kind beat the deciding one by the margin
+            assert all(
+                cost * (1 + rc.GREEDY_MARGIN) >= min(c for g, c in r if g == was)
+                for greedy, cost in r
+                if greedy != was
+            )
