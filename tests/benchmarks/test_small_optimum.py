@@ -38,8 +38,10 @@ def test_the_optimum_is_proved_and_no_dearer_than_a_policy():
     row = df.iloc[0]
     assert row["proved"] and row["bound"] <= row["optimum"] + 1e-9
     assert row["optimum"] <= min(row["sts"], row["lp"]) + 1e-9
-    # the slice where the pull's finish was mended (docs/contended.md)
-    assert row["sts"] == pytest.approx(1.1291, abs=1e-4)
+    # the slice where the pull's finish was mended (docs/contended.md): 1.1291 then;
+    # since a greedy copy is weighed where capacity binds (``weigh_greedy``), greedy
+    # STS's plan, 0.6% above the optimum
+    assert row["sts"] == pytest.approx(1.0535, abs=1e-4)
     assert row["optimum"] == pytest.approx(1.0474, abs=1e-4)
     table = gaps_summary(df, ["sts", "lp"])
     opt = table[table["policy"] == "optimum"].iloc[0]
