@@ -21,7 +21,11 @@ third copy, in the deciding copy's order with shared slots flipped in its profil
 job on a shared slot now, it is weighed the same way:
 a shared slot is the slowest way to run, and the work it leaves for a job's fast last
 steps may meet a crunch that the what-if run sees (docs/contended.md, 'Shared slots
-weighed by rollout'). It is Bertsekas's rollout with the copies as base heuristics
+weighed by rollout'). With ``weigh_greedy`` (the default since late on 2026-12-01),
+where capacity bound at the deciding copy's last decision a copy with greedy STS's
+rules decides too, and a copy of the other kind is taken only by
+:data:`GREEDY_MARGIN` (docs/contended.md, 'A greedy copy where capacity binds').
+It is Bertsekas's rollout with the copies as base heuristics
 (Bertsekas, Tsitsiklis and Wu 1997, "Rollout algorithms for combinatorial
 optimization"). The run does not see jobs still to come, nor the sampled
 stops; in a burst of arrivals (``burst_jobs`` present jobs arrived within
