@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.contention_rules import LOADS, SETS, cases, instance, window_means
+from benchmarks.contention_rules import (
+    LOADS,
+    SETS,
+    cases,
+    instance,
+    misses,
+    window_means,
+    write_runs,
+)
 from instances import InstanceError
 from instances.generators import RealDataSpec, real_data
 from instances.generators.realdata import cluster_mix
@@ -33,6 +41,23 @@ def test_a_window_mean_is_over_its_own_seeds():
     means = window_means([a, b, c], got, "sts")
     # STS wins seed 0's run (1 against 2) yet its mean over the window is above lp's
     assert means == {a[:4]: (3.0, 2.5), c[:4]: (2.0, 1.0)}
+
+
+def test_misses_name_the_worst_run_and_every_window_not_below_lp(tmp_path):
+    todo = list(cases("c32", (0.3, 0.6), 2))
+    got = {(c, "lp"): 10.0 for c in todo} | {(c, "sts"): 9.0 for c in todo}
+    got[("c32", 0.6, 0, 0, 1), "sts"] = 12.0  # 1.2 times lp: the worst run
+    got[("c32", 0.6, 0, 0, 0), "sts"] = 8.5  # the window's mean 10.25 is still above lp
+    lines = misses(["c32"], ["sts"], got, (0.3, 0.6), 2)
+    assert lines == [
+        "c32 sts: worst run ('c32', 0.6, 0, 0, 1) at 1.200 times lp",
+        "c32 sts: window ('c32', 0.6, 0, 0) mean 10.2500 against lp's 10.0000",
+    ]
+    write_runs(str(tmp_path / "runs.csv"), got)
+    rows = (tmp_path / "runs.csv").read_text().splitlines()
+    assert rows[0] == "set,a,b,c,seed,policy,total_cost"
+    assert len(rows) == 1 + len(got)
+    assert "c32,0.6,0,0,1,sts,12.0" in rows
 
 
 def test_a_last_window_of_the_day_ends_with_its_last_usable_job():
