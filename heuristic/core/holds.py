@@ -59,7 +59,10 @@ class Holds:
         """A copy of ``occ`` where the ``spared`` running jobs not yet re-placed still
         hold their GPUs: a search there may displace any running job but those."""
         out = occ.copy()
-        for j in spared:
+        # in the order of ``pending``, not the set's: the order jobs are placed in orders
+        # the best-fit buckets, and a set of strings iterates in an order that changes
+        # with each process's hash seed (same seed, same plan)
+        for j in sorted(spared, key=self._rank.__getitem__):
             alloc = self.pending.get(j)
             job = self._status[j].job
             if alloc is not None and out.why_not(job, alloc) is None:
