@@ -24,7 +24,12 @@ steps may meet a crunch that the what-if run sees (docs/contended.md, 'Shared sl
 weighed by rollout'). With ``weigh_greedy`` (the default since late on 2026-12-01),
 where capacity bound at the deciding copy's last decision a copy with greedy STS's
 rules decides too, and a copy of the other kind is taken only by
-:data:`GREEDY_MARGIN` (docs/contended.md, 'A greedy copy where capacity binds').
+:data:`GREEDY_MARGIN` (docs/contended.md, 'A greedy copy where capacity binds'). With
+``greedy_yields`` (the default since 2026-12-02) a greedy copy that decides hands back
+to STS's own rules, in STS's first order, once capacity has not bound for
+``calm_hours``: it was weighed for a crunch, and after one its decisions for the jobs
+present are paid by the jobs still to come (docs/contended.md, 'A greedy copy hands
+back once the crunch is over').
 It is Bertsekas's rollout with the copies as base heuristics
 (Bertsekas, Tsitsiklis and Wu 1997, "Rollout algorithms for combinatorial
 optimization"). The run does not see jobs still to come, nor the sampled
@@ -115,7 +120,10 @@ class RolloutStsOptions(IncrementalOptions):
     against STS's own rules, either way) is taken only where its what-if run costs
     :data:`GREEDY_MARGIN` less, and a greedy copy that decides is weighed against STS's
     own two orders at each event decided in full (none where ``lookahead`` is off: STS
-    is greedy already)."""
+    is greedy already). ``greedy_yields``: a greedy copy that decides hands back to
+    STS's own rules, in its first order, at a decision where capacity bound neither at
+    the copy's last decision nor within ``calm_hours`` of it
+    (:meth:`IncrementalStsPolicy.calm`); the decision is then made and weighed as STS's."""
 
     alternative: Literal["other", "modified-slack", "slack"] = "other"
     rollout_below: int = ROLLOUT_BELOW
@@ -123,6 +131,7 @@ class RolloutStsOptions(IncrementalOptions):
     weigh_sharing: bool = True
     burst_jobs: int = BURST_JOBS
     weigh_greedy: bool = True
+    greedy_yields: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -159,6 +168,7 @@ class RolloutStsPolicy:
         self._instance: Instance | None = None
         self._last_time = -math.inf  # the last decision's time
         self._first_time = -math.inf  # the run's first decision's time
+        self._arrivals = False  # a job arrived after the run's first decision
         self._priced_alike = True  # the what-if cost is the evaluator's on this instance
         self._billed: Instance | None = None  # the instance whose prices bill a what-if run
         self._shares = False  # a copy with shared slots flipped is weighed
@@ -177,6 +187,7 @@ class RolloutStsPolicy:
         if inst is not self._instance or state.time < self._last_time:
             self._instance, self.history = inst, History()
             self._first_time = state.time
+            self._arrivals = False
             # a fresh STS, in the first order: the last run's winning copy may be in the
             # other, and STS's memory of a run (hours run, pulled jobs) is the run's
             self.sts = IncrementalStsPolicy(self._orders[0])
@@ -201,6 +212,7 @@ class RolloutStsPolicy:
         return chosen
 
     def _decide(self, state: SchedulerState) -> Decision:
+        self._arrivals = self._arrivals or any(s.job.release > self._first_time for s in state.jobs)
         if len(state.jobs) >= self.options.rollout_below:
             # no order is weighed here, so none has earned its keep: STS decides in its
             # own (a copy that won by a hair on a burst of arrivals would otherwise set
@@ -209,6 +221,13 @@ class RolloutStsPolicy:
             self.sts.options = self._orders[0]
             return self.sts.decide(state)
         sts = self.sts
+        if self._hands_back(sts.options, state.time):
+            # the crunch the greedy copy was weighed for is over: in the hours after it,
+            # its choices for the jobs present cost the jobs still to come (the week's
+            # worst run against `lp`, 21.98 where STS's own rules make 15.76)
+            sts.options = dataclasses.replace(
+                self._orders[0], shared_slots=sts.options.shared_slots
+            )
         burst = self._shares and self._in_burst(state)
         if burst and not sts.options.shared_slots:
             # a copy that left shared slots out puts them back: they pack more of a
@@ -290,6 +309,20 @@ class RolloutStsPolicy:
             return False
         since, first = state.time - BURST_HOURS, self._first_time
         return sum(since <= s.job.release and s.job.release > first for s in state.jobs) >= least
+
+    def _hands_back(self, options: StsOptions, time: float) -> bool:
+        """Whether the deciding copy, with these options, is a greedy one that hands
+        back to STS's own rules (``greedy_yields``): capacity is calm
+        (:meth:`IncrementalStsPolicy.calm`), and jobs have arrived since the run's first
+        decision. Where every job is released at once, nothing is paid by jobs to
+        come, and the copy decides on as its what-if run promised (the rollout's
+        guarantee, docs/model.md)."""
+        return (
+            self.options.greedy_yields
+            and self._arrivals
+            and self._is_greedy(options)
+            and self.sts.calm(time)
+        )
 
     def _is_greedy(self, options: StsOptions) -> bool:
         """Whether a copy with these options is the greedy kind (``weigh_greedy``)."""

@@ -143,14 +143,18 @@ class IncrementalStsPolicy(StsPolicy):
         self._remember(state.jobs, whole, state.time)
         return Decision(whole.assign, wake_at=self._wake())
 
+    def calm(self, time: float) -> bool:
+        """Whether the cluster is calm at ``time``: capacity bound neither at the last
+        decision nor at any decided in full within ``calm_hours`` before it (where
+        :meth:`_in_full` lets a decision be partial, unless few jobs are present)."""
+        return not self.contended and time >= self._bound_at + self.calm_hours - EPS
+
     def _in_full(self, state: SchedulerState) -> bool:
         """Decide in full: few jobs are present (``full_below``), or capacity bound at the
         last decision (``StsPolicy.contended``: a job left waiting, rescued, backfilled
         or pulled forward). STS's order and its rules for a contended cluster weigh
         every job against the others, which a partial decision cannot."""
-        if self.contended or len(state.jobs) < self.full_below:
-            return True
-        return state.time < self._bound_at + self.calm_hours - EPS
+        return len(state.jobs) < self.full_below or not self.calm(state.time)
 
     def _dirty(self, s: JobStatus, now: float) -> bool:
         job_id = s.job.id

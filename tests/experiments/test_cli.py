@@ -347,7 +347,7 @@ def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
         " margin_recovers, loose_window, power_states, plan_boots,"
         " idle_tail, spare, stay_put, capped, displace_cost, mixed_types, shared_slots,"
         " full_below, calm_hours, alternative, rollout_below, rollout_quantile,"
-        " weigh_sharing, burst_jobs, weigh_greedy"
+        " weigh_sharing, burst_jobs, weigh_greedy, greedy_yields"
     )
     assert f"policy 'sts': unknown option 'reserv' (options: {options})" in err
     assert "Traceback" not in err

@@ -392,10 +392,9 @@ def test_greedy_copy_wins_only_by_its_margin(monkeypatch):
 
     def record_decide(state):
         runs.clear()
-        before = policy._is_greedy(policy.sts.options)
         decision = decide(state)
-        if runs:
-            comparisons.append((list(runs), before, policy._is_greedy(policy.sts.options)))
+        if runs:  # the deciding copy's what-if run is the first (after any hand-back)
+            comparisons.append((list(runs), runs[0][0], policy._is_greedy(policy.sts.options)))
         return decision
 
     monkeypatch.setattr(rc, "what_if", record_what_if)
@@ -407,7 +406,6 @@ def test_greedy_copy_wins_only_by_its_margin(monkeypatch):
     assert any(not was for _, was in switched)  # a greedy copy won somewhere
     for r, was in switched:
         deciding = r[0][1]
-        assert r[0][0] == was
         winner = min(cost for greedy, cost in r if greedy != was)
         assert winner * (1 + rc.GREEDY_MARGIN) < deciding
     for r, was, now in comparisons:
@@ -417,3 +415,37 @@ def test_greedy_copy_wins_only_by_its_margin(monkeypatch):
                 for greedy, cost in r
                 if greedy != was
             )
+
+
+@pytest.mark.parametrize("yields", [True, False])
+def test_greedy_copy_hands_back_once_capacity_is_calm(yields):
+    # on the contended replay of the pinned decisions a greedy copy wins and decides on;
+    # at a decision where capacity bound neither at its last decision nor within
+    # calm_hours, it hands back to STS's own rules in STS's first order (greedy_yields),
+    # and no greedy copy can win there (none is weighed where capacity did not bind);
+    # without greedy_yields it decides on at some of them (its own orders' copies take
+    # over only by GREEDY_MARGIN)
+    from instances.generators import GENERATORS
+    from tests.heuristic.sts.test_decisions_pinned import CONTENDED
+
+    inst = GENERATORS["philly-week"].instance(CONTENDED, 0)
+    policy = make_policy("sts", greedy_yields=yields)
+    calm: list[tuple[bool, bool]] = []  # at each calm decision a greedy copy entered: after
+    decide = policy._decide
+
+    def record_decide(state):
+        entered = policy._is_greedy(policy.sts.options) and policy.sts.calm(state.time)
+        decision = decide(state)
+        if entered:
+            after = policy.sts.options
+            calm.append((policy._is_greedy(after), after.urgency == policy._orders[0].urgency))
+        return decision
+
+    policy._decide = record_decide
+    simulate(inst, policy, mode="sampled", seed=0)
+    assert calm
+    if yields:
+        assert all(not greedy for greedy, _ in calm)
+        assert any(first for _, first in calm)
+    else:
+        assert any(greedy for greedy, _ in calm)
