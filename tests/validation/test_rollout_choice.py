@@ -430,7 +430,9 @@ def test_greedy_copy_hands_back_once_capacity_is_calm(yields):
 
     inst = GENERATORS["philly-week"].instance(CONTENDED, 0)
     policy = make_policy("sts", greedy_yields=yields)
-    calm: list[tuple[bool, bool]] = []  # at each calm decision a greedy copy entered: after
+    # per decision a greedy copy entered with capacity calm: the copy deciding after it
+    # is greedy, and is in STS's first order
+    calm: list[tuple[bool, bool]] = []
     decide = policy._decide
 
     def record_decide(state):
