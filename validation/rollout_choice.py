@@ -312,12 +312,11 @@ class RolloutStsPolicy:
         return sum(since <= s.job.release and s.job.release > first for s in state.jobs) >= least
 
     def _hands_back(self, time: float) -> bool:
-        """Whether the deciding copy is a greedy one that hands
-        back to STS's own rules (``greedy_yields``): capacity is calm
-        (:meth:`IncrementalStsPolicy.calm`), and jobs have arrived since the run's first
-        decision. Where every job is released at once, nothing is paid by jobs to
-        come, and the copy decides on as its what-if run promised (the rollout's
-        guarantee, docs/model.md)."""
+        """Whether the deciding copy is a greedy one that hands back to STS's own rules
+        (``greedy_yields``): capacity is calm (:meth:`IncrementalStsPolicy.calm`), and
+        jobs have arrived since the run's first decision. Where every job is released at
+        once, nothing is paid by jobs to come, and the copy decides on as its what-if run
+        promised (the rollout's guarantee, docs/model.md)."""
         return (
             self.options.greedy_yields
             and self._arrivals
