@@ -230,6 +230,14 @@ def bill_cut_interval(part: pd.DataFrame) -> str:
     )
 
 
+def bill_tariff(inst: Instance) -> timing.Tariff:
+    """The bill of a kWh over time on ``inst``: its price series plus its carbon priced
+    (STS's tariff, whatever its cell: only its integrals are read)."""
+    carbon = None if inst.carbon is None else inst.carbon.intensity
+    per_gram = 0.0 if inst.carbon is None else inst.carbon.price_per_gram
+    return timing.Tariff(inst.price_series, carbon, per_gram, 1.0)
+
+
 def bill_floor(inst: Instance, job: Job, epochs: float) -> float:
     """The least bill (energy and priced carbon) of ``epochs`` epochs of ``job`` run
     between its release and its due date, alone, on its allowed configurations, mixed
@@ -241,13 +249,10 @@ def bill_floor(inst: Instance, job: Job, epochs: float) -> float:
     if epochs <= 0:
         return 0.0
     a, b = job.release, job.due  # b > a: a job's due date follows its release
-    carbon = None if inst.carbon is None else inst.carbon.intensity
-    per_gram = 0.0 if inst.carbon is None else inst.carbon.price_per_gram
-    # STS's tariff, whatever its cell (only its integrals are read)
-    tariff = timing.Tariff(inst.price_series, carbon, per_gram, 1.0)
+    tariff = bill_tariff(inst)
     points = {a, b, *tariff.price.breakpoints(a, b)}
-    if carbon is not None:
-        points.update(carbon.breakpoints(a, b))
+    if tariff.carbon is not None:
+        points.update(tariff.carbon.breakpoints(a, b))
     edges = np.array(sorted(points))
     hours = np.diff(edges)
     keep = hours > 0
