@@ -60,10 +60,12 @@ LATER = 1e-6
 
 @dataclass(frozen=True)
 class Fluid:
-    """A fluid plan of a run: its bill (energy and priced carbon) and energy (kWh)."""
+    """A fluid plan of a run: its bill (energy and priced carbon), energy (kWh), and
+    each job's bill (by job id; where a plan loses against the floor)."""
 
     bill: float
     kwh: float
+    by_job: Mapping[str, float]
 
 
 class _Columns:
@@ -73,12 +75,14 @@ class _Columns:
         self.cost: list[float] = []
         self.blind: list[float] = []
         self.kwh: list[float] = []  # kWh a unit of the column draws
+        self.job: list[str] = []  # whose the column is
         self.b_ub: list[float] = []
         self.b_eq: list[float] = []
         self.ub: list[tuple[int, int, float]] = []
         self.eq: list[tuple[int, int, float]] = []
 
-    def column(self, cost: float, blind: float, kwh: float) -> int:
+    def column(self, job: str, cost: float, blind: float, kwh: float) -> int:
+        self.job.append(job)
         self.cost.append(cost)
         self.blind.append(blind)
         self.kwh.append(kwh)
@@ -114,7 +118,7 @@ def fluid_plan(
     plan exists (a job not in ``late`` that cannot finish in time)."""
     jobs = [j for j in inst.jobs if epochs.get(j.id, 0.0) > 0]
     if not jobs:
-        return Fluid(0.0, 0.0)
+        return Fluid(0.0, 0.0, {})
     tariff = bill_tariff(inst)
     start = min(j.release for j in jobs)
     end = max(j.due for j in jobs) + late_hours
@@ -141,7 +145,7 @@ def fluid_plan(
             once = lp.row_ub(float(hours[k]))  # one configuration at a time
             later = 1.0 + LATER * (edges[k] - start)
             for c, cfg in enumerate(configs):
-                col = lp.column(per_hour[k] * kw[c], kw[c] * later, kw[c])
+                col = lp.column(job.id, per_hour[k] * kw[c], kw[c] * later, kw[c])
                 lp.ub.append((once, col, 1.0))
                 lp.eq.append((work, col, 1.0 / tau[c]))
                 if math.isfinite(scale):
@@ -154,7 +158,8 @@ def fluid_plan(
             cheapest = float(per_hour[after].min())
             later = 1.0 + LATER * (end - start)
             for c in range(len(configs)):  # epochs run late, on no GPU of the cluster
-                col = lp.column(cheapest * kw[c] * tau[c], kw[c] * tau[c] * later, kw[c] * tau[c])
+                late_cost = cheapest * kw[c] * tau[c]
+                col = lp.column(job.id, late_cost, kw[c] * tau[c] * later, kw[c] * tau[c])
                 lp.eq.append((work, col, 1.0))
     cost = np.array(lp.blind if blind else lp.cost)
     # costs scaled to at most 1 and tight tolerances, as in bill_floor
@@ -173,7 +178,9 @@ def fluid_plan(
         raise ValueError("no fluid plan keeps those jobs on time on these GPUs")
     if r.status != 0:
         raise RuntimeError(f"fluid_plan: the LP ended: {r.message}")
-    return Fluid(float(np.dot(lp.cost, r.x)), float(np.dot(lp.kwh, r.x)))
+    paid = np.asarray(lp.cost) * r.x
+    by_job = pd.Series(paid).groupby(np.asarray(lp.job)).sum()
+    return Fluid(float(paid.sum()), float(np.dot(lp.kwh, r.x)), by_job.to_dict())
 
 
 POLICIES = ("sts", "sts-price-blind")

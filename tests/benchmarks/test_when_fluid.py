@@ -55,7 +55,9 @@ def test_two_jobs_share_one_gpus_cheap_hours():
     jobs = [_job(n, 12.0, {ONE: 1.0}) for n in ("a", "b")]
     inst = _cluster(jobs, 1)
     six = {"a": 6.0, "b": 6.0}
-    assert fluid_plan(inst, six).bill == pytest.approx(0.3 * (6 * 0.1 + 6 * 1.0))
+    both = fluid_plan(inst, six)
+    assert both.bill == pytest.approx(0.3 * (6 * 0.1 + 6 * 1.0))
+    assert sum(both.by_job.values()) == pytest.approx(both.bill) and set(both.by_job) == {"a", "b"}
     cheap = 2 * 0.3 * 6 * 0.1
     assert fluid_plan(inst, six, scale=2.0).bill == pytest.approx(cheap)
     assert fluid_plan(inst, six, scale=math.inf).bill == pytest.approx(cheap)
