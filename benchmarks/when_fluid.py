@@ -51,11 +51,20 @@ from scipy.sparse import csr_array
 from benchmarks.common import markdown
 from benchmarks.when import bill_floor, bill_tariff
 from instances import Instance
+from instances.distribution import STOP_TOL
+from validation.timeline import TIME_TOL
 
 # a blind plan's cost of running an hour later, per kWh: enough to pick the earliest
 # of the plans of least energy, too little to trade energy for time (a run spans weeks
 # at most: 1e-6 * 1,000 h moves a kWh's weight by 0.1%)
 LATER = 1e-6
+# how long after the last due date late work may run (a week: every hour of the series'
+# daily and weekly cycles)
+LATE_HOURS = 168.0
+
+
+class NoFluidPlan(ValueError):
+    """No fluid plan keeps the jobs asked on time on the GPUs given."""
 
 
 @dataclass(frozen=True)
@@ -109,23 +118,28 @@ def fluid_plan(
     *,
     blind: bool = False,
     scale: float = 1.0,
-    late_hours: float = 168.0,
+    late_hours: float = LATE_HOURS,
 ) -> Fluid:
     """The fluid plan of the module's LP for the run whose jobs ran ``epochs`` (by job
     id; a job absent or at 0 ran none): the least bill (or, ``blind``, the least energy,
     earliest) with each job not in ``late`` done by its due date and the GPUs of each
-    type times ``scale`` (``math.inf``: not shared out). A ``ValueError`` where no such
-    plan exists (a job not in ``late`` that cannot finish in time)."""
+    type times ``scale`` (``math.inf``: not shared out). :class:`NoFluidPlan` where no
+    such plan exists (a job not in ``late`` that cannot finish in time). The windows and
+    the work take the evaluator's tolerances (a start ``TIME_TOL`` before the release,
+    an end as much after the due date, a stop ``STOP_TOL`` short of the epochs), so that
+    every plan it accepts is a solution."""
+    if not late_hours > 0:
+        raise ValueError(f"late_hours must be positive, not {late_hours!r}")
     jobs = [j for j in inst.jobs if epochs.get(j.id, 0.0) > 0]
     if not jobs:
         return Fluid(0.0, 0.0, {})
     tariff = bill_tariff(inst)
-    start = min(j.release for j in jobs)
-    end = max(j.due for j in jobs) + late_hours
+    start = min(j.release for j in jobs) - TIME_TOL
+    end = max(j.due for j in jobs) + TIME_TOL + late_hours
     points = {start, end, *tariff.price.breakpoints(start, end)}
     if tariff.carbon is not None:
         points.update(tariff.carbon.breakpoints(start, end))
-    points.update(t for j in jobs for t in (j.release, j.due))
+    points.update(t for j in jobs for t in (j.release - TIME_TOL, j.due + TIME_TOL))
     edges = np.array(sorted(points))
     hours = np.diff(edges)
     # the bill of a kW held over each cell, per hour (empty cells are never used)
@@ -136,11 +150,12 @@ def fluid_plan(
     lp = _Columns()
     held: dict[tuple[str, int], int] = {}  # (type, cell) -> its row of GPUs
     for job in jobs:
-        work = lp.row_eq(float(epochs[job.id]))
+        work = lp.row_eq(max(0.0, float(epochs[job.id]) - STOP_TOL))
         configs = inst.allowed_configs(job)
         kw = [inst.power_w(c) / 1000.0 for c in configs]
         tau = [job.epoch_times[c] for c in configs]
-        cells = np.nonzero((edges[:-1] >= job.release) & (edges[1:] <= job.due) & (hours > 0))[0]
+        a, b = job.release - TIME_TOL, job.due + TIME_TOL
+        cells = np.nonzero((edges[:-1] >= a) & (edges[1:] <= b) & (hours > 0))[0]
         for k in cells:
             once = lp.row_ub(float(hours[k]))  # one configuration at a time
             later = 1.0 + LATER * (edges[k] - start)
@@ -154,7 +169,7 @@ def fluid_plan(
                         held[key] = lp.row_ub(gpus[cfg.gpu_type] * float(hours[k]))
                     lp.ub.append((held[key], col, inst.busy_share(cfg)))
         if job.id in late:
-            after = (edges[:-1] >= job.due) & (hours > 0)
+            after = (edges[:-1] >= b) & (hours > 0)
             cheapest = float(per_hour[after].min())
             later = 1.0 + LATER * (end - start)
             for c in range(len(configs)):  # epochs run late, on no GPU of the cluster
@@ -175,7 +190,7 @@ def fluid_plan(
         options={"dual_feasibility_tolerance": 1e-10, "primal_feasibility_tolerance": 1e-10},
     )
     if r.status == 2:
-        raise ValueError("no fluid plan keeps those jobs on time on these GPUs")
+        raise NoFluidPlan("no fluid plan keeps those jobs on time on these GPUs")
     if r.status != 0:
         raise RuntimeError(f"fluid_plan: the LP ended: {r.message}")
     paid = np.asarray(lp.cost) * r.x
@@ -194,7 +209,9 @@ def store_table(
     missed jobs in ``late``. With ``work = "max"`` every job runs its maximum epochs
     instead (the work a plan must make room for before it knows the stops; no floor
     under the run's bill then), jobs that cannot finish those alone by their due date
-    in ``late`` too, and a scale where no fluid plan keeps the others on time is NaN."""
+    in ``late`` too, and a scale where no fluid plan keeps the others on time is NaN.
+    The floor is under price-blind STS's bill and every plan that keeps its on-time jobs
+    on time; STS's bill is beside it, under it only where STS keeps those too."""
     from experiments.store import Store
 
     rows = []
@@ -219,6 +236,10 @@ def store_table(
                 late |= {
                     j for j, e in epochs.items() if bill_floor(inst, inst.job(j), e) == math.inf
                 }
+            # the horizon covers price-blind STS's run, so that its plan is a solution
+            last_due = max(inst.job(j).due for j, e in epochs.items() if e > 0)
+            after = float(jobs["completion_h"].max()) - last_due
+            hours = max(LATE_HOURS, after + 1.0)
             bills = by["energy_cost"] + by["carbon_cost"]
             row = {
                 "scenario": scenario,
@@ -228,9 +249,10 @@ def store_table(
             }
             for s in scales:
                 try:
-                    floor = fluid_plan(inst, epochs, late, scale=s).bill
-                    twin = fluid_plan(inst, epochs, late, scale=s, blind=True).bill
-                except ValueError:
+                    floor = fluid_plan(inst, epochs, late, scale=s, late_hours=hours).bill
+                    blind = fluid_plan(inst, epochs, late, scale=s, blind=True, late_hours=hours)
+                    twin = blind.bill
+                except NoFluidPlan:
                     if work == "run":  # the run's own plan is a fluid plan: not reached
                         raise
                     floor = twin = math.nan

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 
 from benchmarks.when import bill_floor
-from benchmarks.when_fluid import fluid_plan
-from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from benchmarks.when_fluid import NoFluidPlan, fluid_plan
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
 from instances.energy import Series
 from tests.strategies import priced_instances
+from validation.evaluate import evaluate
 from validation.online import run_online
 
 ONE = Config("v100", 1)
@@ -65,8 +66,25 @@ def test_two_jobs_share_one_gpus_cheap_hours():
     # a job that ran no epoch holds nothing
     assert fluid_plan(inst, {"a": 6.0}).bill == pytest.approx(0.3 * 6 * 0.1)
     tight = _cluster([_job(n, 10.0, {ONE: 1.0}) for n in ("a", "b")], 1)
-    with pytest.raises(ValueError, match="no fluid plan"):
+    with pytest.raises(NoFluidPlan, match="no fluid plan"):
         fluid_plan(tight, six)
+    with pytest.raises(ValueError, match="late_hours must be positive"):
+        fluid_plan(inst, six, late={"b"}, late_hours=0.0)
+
+
+def test_a_plan_inside_the_evaluators_tolerances_is_a_solution():
+    """The evaluator accepts a start a few 1e-10 h before the release, an end as much
+    after the due date and the work 8e-10 epochs beyond two one-hour epochs in two hours:
+    the LP takes the same tolerances, so it finds a plan (found by a review: it had
+    none)."""
+    work = 2.0 + 8e-10
+    job = Job("j", 1.0, 3.0, EpochDistribution.deterministic(work), {ONE: 1.0}, 4.0)
+    inst = _cluster([job], 1)
+    plan = Plan((Segment(1.0 - 4e-10, 3.0 + 4e-10, "j", ONE, (("n", 0),)),))
+    ev = evaluate(inst, plan)
+    assert ev.missed == 0
+    floor = fluid_plan(inst, {"j": work}).bill
+    assert floor <= ev.energy_cost + ev.carbon_cost + 1e-9
 
 
 def test_a_shared_slot_holds_half_a_gpu():
@@ -91,11 +109,12 @@ def test_the_blind_twin_runs_least_energy_first():
 
 
 @settings(max_examples=20, deadline=None)
-@given(priced_instances(max_jobs=4, relaunch=True))
+@given(priced_instances(max_jobs=4, relaunch=True) | priced_instances(max_jobs=6, idle=True))
 def test_no_run_pays_less_than_the_fluid_floor(inst):
     """Online under any series, a run's bill (its jobs' energy and carbon) is at least
     the fluid floor of the epochs its jobs ran, with the jobs it made late in ``late``:
-    its own plan is one of the LP's (STS timed and price-blind)."""
+    its own plan is one of the LP's (STS timed and price-blind; idle power, where charged,
+    is the nodes', not the jobs')."""
     for policy in ("sts", "sts-price-blind"):
         jobs = run_online(inst, policy, seed=1).by_job()
         epochs = {str(j): float(e) for j, e in jobs["epochs_run"].items()}
