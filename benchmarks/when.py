@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -238,6 +238,21 @@ def bill_tariff(inst: Instance) -> timing.Tariff:
     return timing.Tariff(inst.price_series, carbon, per_gram, 1.0)
 
 
+def bill_cells(
+    tariff: timing.Tariff, a: float, b: float, extra: Iterable[float] = ()
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cells over ``[a, b]`` where ``tariff``'s bill of a kWh is constant (cut also
+    at ``extra``): their edges, their hours and the bill of a kW held over each, per
+    hour (0 on an empty cell, which no plan uses)."""
+    points = {a, b, *tariff.price.breakpoints(a, b), *extra}
+    if tariff.carbon is not None:
+        points.update(tariff.carbon.breakpoints(a, b))
+    edges = np.array(sorted(points))
+    hours = np.diff(edges)
+    per_hour = np.where(hours > 0, tariff.cost(edges) / np.where(hours > 0, hours, 1.0), 0.0)
+    return edges, hours, per_hour
+
+
 def bill_floor(inst: Instance, job: Job, epochs: float) -> float:
     """The least bill (energy and priced carbon) of ``epochs`` epochs of ``job`` run
     between its release and its due date, alone, on its allowed configurations, mixed
@@ -249,15 +264,9 @@ def bill_floor(inst: Instance, job: Job, epochs: float) -> float:
     if epochs <= 0:
         return 0.0
     a, b = job.release, job.due  # b > a: a job's due date follows its release
-    tariff = bill_tariff(inst)
-    points = {a, b, *tariff.price.breakpoints(a, b)}
-    if tariff.carbon is not None:
-        points.update(tariff.carbon.breakpoints(a, b))
-    edges = np.array(sorted(points))
-    hours = np.diff(edges)
+    _, hours, per_hour = bill_cells(bill_tariff(inst), a, b)
     keep = hours > 0
-    # the bill of a kW held over each cell, per hour
-    hours, per_hour = hours[keep], tariff.cost(edges)[keep] / hours[keep]
+    hours, per_hour = hours[keep], per_hour[keep]
     configs = inst.allowed_configs(job)
     kw = np.array([inst.power_w(c) / 1000.0 for c in configs])
     tau = np.array([job.epoch_times[c] for c in configs])

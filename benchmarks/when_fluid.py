@@ -49,7 +49,7 @@ from scipy.optimize import linprog
 from scipy.sparse import csr_array
 
 from benchmarks.common import markdown
-from benchmarks.when import bill_floor, bill_tariff
+from benchmarks.when import bill_cells, bill_floor, bill_tariff
 from instances import Instance
 from instances.distribution import STOP_TOL
 from validation.timeline import TIME_TOL
@@ -136,14 +136,8 @@ def fluid_plan(
     tariff = bill_tariff(inst)
     start = min(j.release for j in jobs) - TIME_TOL
     end = max(j.due for j in jobs) + TIME_TOL + late_hours
-    points = {start, end, *tariff.price.breakpoints(start, end)}
-    if tariff.carbon is not None:
-        points.update(tariff.carbon.breakpoints(start, end))
-    points.update(t for j in jobs for t in (j.release - TIME_TOL, j.due + TIME_TOL))
-    edges = np.array(sorted(points))
-    hours = np.diff(edges)
-    # the bill of a kW held over each cell, per hour (empty cells are never used)
-    per_hour = tariff.cost(edges) / np.where(hours > 0, hours, 1.0)
+    windows = (t for j in jobs for t in (j.release - TIME_TOL, j.due + TIME_TOL))
+    edges, hours, per_hour = bill_cells(tariff, start, end, windows)
     gpus: dict[str, float] = {}
     for node in inst.nodes:
         gpus[node.gpu_type] = gpus.get(node.gpu_type, 0.0) + node.num_gpus * scale
