@@ -110,6 +110,33 @@ class _Columns:
         r, c, v = zip(*triplets, strict=True) if triplets else ((), (), ())
         return csr_array((v, (r, c)), shape=(rows, cols))
 
+    def solve(self, blind: bool = False) -> Fluid:
+        """The plan of least bill, or with ``blind`` of least energy, earliest first;
+        billed at the series either way."""
+        if not self.cost:  # no job ran an epoch
+            return Fluid(0.0, 0.0, {})
+        cost = np.array(self.blind if blind else self.cost)
+        # costs scaled to at most 1 and tight tolerances, as in bill_floor
+        weight = float(np.max(np.abs(cost), initial=0.0)) or 1.0
+        r = linprog(
+            cost / weight,
+            A_ub=self.matrix(self.ub, len(self.b_ub), len(cost)) if self.b_ub else None,
+            b_ub=self.b_ub or None,
+            A_eq=self.matrix(self.eq, len(self.b_eq), len(cost)),
+            b_eq=self.b_eq,
+            bounds=(0, None),
+            method="highs",
+            options={"dual_feasibility_tolerance": 1e-10, "primal_feasibility_tolerance": 1e-10},
+        )
+        if r.status == 2:
+            raise NoFluidPlan("no fluid plan keeps those jobs on time on these GPUs")
+        if r.status != 0:
+            raise RuntimeError(f"fluid_plan: the LP ended: {r.message}")
+        paid = np.asarray(self.cost) * r.x
+        by_job = pd.Series(paid).groupby(np.asarray(self.job)).sum()
+        jobs = {str(j): float(v) for j, v in by_job.items()}
+        return Fluid(float(paid.sum()), float(np.dot(self.kwh, r.x)), jobs)
+
 
 def fluid_plan(
     inst: Instance,
@@ -128,11 +155,24 @@ def fluid_plan(
     the work take the evaluator's tolerances (a start ``TIME_TOL`` before the release,
     an end as much after the due date, a stop ``STOP_TOL`` short of the epochs), so that
     every plan it accepts is a solution."""
+    return fluid_lp(inst, epochs, late, scale=scale, late_hours=late_hours).solve(blind)
+
+
+def fluid_lp(
+    inst: Instance,
+    epochs: Mapping[str, float],
+    late: Collection[str] = (),
+    *,
+    scale: float = 1.0,
+    late_hours: float = LATE_HOURS,
+) -> _Columns:
+    """:func:`fluid_plan`'s LP, built once to be solved for the floor and its twin."""
     if not late_hours > 0:
         raise ValueError(f"late_hours must be positive, not {late_hours!r}")
+    lp = _Columns()
     jobs = [j for j in inst.jobs if epochs.get(j.id, 0.0) > 0]
     if not jobs:
-        return Fluid(0.0, 0.0, {})
+        return lp
     tariff = bill_tariff(inst)
     start = min(j.release for j in jobs) - TIME_TOL
     end = max(j.due for j in jobs) + TIME_TOL + late_hours
@@ -141,7 +181,6 @@ def fluid_plan(
     gpus: dict[str, float] = {}
     for node in inst.nodes:
         gpus[node.gpu_type] = gpus.get(node.gpu_type, 0.0) + node.num_gpus * scale
-    lp = _Columns()
     held: dict[tuple[str, int], int] = {}  # (type, cell) -> its row of GPUs
     for job in jobs:
         work = lp.row_eq(max(0.0, float(epochs[job.id]) - STOP_TOL))
@@ -170,26 +209,7 @@ def fluid_plan(
                 late_cost = cheapest * kw[c] * tau[c]
                 col = lp.column(job.id, late_cost, kw[c] * tau[c] * later, kw[c] * tau[c])
                 lp.eq.append((work, col, 1.0))
-    cost = np.array(lp.blind if blind else lp.cost)
-    # costs scaled to at most 1 and tight tolerances, as in bill_floor
-    weight = float(np.max(np.abs(cost), initial=0.0)) or 1.0
-    r = linprog(
-        cost / weight,
-        A_ub=lp.matrix(lp.ub, len(lp.b_ub), len(cost)) if lp.b_ub else None,
-        b_ub=lp.b_ub or None,
-        A_eq=lp.matrix(lp.eq, len(lp.b_eq), len(cost)),
-        b_eq=lp.b_eq,
-        bounds=(0, None),
-        method="highs",
-        options={"dual_feasibility_tolerance": 1e-10, "primal_feasibility_tolerance": 1e-10},
-    )
-    if r.status == 2:
-        raise NoFluidPlan("no fluid plan keeps those jobs on time on these GPUs")
-    if r.status != 0:
-        raise RuntimeError(f"fluid_plan: the LP ended: {r.message}")
-    paid = np.asarray(lp.cost) * r.x
-    by_job = pd.Series(paid).groupby(np.asarray(lp.job)).sum()
-    return Fluid(float(paid.sum()), float(np.dot(lp.kwh, r.x)), by_job.to_dict())
+    return lp
 
 
 POLICIES = ("sts", "sts-price-blind")
@@ -242,10 +262,9 @@ def store_table(
                 "STS": bills["sts"],
             }
             for s in scales:
+                lp = fluid_lp(inst, epochs, late, scale=s, late_hours=hours)
                 try:
-                    floor = fluid_plan(inst, epochs, late, scale=s, late_hours=hours).bill
-                    blind = fluid_plan(inst, epochs, late, scale=s, blind=True, late_hours=hours)
-                    twin = blind.bill
+                    floor, twin = lp.solve().bill, lp.solve(blind=True).bill
                 except NoFluidPlan:
                     if work == "run":  # the run's own plan is a fluid plan: not reached
                         raise
