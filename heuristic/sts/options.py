@@ -71,6 +71,10 @@ class StsOptions:
     ``pull``, a job runs now a last step whose class the ledger has booked full;
     ``pull_needed`` (with ``pull``), only a job that no configuration cheaper per epoch
     than that step can finish on time (off: every such job, as until 2026-11-27);
+    ``pull_holds``: where the pulled job's later decisions plan to finish by the
+    pulled step's end (``"always"``, as until 2026-12-02), or only under a flat bill
+    (``"flat"``): under a series it is free at its next decision to wait for cheap
+    hours again (docs/prices.md, 'A pulled job that keeps its timing');
     ``spare``, a job late whatever it runs on does not displace a running job of at
     least its weight that is on time by less than this many of its relaunch overheads,
     nor a late one unless their exchange pays for both relaunches
@@ -136,6 +140,7 @@ class StsOptions:
     unstick: bool = True
     pull: bool = True
     pull_needed: bool = True
+    pull_holds: Literal["always", "flat"] = "flat"
     timing: bool = True
     fine_shares: bool = True
     margin_recovers: bool = True

@@ -271,7 +271,13 @@ class StsPolicy:
         if moved is None:
             return
         rnd.contended = True
-        rnd.assign[job_id], self._finish_by[job_id] = moved
+        rnd.assign[job_id], finish = moved
+        # under a series the pull's planned finish would hold the job to dear hours
+        # later: it runs the pulled step now and re-plans freely (the contended prices
+        # family: 11.9% off the bill against 8.4%, fewer missed due dates than
+        # price-blind STS; docs/prices.md)
+        if self.options.pull_holds == "always" or rnd.table.tariff is None:
+            self._finish_by[job_id] = finish
         rnd.asks.pop(job_id, None)  # it runs its last step: no switch to wake for
 
     def _begin(self, state: SchedulerState) -> HullTable:

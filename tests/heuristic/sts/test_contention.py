@@ -372,3 +372,34 @@ def test_a_running_job_moved_for_nothing_stays_put():
     assert [s[2:] for s in segs_then[:2]] == [("v100x2", "v100-2"), ("v100x2", "v100-3")]
     assert segs_then[0][1] == pytest.approx(6.768, abs=1e-3)  # moved at the arrival
     assert (total, total_then) == (pytest.approx(35.23, abs=0.01), pytest.approx(33.14, abs=0.01))
+
+
+def test_under_a_series_a_pulled_job_is_not_held_to_its_pulled_finish():
+    """``pull_holds``. The contended family's first 8 jobs (the Philly week from hour
+    24, load 0.6, seed 0) on one node of 4 P100s and one of 8 V100s, billed by the
+    au-nsw-2023 series from hour 840 with carbon at 100 a tonne: at 0.21 h ph327 (30
+    epochs at most, due 3.49 h) is pulled from a shared P100 slot onto the 4 P100s,
+    planned to finish by 2.87 h. At 1.23 h ph330 (due 1.35 h) takes the P100s for four
+    minutes. Held to 2.87 h, ph327 then moves to two V100s, eight, the P100s and eight
+    V100s again, each paying its relaunch: 1.094 in all. Not held under the series, it
+    waits on a shared slot, is pulled back onto the P100s and ends at 2.50 h, on time:
+    0.872. Without the series the option changes nothing (1.028 either way: the hold
+    is kept under a flat bill)."""
+    spec = {"start": 24.0, "hours": 6.0, "jobs": 8, "cluster": "p100x4:1,v100x8:1", "load": 0.6}
+    priced = {**spec, "prices": "au-nsw-2023:840", "carbon_price": 100.0}
+
+    def run(params: dict[str, object], holds: str) -> tuple[float, list[str]]:
+        inst = GENERATORS["philly-week"].instance(params, 0)
+        r = run_online(inst, "sts", seed=0, options={"pull_holds": holds})
+        assert r.summary()["missed"] == 0
+        segs = sorted(r.result.plan.for_job("ph327"), key=lambda s: s.start)
+        return r.summary()["total_cost"], [s.config.label for s in segs]
+
+    free, free_segs = run(priced, "flat")
+    held, held_segs = run(priced, "always")
+    assert (free, held) == (pytest.approx(0.8720, abs=1e-4), pytest.approx(1.0940, abs=1e-4))
+    assert free_segs == ["p100:shared", "p100x4", "p100:shared", "p100x4"]
+    assert held_segs == ["p100:shared", "p100x4", "v100x2", "v100x8", "p100x4", "v100x8"]
+    flat_bill = run(spec, "flat")
+    assert flat_bill == run(spec, "always")
+    assert flat_bill[0] == pytest.approx(1.0276, abs=1e-4) and flat_bill[1] == held_segs
