@@ -1,0 +1,128 @@
+"""The fluid plan re-made online, knowing neither the arrivals nor the stops
+(benchmarks/when_online.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+
+from benchmarks.when_fluid import fluid_plan
+from benchmarks.when_online import online_fluid
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from instances.energy import Series
+from tests.strategies import priced_instances
+from validation.online import run_online
+
+ONE = Config("v100", 1)
+FOUR = Config("v100", 4)
+# 1.0 a kWh in hours 0-5 of every 12, 0.1 in hours 6-11
+PRICES = Series.regular(1.0, [1.0] * 6 + [0.1] * 6)
+
+
+def _cluster(jobs: list[Job], gpus: int) -> Instance:
+    """``jobs`` on one V100 node of ``gpus`` GPUs (300 W a GPU)."""
+    return Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        (Node("n", "v100", gpus),),
+        tuple(jobs),
+        energy_price=0.55,
+        prices=PRICES,
+    )
+
+
+def _job(name: str, release: float, due: float, epochs: float = 12.0) -> Job:
+    times = {ONE: 1.0, FOUR: 0.4}
+    return Job(name, release, due, EpochDistribution.deterministic(epochs), times, 4.0)
+
+
+def test_without_stops_or_later_arrivals_it_is_the_whole_runs_fluid_plan():
+    """Every job released at once and run to its maximum: re-planning at each end
+    changes nothing (the rest of an optimal plan is optimal for the rest), so the bill
+    is fluid_plan's."""
+    jobs = [_job("a", 0.0, 24.0, 10.0), _job("b", 0.0, 18.0, 6.0), _job("c", 0.0, 30.0, 4.0)]
+    inst = _cluster(jobs, 4)
+    ran = {j.id: j.max_epochs for j in jobs}
+    online = online_fluid(inst, ran)
+    assert online.bill == pytest.approx(fluid_plan(inst, ran).bill, rel=1e-6)
+    assert online.missed == 0 and online.tardiness == 0.0
+    assert online.solves == 3  # at the release, then at each of the first two ends
+
+
+def test_a_job_that_stops_early_pays_for_the_epochs_it_ran_in_the_hours_planned():
+    """Twelve one-hour epochs planned in the cheap hours (6-11 and 18-23 on one GPU);
+    the job stops after six, so it pays six cheap hours. Blind to the price it runs its
+    six from its release, in the dear hours."""
+    inst = _cluster([_job("j", 0.0, 24.0)], 1)
+    aware = online_fluid(inst, {"j": 6.0})
+    assert aware.bill == pytest.approx(6 * 0.3 * 0.1)
+    assert aware.kwh == pytest.approx(1.8)
+    blind = online_fluid(inst, {"j": 6.0}, blind=True)
+    assert blind.bill == pytest.approx(6 * 0.3 * 1.0)
+    assert blind.kwh == pytest.approx(1.8)
+
+
+def test_a_later_arrival_is_not_foreseen():
+    """One GPU. ``a`` (six epochs, due at 24 h) plans the cheap hours 6-11; ``b``, not
+    known until it arrives at 6 h and due at 12 h, takes them, and ``a`` runs in the
+    cheap hours 18-23 instead. With ``a`` due at 18 h it has only the dear hours 12-17
+    left: the whole-run plan, knowing ``b``, would run ``a`` at once, in the dear hours
+    0-5, for the same bill."""
+    for due, bill in ((24.0, 2 * 6 * 0.3 * 0.1), (18.0, 6 * 0.3 * (0.1 + 1.0))):
+        jobs = [_job("a", 0.0, due, 6.0), _job("b", 6.0, 12.0, 6.0)]
+        inst = _cluster(jobs, 1)
+        ran = {"a": 6.0, "b": 6.0}
+        online = online_fluid(inst, ran)
+        assert online.bill == pytest.approx(bill)
+        assert online.missed == 0
+        assert online.bill >= fluid_plan(inst, ran).bill - 1e-9
+
+
+def test_a_job_that_cannot_be_on_time_runs_at_once_and_counts_its_lateness():
+    """Six one-hour epochs on one GPU, due at 3 h: the plan runs them at once, ends at
+    6 h, three hours late."""
+    job = Job("j", 0.0, 3.0, EpochDistribution.deterministic(6.0), {ONE: 1.0}, 4.0)
+    inst = _cluster([job], 1)
+    online = online_fluid(inst, {"j": 6.0})
+    assert online.missed == 1
+    assert online.tardiness == pytest.approx(inst.tardiness_weight("j") * 3.0)
+    assert online.bill == pytest.approx(6 * 0.3 * 1.0)
+
+
+def test_epochs_beyond_the_maximum_are_refused():
+    inst = _cluster([_job("j", 0.0, 24.0, 6.0)], 1)
+    with pytest.raises(ValueError, match=r"'j' ran 7\.0 epochs"):
+        online_fluid(inst, {"j": 7.0})
+    assert online_fluid(inst, {}).solves == 0
+
+
+@settings(max_examples=15, deadline=None)
+@given(priced_instances(max_jobs=4, relaunch=True))
+def test_the_online_plan_is_a_fluid_plan_of_the_run(inst):
+    """What the online plan runs is one of the whole-run LP's plans (the jobs it made
+    late in ``late``), so its bill is at least that floor; its blind twin's too."""
+    jobs = run_online(inst, "sts", seed=1).by_job()
+    epochs = {str(j): float(e) for j, e in jobs["epochs_run"].items()}
+    for blind in (False, True):
+        online = online_fluid(inst, epochs, blind=blind)
+        floor = fluid_plan(inst, epochs, online.late).bill
+        assert online.bill >= floor - 1e-7 * max(1.0, abs(floor))
+
+
+def test_the_store_table_sets_the_online_plans_beside_both_policies(tmp_path):
+    """From a small prices campaign's store: per contended run, both policies' bills and
+    the online plan's, which is at least the whole run's fluid floor."""
+    from benchmarks.when_fluid import store_table as floors
+    from benchmarks.when_online import store_table
+    from tests.experiments.shrunk import run_small, shrunk
+
+    text = shrunk("prices", ("sts", "sts-price-blind"))
+    text = re.sub(r"prices = \[[^\]]*\]", 'prices = ["au-nsw-2023:840"]', text)
+    run_small("prices", text, tmp_path, 4)
+    path = str(tmp_path / "prices.sqlite")
+    row = store_table([path], "prices").iloc[0]
+    assert row["scenario"].startswith("contended")
+    floor = floors(path, "prices", [1.0]).iloc[0]["floor x1"]
+    assert row["online"] >= floor - 1e-9
+    assert row["online blind"] > 0 and row["missed, online"] >= 0
