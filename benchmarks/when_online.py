@@ -51,6 +51,7 @@ from instances import Config, Instance
 
 LATER = 1e-6  # the blind plan's cost of an hour later, per kWh (as in when_fluid)
 AHEAD = 48.0  # hours the plan runs past the last due date present (doubled if short)
+MAX_AHEAD = 1e5  # past this, no horizon will do: the LP is infeasible for another reason
 TOL = 1e-9
 
 
@@ -164,6 +165,8 @@ def _plan(
         if found is not None:
             rate, power = found
             return edges, per_hour, rate, power
+        if ahead > MAX_AHEAD:
+            raise RuntimeError(f"online_fluid: no plan of the jobs present at {now!r} h")
         ahead *= 2  # the remaining work does not fit by then: look further
 
 
