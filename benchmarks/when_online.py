@@ -88,6 +88,9 @@ def online_fluid(inst: Instance, epochs: Mapping[str, float], *, blind: bool = F
     gpus: dict[str, float] = {}
     for node in inst.nodes:
         gpus[node.gpu_type] = gpus.get(node.gpu_type, 0.0) + node.num_gpus
+    for job_id, ran in epochs.items():
+        if not (math.isfinite(ran) and ran >= 0):
+            raise ValueError(f"job {job_id!r} ran {ran!r} epochs: not a finite count")
     jobs = [j for j in inst.jobs if epochs.get(j.id, 0.0) > 0]
     for j in jobs:
         if epochs[j.id] > j.max_epochs + TOL:
@@ -181,6 +184,8 @@ def _solve(
     hours: np.ndarray,
     per_hour: np.ndarray,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+    """The LP on the cells between ``edges``: each job's epochs and kW an hour in each
+    cell, or ``None`` where the remaining work does not fit by the last edge."""
     cells = np.nonzero(hours > 1e-12)[0]
     flat = float(np.dot(per_hour, hours) / hours.sum())
     cost, cols = [], []

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -90,10 +91,13 @@ def test_a_job_that_cannot_be_on_time_runs_at_once_and_counts_its_lateness():
     assert online.bill == pytest.approx(6 * 0.3 * 1.0)
 
 
-def test_epochs_beyond_the_maximum_are_refused():
+def test_epochs_beyond_the_maximum_or_not_finite_are_refused():
     inst = _cluster([_job("j", 0.0, 24.0, 6.0)], 1)
     with pytest.raises(ValueError, match=r"'j' ran 7\.0 epochs"):
         online_fluid(inst, {"j": 7.0})
+    for bad in (math.nan, math.inf, -1.0):
+        with pytest.raises(ValueError, match="not a finite count"):
+            online_fluid(inst, {"j": bad})
     assert online_fluid(inst, {}).solves == 0
 
 
