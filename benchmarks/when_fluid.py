@@ -215,6 +215,16 @@ def fluid_lp(
 POLICIES = ("sts", "sts-price-blind")
 
 
+def family_runs(runs: pd.DataFrame, family: str) -> pd.DataFrame:
+    """The finished runs of STS and price-blind STS among a store's ``runs`` whose
+    scenario's name starts with ``family``."""
+    return runs[
+        (runs["status"] == "ok")
+        & runs["policy"].isin(POLICIES)
+        & runs["scenario"].str.startswith(family)
+    ]
+
+
 def store_table(
     path: str, campaign: str, scales: list[float], family: str = "contended", work: str = "run"
 ) -> pd.DataFrame:
@@ -230,12 +240,7 @@ def store_table(
 
     rows = []
     with Store(path, readonly=True) as store:
-        runs = store.runs(campaign)
-        runs = runs[
-            (runs["status"] == "ok")
-            & runs["policy"].isin(POLICIES)
-            & runs["scenario"].str.startswith(family)
-        ]
+        runs = family_runs(store.runs(campaign), family)
         for (scenario, seed), part in runs.groupby(["scenario", "seed"], sort=False):
             by = part.set_index("policy")
             if len(by) < len(POLICIES):

@@ -45,7 +45,7 @@ from scipy.sparse import csr_array
 
 from benchmarks.common import markdown
 from benchmarks.when import bill_cells, bill_tariff
-from benchmarks.when_fluid import POLICIES
+from benchmarks.when_fluid import POLICIES, family_runs
 from heuristic.sts.timing import Tariff
 from instances import Config, Instance
 
@@ -264,12 +264,7 @@ def store_table(paths: Sequence[str], campaign: str, family: str = "contended") 
     found: dict[tuple[str, int], dict[str, tuple[str, pd.Series]]] = {}
     for path in paths:
         with Store(path, readonly=True) as store:
-            runs = store.runs(campaign)
-        runs = runs[
-            (runs["status"] == "ok")
-            & runs["policy"].isin(POLICIES)
-            & runs["scenario"].str.startswith(family)
-        ]
+            runs = family_runs(store.runs(campaign), family)
         for _, run in runs.iterrows():
             found.setdefault((run["scenario"], int(run["seed"])), {})[run["policy"]] = (path, run)
     rows = []

@@ -11,26 +11,13 @@ from hypothesis import given, settings
 
 from benchmarks.when_fluid import fluid_plan
 from benchmarks.when_online import online_fluid
-from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
-from instances.energy import Series
+from instances import EpochDistribution, Job
+from tests.benchmarks.test_when_fluid import FOUR, ONE, _cluster
 from tests.strategies import priced_instances
 from validation.online import run_online
 
-ONE = Config("v100", 1)
-FOUR = Config("v100", 4)
-# 1.0 a kWh in hours 0-5 of every 12, 0.1 in hours 6-11
-PRICES = Series.regular(1.0, [1.0] * 6 + [0.1] * 6)
-
-
-def _cluster(jobs: list[Job], gpus: int) -> Instance:
-    """``jobs`` on one V100 node of ``gpus`` GPUs (300 W a GPU)."""
-    return Instance(
-        (GpuType("v100", 16.0, 300.0),),
-        (Node("n", "v100", gpus),),
-        tuple(jobs),
-        energy_price=0.55,
-        prices=PRICES,
-    )
+# _cluster: one V100 node of the given GPUs (300 W a GPU), priced 1.0 a kWh in hours
+# 0-5 of every 12 and 0.1 in hours 6-11 (test_when_fluid's)
 
 
 def _job(name: str, release: float, due: float, epochs: float = 12.0) -> Job:
