@@ -27,8 +27,12 @@ in the relaxation reaches, and what timing buys it, on the same stops as the run
 ``--family``) in ``prices`` stores where STS and price-blind STS both ran, their bills
 beside the online fluid plan and its blind twin, per run and summed.
 
+With ``--one-type`` each job is also held to the GPU type STS ran most of its GPU-hours
+on, in both plans: what the online plan's cut owes to a job changing type, which STS's
+profiles do not plan (docs/prices.md, 'Where STS and the online plan part').
+
 Run: python -m benchmarks.when_online STORE [STORE...] [--campaign prices]
-         [--family contended]
+         [--family contended] [--one-type]
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from benchmarks.common import markdown
 from benchmarks.when import bill_cells, bill_tariff
 from benchmarks.when_fluid import POLICIES, family_runs
 from heuristic.sts.timing import Tariff
-from instances import Config, Instance
+from instances import Config, Instance, Plan
 
 LATER = 1e-6  # the blind plan's cost of an hour later, per kWh (as in when_fluid)
 AHEAD = 48.0  # hours the plan runs past the last due date present (doubled if short)
@@ -81,9 +85,17 @@ class _Job:
     share: np.ndarray  # GPUs held (a shared slot a fraction of one)
 
 
-def online_fluid(inst: Instance, epochs: Mapping[str, float], *, blind: bool = False) -> Online:
+def online_fluid(
+    inst: Instance,
+    epochs: Mapping[str, float],
+    *,
+    blind: bool = False,
+    types: Mapping[str, str] | None = None,
+) -> Online:
     """The online fluid run of the jobs that ran ``epochs`` (by job id; a job absent or
-    at 0 ran none, and is not planned: its arrival is not an event either)."""
+    at 0 ran none, and is not planned: its arrival is not an event either). ``types``:
+    a job named there runs only on its allowed configurations of that GPU type (one type
+    per job, as STS's profiles plan; the others mix types freely)."""
     tariff = bill_tariff(inst)
     gpus: dict[str, float] = {}
     for node in inst.nodes:
@@ -98,6 +110,12 @@ def online_fluid(inst: Instance, epochs: Mapping[str, float], *, blind: bool = F
     info = {}
     for j in jobs:
         cfgs = inst.allowed_configs(j)
+        if types is not None and j.id in types:
+            cfgs = tuple(c for c in cfgs if c.gpu_type == types[j.id])
+            if not cfgs:
+                raise ValueError(
+                    f"job {j.id!r} has no allowed configuration of type {types[j.id]!r}"
+                )
         info[j.id] = _Job(
             cfgs,
             np.array([inst.power_w(c) / 1000.0 for c in cfgs]),
@@ -253,12 +271,26 @@ def _solve(
     return rate, power
 
 
-def store_table(paths: Sequence[str], campaign: str, family: str = "contended") -> pd.DataFrame:
+def main_types(plan: Plan) -> dict[str, str]:
+    """Each job's GPU type of the most GPU-hours in ``plan`` (a shared slot a GPU's
+    hours; ties to the type named first)."""
+    hours: dict[str, dict[str, float]] = {}
+    for seg in plan.segments:
+        by = hours.setdefault(seg.job, {})
+        t = seg.config.gpu_type
+        by[t] = by.get(t, 0.0) + seg.duration * len(seg.gpus)
+    return {j: min(by, key=lambda t: (-by[t], t)) for j, by in hours.items()}
+
+
+def store_table(
+    paths: Sequence[str], campaign: str, family: str = "contended", one_type: bool = False
+) -> pd.DataFrame:
     """Per run of ``family`` in the ``campaign`` of the stores at ``paths`` where STS
     and price-blind STS both ran (each policy's run from the last store that holds it,
     so that a policy re-run alone into another store can be set beside the other's):
     their bills and missed due dates, and the online fluid plan's and its blind twin's,
-    on the run's stops."""
+    on the run's stops. With ``one_type``, also both plans with each job held to the
+    GPU type STS ran most of its GPU-hours on (:func:`main_types`)."""
     from experiments.store import Store
 
     found: dict[tuple[str, int], dict[str, tuple[str, pd.Series]]] = {}
@@ -279,6 +311,14 @@ def store_table(paths: Sequence[str], campaign: str, family: str = "contended") 
             jobs = store.jobs(campaign, str(blind["key"]))
         epochs = dict(zip(jobs["job"], jobs["epochs_run"].astype(float), strict=True))
         aware, twin = online_fluid(inst, epochs), online_fluid(inst, epochs, blind=True)
+        extra: dict[str, float] = {}
+        if one_type:
+            with Store(by["sts"][0], readonly=True) as store:
+                _, plan = store.plan_of(campaign, str(sts["key"]))
+            types = main_types(plan)
+            held = online_fluid(inst, epochs, types=types)
+            held_twin = online_fluid(inst, epochs, blind=True, types=types)
+            extra = {"online, one type": held.bill, "online blind, one type": held_twin.bill}
         rows.append(
             {
                 "scenario": scenario,
@@ -291,6 +331,7 @@ def store_table(paths: Sequence[str], campaign: str, family: str = "contended") 
                 "missed, STS": int(sts["missed"]),
                 "missed, online": aware.missed,
                 "missed, online blind": twin.missed,
+                **extra,
             }
         )
     if not rows:
@@ -306,8 +347,13 @@ def main() -> None:
     ap.add_argument("stores", nargs="+", help="a prices campaign's stores")
     ap.add_argument("--campaign", default="prices")
     ap.add_argument("--family", default="contended", help="the scenarios whose name starts so")
+    ap.add_argument(
+        "--one-type",
+        action="store_true",
+        help="also each job held to the GPU type STS ran most of its GPU-hours on",
+    )
     args = ap.parse_args()
-    df = store_table(args.stores, args.campaign, args.family)
+    df = store_table(args.stores, args.campaign, args.family, args.one_type)
     print(markdown(list(df.columns), df.to_numpy().tolist()))
     total = df.drop(columns=["scenario", "seed"]).sum()
     print()
@@ -336,6 +382,9 @@ def main() -> None:
     online = 1 - total["online"] / total["online blind"]
     print(f"STS against price-blind STS: a cut of {sts:.1%}")
     print(f"the online fluid plan against its blind twin: a cut of {online:.1%}")
+    if args.one_type:
+        held = 1 - total["online, one type"] / total["online blind, one type"]
+        print(f"the same, each job held to one GPU type: a cut of {held:.1%}")
 
 
 if __name__ == "__main__":

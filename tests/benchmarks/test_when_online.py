@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 
 from benchmarks.when_fluid import fluid_plan
-from benchmarks.when_online import online_fluid
-from instances import EpochDistribution, Job
-from tests.benchmarks.test_when_fluid import FOUR, ONE, _cluster
+from benchmarks.when_online import main_types, online_fluid
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
+from tests.benchmarks.test_when_fluid import FOUR, ONE, PRICES, _cluster
 from tests.strategies import priced_instances
 from validation.online import run_online
 
@@ -112,8 +112,57 @@ def test_the_store_table_sets_the_online_plans_beside_both_policies(tmp_path):
     text = re.sub(r"prices = \[[^\]]*\]", 'prices = ["au-nsw-2023:840"]', text)
     run_small("prices", text, tmp_path, 4)
     path = str(tmp_path / "prices.sqlite")
-    row = store_table([path], "prices").iloc[0]
+    row = store_table([path], "prices", one_type=True).iloc[0]
     assert row["scenario"].startswith("contended")
+    assert row["online, one type"] > 0 and row["online blind, one type"] > 0
     floor = floors(path, "prices", [1.0]).iloc[0]["floor x1"]
     assert row["online"] >= floor - 1e-9
     assert row["online blind"] > 0 and row["missed, online"] >= 0
+
+
+P100 = Config("p100", 1)
+
+
+def _two_types(times: dict[Config, float]) -> Instance:
+    """One job of six epochs due at 18 h, on one V100 (300 W) and one P100 (250 W)."""
+    job = Job("j", 0.0, 18.0, EpochDistribution.deterministic(6.0), times, 4.0)
+    return Instance(
+        (GpuType("v100", 16.0, 300.0), GpuType("p100", 16.0, 250.0)),
+        (Node("n", "v100", 1), Node("m", "p100", 1)),
+        (job,),
+        energy_price=0.55,
+        prices=PRICES,
+    )
+
+
+def test_a_job_held_to_one_type_is_planned_as_if_it_had_no_other():
+    """Held to the P100, the job's plan is the one of an instance where it may run only
+    there: six two-hour epochs, twelve hours of run, six of them in the cheap hours
+    before its due date and six in dear ones. Free, it runs its six one-hour epochs on
+    the V100 in the cheap hours. A type the job has no
+    configuration of is refused by name."""
+    both = _two_types({ONE: 1.0, P100: 2.0})
+    alone = _two_types({P100: 2.0})
+    for blind in (False, True):
+        held = online_fluid(both, {"j": 6.0}, blind=blind, types={"j": "p100"})
+        only = online_fluid(alone, {"j": 6.0}, blind=blind)
+        assert held.bill == pytest.approx(only.bill)
+        assert held.kwh == pytest.approx(6 * 2 * 0.25)
+    assert online_fluid(both, {"j": 6.0}, types={"j": "p100"}).bill == pytest.approx(
+        0.25 * (6 * 0.1 + 6 * 1.0)
+    )
+    assert online_fluid(both, {"j": 6.0}).bill == pytest.approx(6 * 0.3 * 0.1)
+    with pytest.raises(ValueError, match=r"job 'j' has no allowed configuration of type 'k80'"):
+        online_fluid(both, {"j": 6.0}, types={"j": "k80"})
+
+
+def test_main_types_takes_the_type_of_most_gpu_hours():
+    """Two hours on one P100 against one hour on four V100s: the V100s' four GPU-hours
+    win. Equal GPU-hours go to the type named first."""
+    segs = (
+        Segment(0.0, 2.0, "a", P100, (("m", 0),)),
+        Segment(2.0, 3.0, "a", FOUR, tuple(("n", g) for g in range(4))),
+        Segment(0.0, 1.0, "b", P100, (("m", 0),)),
+        Segment(1.0, 2.0, "b", ONE, (("n", 0),)),
+    )
+    assert main_types(Plan(segs)) == {"a": "v100", "b": "p100"}
