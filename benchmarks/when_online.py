@@ -273,7 +273,7 @@ def _solve(
 
 def main_types(plan: Plan) -> dict[str, str]:
     """Each job's GPU type of the most GPU-hours in ``plan`` (a shared slot a GPU's
-    hours; ties to the type named first)."""
+    hours; ties to the type whose name sorts first)."""
     hours: dict[str, dict[str, float]] = {}
     for seg in plan.segments:
         by = hours.setdefault(seg.job, {})

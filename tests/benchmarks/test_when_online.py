@@ -139,8 +139,8 @@ def test_a_job_held_to_one_type_is_planned_as_if_it_had_no_other():
     """Held to the P100, the job's plan is the one of an instance where it may run only
     there: six two-hour epochs, twelve hours of run, six of them in the cheap hours
     before its due date and six in dear ones. Free, it runs its six one-hour epochs on
-    the V100 in the cheap hours. A type the job has no
-    configuration of is refused by name."""
+    the V100 in the cheap hours. A type the job has no configuration of is refused by
+    name."""
     both = _two_types({ONE: 1.0, P100: 2.0})
     alone = _two_types({P100: 2.0})
     for blind in (False, True):
@@ -158,7 +158,7 @@ def test_a_job_held_to_one_type_is_planned_as_if_it_had_no_other():
 
 def test_main_types_takes_the_type_of_most_gpu_hours():
     """Two hours on one P100 against one hour on four V100s: the V100s' four GPU-hours
-    win. Equal GPU-hours go to the type named first."""
+    win. Equal GPU-hours go to the type whose name sorts first."""
     segs = (
         Segment(0.0, 2.0, "a", P100, (("m", 0),)),
         Segment(2.0, 3.0, "a", FOUR, tuple(("n", g) for g in range(4))),
