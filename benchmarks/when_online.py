@@ -19,9 +19,10 @@ relaxation is re-planned as a scheduler must:
   the epochs it ran in the run. Completion against the due date gives the tardiness.
 
 With ``blind`` the LP values energy at the series' mean bill over its cells (and an
-hour later at a millionth more), the plan of a scheduler blind to the price, billed at
-the series. Neither a floor under any policy nor a policy: what an online re-planner
-in the relaxation reaches, and what timing buys it, on the same stops as the run.
+hour later at a hundred-thousandth more: it runs as early as it can), the plan of a
+scheduler blind to the price, billed at the series. Neither a floor under any policy
+nor a policy: what an online re-planner in the relaxation reaches, and what timing buys
+it, on the same stops as the run.
 
 ``python -m benchmarks.when_online STORE...``: for every run of the contended family (or
 ``--family``) in ``prices`` stores where STS and price-blind STS both ran, their bills
@@ -51,9 +52,12 @@ from benchmarks.common import markdown
 from benchmarks.when import bill_cells, bill_tariff
 from benchmarks.when_fluid import POLICIES, family_runs
 from heuristic.sts.timing import Tariff
-from instances import Config, Instance, Plan
+from instances import Config, Instance, Job, Plan
 
-LATER = 1e-6  # the blind plan's cost of an hour later, per kWh (as in when_fluid)
+# the blind plan's cost of an hour later, a share of its energy: ten times
+# when_fluid's, so that an hour later on a job drawing a tenth of the largest job's
+# power still costs more than the solver's tolerance
+LATER = 1e-5
 AHEAD = 48.0  # hours the plan runs past the last due date present (doubled if short)
 MAX_AHEAD = 1e5  # past this, no horizon will do: the LP is infeasible for another reason
 TOL = 1e-9
@@ -76,13 +80,30 @@ class Online:
 
 
 @dataclass(frozen=True)
-class _Job:
+class JobConfigs:
     """A job's allowed configurations and what an hour of each does."""
 
     configs: tuple[Config, ...]
     kw: np.ndarray
     tau: np.ndarray  # hours an epoch
     share: np.ndarray  # GPUs held (a shared slot a fraction of one)
+
+    @classmethod
+    def of(cls, inst: Instance, job: Job, configs: tuple[Config, ...]) -> JobConfigs:
+        return cls(
+            configs,
+            np.array([inst.power_w(c) / 1000.0 for c in configs]),
+            np.array([job.epoch_times[c] for c in configs]),
+            np.array([inst.busy_share(c) for c in configs]),
+        )
+
+
+def type_gpus(inst: Instance) -> dict[str, float]:
+    """The GPUs of each type on the cluster (the LP's capacity)."""
+    gpus: dict[str, float] = {}
+    for node in inst.nodes:
+        gpus[node.gpu_type] = gpus.get(node.gpu_type, 0.0) + node.num_gpus
+    return gpus
 
 
 def online_fluid(
@@ -97,9 +118,7 @@ def online_fluid(
     a job named there runs only on its allowed configurations of that GPU type (one type
     per job, as STS's profiles plan; the others mix types freely)."""
     tariff = bill_tariff(inst)
-    gpus: dict[str, float] = {}
-    for node in inst.nodes:
-        gpus[node.gpu_type] = gpus.get(node.gpu_type, 0.0) + node.num_gpus
+    gpus = type_gpus(inst)
     for job_id, ran in epochs.items():
         if not (math.isfinite(ran) and ran >= 0):
             raise ValueError(f"job {job_id!r} ran {ran!r} epochs: not a finite count")
@@ -116,12 +135,7 @@ def online_fluid(
                 raise ValueError(
                     f"job {j.id!r} has no allowed configuration of type {types[j.id]!r}"
                 )
-        info[j.id] = _Job(
-            cfgs,
-            np.array([inst.power_w(c) / 1000.0 for c in cfgs]),
-            np.array([j.epoch_times[c] for c in cfgs]),
-            np.array([inst.busy_share(c) for c in cfgs]),
-        )
+        info[j.id] = JobConfigs.of(inst, j, cfgs)
     releases = sorted({j.release for j in jobs})
     done = {j.id: 0.0 for j in jobs}
     finish: dict[str, float] = {}
@@ -173,7 +187,7 @@ def _plan(
     rem: Mapping[str, float],
     blind: bool,
     gpus: Mapping[str, float],
-    info: Mapping[str, _Job],
+    info: Mapping[str, JobConfigs],
 ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The LP from ``now`` for the jobs in ``rem`` (their remaining epochs): the cells'
     edges and bill per kWh, and each job's epochs and kW an hour in each cell."""
@@ -182,28 +196,34 @@ def _plan(
     while True:
         end = max(max(dues), now) + ahead
         edges, hours, per_hour = bill_cells(tariff, now, end, [d for d in dues if d > now])
-        found = _solve(inst, now, rem, blind, gpus, info, edges, hours, per_hour)
+        found = solve_cells(inst, now, rem, blind, gpus, info, edges, hours, per_hour)
         if found is not None:
-            rate, power = found
+            width = np.where(hours > 0, hours, 1.0)
+            rate = {i: x @ (1.0 / info[i].tau) / width for i, x in found.items()}
+            power = {i: x @ info[i].kw / width for i, x in found.items()}
             return edges, per_hour, rate, power
         if ahead > MAX_AHEAD:
             raise RuntimeError(f"online_fluid: no plan of the jobs present at {now!r} h")
         ahead *= 2  # the remaining work does not fit by then: look further
 
 
-def _solve(
+def solve_cells(
     inst: Instance,
     now: float,
     rem: Mapping[str, float],
     blind: bool,
     gpus: Mapping[str, float],
-    info: Mapping[str, _Job],
+    info: Mapping[str, JobConfigs],
     edges: np.ndarray,
     hours: np.ndarray,
     per_hour: np.ndarray,
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
-    """The LP on the cells between ``edges``: each job's epochs and kW an hour in each
-    cell, or ``None`` where the remaining work does not fit by the last edge."""
+    weight: Mapping[str, float] | None = None,
+) -> dict[str, np.ndarray] | None:
+    """The LP on the cells between ``edges`` for the jobs in ``rem`` (their remaining
+    epochs): each job's hours on each of its configurations in each cell (a cells x
+    configurations array), or ``None`` where the remaining work does not fit by the last
+    edge. ``weight``: a job's energy counted at this share (the expected share of its
+    remaining epochs that runs; absent: 1)."""
     cells = np.nonzero(hours > 1e-12)[0]
     flat = float(np.dot(per_hour, hours) / hours.sum())
     cost, cols = [], []
@@ -211,16 +231,20 @@ def _solve(
     eq_r, eq_c, eq_v, b_eq = [], [], [], []
     held: dict[tuple[str, int], int] = {}  # (type, cell): its row of GPUs
     n = 0
+    scale = 0.0  # the largest energy cost of a column
     for i, r in rem.items():
         job, j = inst.job(i), info[i]
         k = np.repeat(cells, len(j.configs))
         c = np.tile(np.arange(len(j.configs)), len(cells))
         late = np.maximum(0.0, edges[k + 1] - job.due)
         tard = inst.tardiness_weight(i) * late / j.tau[c]
+        rho = 1.0 if weight is None else weight[i]
         if blind:
-            cost.append(j.kw[c] * flat * (1.0 + LATER * (edges[k] - now)) + tard)
+            energy = rho * j.kw[c] * flat * (1.0 + LATER * (edges[k] - now))
         else:
-            cost.append(per_hour[k] * j.kw[c] + tard)
+            energy = rho * per_hour[k] * j.kw[c]
+        scale = max(scale, float(energy.max(initial=0.0)))
+        cost.append(energy + tard)
         idx = n + np.arange(len(k))
         n += len(k)
         cols.append((i, k, c))
@@ -251,24 +275,31 @@ def _solve(
     a_eq = csr_array(
         (np.concatenate(eq_v), (np.concatenate(eq_r), np.concatenate(eq_c))), shape=(len(b_eq), n)
     )
-    weight = float(np.max(np.abs(obj), initial=0.0)) or 1.0
+    # costs in units of the largest energy cost, not of the largest cost: a late cell's
+    # tardiness may be 1e4 times an hour's energy, and in its units the blind plan's
+    # cost of an hour later falls below the solver's tolerance (the plan then runs
+    # at any hour of its window, not as early as it can)
     res = linprog(
-        obj / weight, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs"
+        obj / (scale or 1.0),
+        A_ub=a_ub,
+        b_ub=b_ub,
+        A_eq=a_eq,
+        b_eq=b_eq,
+        bounds=(0, None),
+        method="highs",
     )
     if res.status == 2:
         return None
     if res.status != 0:
         raise RuntimeError(f"online_fluid: the LP ended: {res.message}")
-    width = np.where(hours > 0, hours, 1.0)
-    rate, power = {}, {}
+    out = {}
     start = 0
     for i, k, c in cols:
-        x = res.x[start : start + len(k)]
+        x = np.zeros((len(hours), len(info[i].configs)))
+        np.add.at(x, (k, c), res.x[start : start + len(k)])
         start += len(k)
-        j = info[i]
-        rate[i] = np.bincount(k, x / j.tau[c], minlength=len(hours)) / width
-        power[i] = np.bincount(k, x * j.kw[c], minlength=len(hours)) / width
-    return rate, power
+        out[i] = x
+    return out
 
 
 def main_types(plan: Plan) -> dict[str, str]:

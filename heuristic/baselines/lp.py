@@ -78,7 +78,7 @@ class LpPolicy:
             s = jobs[i]
             if holds is not None:
                 holds.drop(s.job.id)
-            alloc = _place(inst, occ, s, now, needs[i], configs[i], shares[i], holds)
+            alloc = place_shares(inst, occ, s, now, needs[i], configs[i], shares[i], holds)
             if alloc is not None:
                 occ.place(s.job, alloc)
                 if holds is not None:
@@ -98,7 +98,7 @@ def _preference(inst: Instance, s: JobStatus, need: float, cfg: Config) -> tuple
     return (1.0, tau)
 
 
-def _place(
+def place_shares(
     inst: Instance,
     occ: Occupancy,
     s: JobStatus,

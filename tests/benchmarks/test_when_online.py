@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from benchmarks.when_fluid import fluid_plan
 from benchmarks.when_online import main_types, online_fluid
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
+from instances.energy import Series
 from tests.benchmarks.test_when_fluid import FOUR, ONE, PRICES, _cluster
 from tests.strategies import priced_instances
 from validation.online import run_online
@@ -49,6 +50,19 @@ def test_a_job_that_stops_early_pays_for_the_epochs_it_ran_in_the_hours_planned(
     blind = online_fluid(inst, {"j": 6.0}, blind=True)
     assert blind.bill == pytest.approx(6 * 0.3 * 1.0)
     assert blind.kwh == pytest.approx(1.8)
+
+
+def test_the_blind_plan_runs_from_the_release_however_dear_a_late_hour_would_be():
+    """Six one-hour epochs due at 24 h, tardiness 400 an hour: a late cell's cost is
+    thousands of times an hour's energy. The blind plan still runs at the release (it
+    once ran in the cheap hours 18-23 of this series, its cost of an hour later lost
+    below the solver's tolerance when the costs were put in units of the dearest)."""
+    day = Series.regular(1.0, [1.0] * 6 + [0.1] * 6 + [1.0] * 6 + [0.2] * 6)
+    job = Job("j", 0.0, 24.0, EpochDistribution.deterministic(6.0), {ONE: 1.0}, 400.0)
+    inst = _cluster([job], 1).replace(prices=day)
+    blind = online_fluid(inst, {"j": 6.0}, blind=True)
+    assert blind.bill == pytest.approx(6 * 0.3 * 1.0)
+    assert online_fluid(inst, {"j": 6.0}).bill == pytest.approx(6 * 0.3 * 0.1)
 
 
 def test_a_later_arrival_is_not_foreseen():
