@@ -19,7 +19,9 @@ billed by the one evaluator:
   on at ``keep`` (stopping and starting again pays a relaunch). The jobs that run are
   placed earliest due date first, each on the configuration the LP gives most hours
   now, as ``lp`` realises its shares (:func:`heuristic.baselines.lp.place_shares`:
-  best fit, a running job's GPUs kept where it stays);
+  best fit, a running job's GPUs kept where it stays). The LP sees no overhead: where
+  it runs a job's remaining work on one configuration too slow for the due date once
+  the start's overhead is paid, the cheapest fast enough is preferred;
 - the next decision comes at the end of the first cells.
 
 Of two cells at the same bill the LP may take either (the online plan's rule).
@@ -50,11 +52,11 @@ import pandas as pd
 from benchmarks.common import markdown
 from benchmarks.when import bill_cells, bill_tariff
 from benchmarks.when_online import AHEAD, MAX_AHEAD, JobConfigs, solve_cells, type_gpus
-from heuristic.baselines.lp import place_shares
+from heuristic.baselines.lp import SHARE_TOL, place_shares
 from heuristic.core.holds import Holds
 from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
-from instances import Instance
+from instances import Config, Instance
 from instances.distribution import reaches
 
 FINE = 48.0  # hours planned on the series' own cells
@@ -114,10 +116,10 @@ class RealisedPlan:
             alloc = None
             if run[s.job.id] >= (self.keep if s.allocation is not None else self.start):
                 cfgs = inst.allowed_configs(s.job)
-                fastest = min(inst.epoch_time(s.job, c) for c in cfgs)
-                # epochs an hour to meet the due date, as ``lp`` asks it
-                need = s.remaining / max(s.job.due - now, s.remaining * fastest)
-                alloc = place_shares(inst, occ, s, now, need, cfgs, share[s.job.id], holds)
+                # the LP runs the job's remaining work on one configuration
+                one = int((plan[s.job.id].sum(axis=0) > SHARE_TOL).sum()) == 1
+                need, shares = _with_overhead(inst, s, now, cfgs, share[s.job.id], one)
+                alloc = place_shares(inst, occ, s, now, need, cfgs, shares, holds)
             if alloc is not None:
                 occ.place(s.job, alloc)
                 if holds is not None:
@@ -161,6 +163,33 @@ class RealisedPlan:
                 return hours, found
             ahead *= 2
         raise RuntimeError(f"online-plan: no plan of the jobs present at {now!r} h")
+
+
+def _with_overhead(
+    inst: Instance,
+    s: JobStatus,
+    now: float,
+    cfgs: tuple[Config, ...],
+    share: np.ndarray,
+    one: bool,
+) -> tuple[float, np.ndarray]:
+    """The epochs an hour the job needs to meet its due date once its start's overhead
+    is paid (the relaunch for a waiting job, what is left of it for a running one), and
+    the LP's shares. Where the LP runs all the job's remaining work on one
+    configuration (``one``) and that one is not fast enough for it, the cheapest that
+    is is added: the LP sees no overhead, and a job of minutes on the configuration it
+    chose can miss its due date by the overhead alone. A job the LP speeds up later
+    keeps the LP's shares (its later cells are faster)."""
+    overhead = s.overhead_left if s.allocation is not None else inst.relaunch(s.job)
+    tau = np.array([inst.epoch_time(s.job, c) for c in cfgs])
+    need = s.remaining / max(s.job.due - now - overhead, s.remaining * float(tau.min()))
+    fast = 1.0 / tau >= need * (1 - 1e-9)
+    if not one or (fast & (share > SHARE_TOL)).any() or not fast.any():
+        return need, share
+    cost = np.array([inst.epoch_cost(s.job, c) for c in cfgs])
+    shares = share.copy()
+    shares[int(np.argmin(np.where(fast, cost, np.inf)))] = 1.0
+    return need, shares
 
 
 def _cells(

@@ -49,7 +49,7 @@ from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from instances import Config, Instance
 from instances.distribution import reaches
 
-_SHARE_TOL = 1e-7  # shares below this are solver noise
+SHARE_TOL = 1e-7  # shares below this are solver noise
 
 
 class LpPolicy:
@@ -115,7 +115,7 @@ def place_shares(
         alloc = holds.find(occ, s.job, cfg) if holds is not None else None
         return alloc if alloc is not None else occ.find(s.job, cfg)
 
-    chosen = [configs[k] for k in range(len(configs)) if share[k] > _SHARE_TOL]
+    chosen = [configs[k] for k in range(len(configs)) if share[k] > SHARE_TOL]
     chosen.sort(key=lambda c: _preference(inst, s, need, c))
     rest = [c for c in ranked_configs(inst, s.job, s.remaining, now) if c not in chosen]
     current = s.allocation

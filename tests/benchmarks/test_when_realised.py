@@ -76,3 +76,13 @@ def test_same_seed_same_run_and_bad_options_are_refused():
     assert one.bill == two.bill and one.total == two.total and one.relaunches == two.relaunches
     with pytest.raises(ValueError, match=r"keep=0\.8, start=0\.5"):
         RealisedPlan(start=0.5, keep=0.8)
+
+
+def test_a_job_the_lp_ends_now_runs_fast_enough_to_pay_its_start():
+    """Two epochs due at 2.2 h, each start paying half an hour. The LP, blind to the
+    overhead, runs them on one GPU (2 h, the least energy); started there the job would
+    end at 2.5 h. The plan places it on four GPUs (0.5 + 0.8 h) and it is on time."""
+    inst = _cluster([_job("a", 0.0, 2.2, 2.0)], 4).replace(relaunch_hours=0.5)
+    result = simulate(inst, RealisedPlan(), mode="sampled", seed=0)
+    assert {seg.config for seg in result.plan.segments} == {FOUR}
+    assert realised_run(inst, 0).missed == 0
