@@ -18,7 +18,7 @@ billed by the one evaluator:
   hours it needs to finish on the LP's configuration, if fewer); a running job stays
   on at ``keep`` (stopping and starting again pays a relaunch). The jobs that run are
   placed earliest due date first, each on the configuration the LP gives most hours
-  now, as ``lp`` realises its shares (:func:`heuristic.baselines.lp.place_shares`:
+  now, as ``lp`` realises its shares (:func:`heuristic.baselines.lp.realise_shares`:
   best fit, a running job's GPUs kept where it stays). The LP sees no overhead: where
   it runs a job's remaining work on one configuration too slow for the due date once
   the start's overhead is paid, the cheapest fast enough is preferred;
@@ -52,9 +52,7 @@ import pandas as pd
 from benchmarks.common import markdown
 from benchmarks.when import bill_cells, bill_tariff
 from benchmarks.when_online import AHEAD, MAX_AHEAD, JobConfigs, solve_cells, type_gpus
-from heuristic.baselines.lp import SHARE_TOL, place_shares
-from heuristic.core.holds import Holds
-from heuristic.core.occupancy import Allocation
+from heuristic.baselines.lp import SHARE_TOL, Chosen, realise_shares
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from instances import Config, Instance
 from instances.distribution import reaches
@@ -104,29 +102,16 @@ class RealisedPlan:
         span = float(hours[:first].sum())
         share = {s.job.id: plan[s.job.id][:first].sum(axis=0) for s in jobs}
         run = {s.job.id: self._runs(inst, s, plan[s.job.id], hours, first) for s in jobs}
-        occ = state.occupancy
-        holds = Holds(occ, jobs) if inst.has_relaunch else None
+        chosen: dict[str, Chosen] = {}
         for s in jobs:
-            if s.allocation is not None:
-                occ.release(s.job.id)
-        assign: dict[str, Allocation | None] = {}
-        for s in sorted(jobs, key=lambda s: (s.job.due, s.job.id)):
-            if holds is not None:
-                holds.drop(s.job.id)
-            alloc = None
             if run[s.job.id] >= (self.keep if s.allocation is not None else self.start):
                 cfgs = inst.allowed_configs(s.job)
                 # the LP runs the job's remaining work on one configuration
                 one = int((plan[s.job.id].sum(axis=0) > SHARE_TOL).sum()) == 1
                 need, shares = _with_overhead(inst, s, now, cfgs, share[s.job.id], one)
-                alloc = place_shares(inst, occ, s, now, need, cfgs, shares, holds)
-            if alloc is not None:
-                occ.place(s.job, alloc)
-                if holds is not None:
-                    holds.take(s.job, alloc)
-            if alloc != s.allocation:
-                assign[s.job.id] = alloc
-        return Decision(assign, wake_at=now + span)
+                chosen[s.job.id] = (need, cfgs, shares)
+        order = sorted(jobs, key=lambda s: (s.job.due, s.job.id))
+        return Decision(realise_shares(state, jobs, order, chosen), wake_at=now + span)
 
     @staticmethod
     def _runs(inst: Instance, s: JobStatus, x: np.ndarray, hours: np.ndarray, first: int) -> float:

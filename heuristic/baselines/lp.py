@@ -68,24 +68,45 @@ class LpPolicy:
             return Decision({})
         configs = [inst.allowed_configs(s.job) for s in jobs]
         shares, needs, urgency = _solve(inst, now, jobs, configs)
-        occ: Occupancy = state.occupancy
-        holds = Holds(occ, jobs) if inst.has_relaunch else None
-        for s in jobs:
-            if s.allocation is not None:
-                occ.release(s.job.id)
-        assign: dict[str, Allocation | None] = {}
-        for i in sorted(range(len(jobs)), key=lambda i: (-urgency[i], jobs[i].job.id)):
-            s = jobs[i]
-            if holds is not None:
-                holds.drop(s.job.id)
-            alloc = place_shares(inst, occ, s, now, needs[i], configs[i], shares[i], holds)
-            if alloc is not None:
-                occ.place(s.job, alloc)
-                if holds is not None:
-                    holds.take(s.job, alloc)
-            if alloc != s.allocation:
-                assign[s.job.id] = alloc
+        order = sorted(range(len(jobs)), key=lambda i: (-urgency[i], jobs[i].job.id))
+        chosen = {jobs[i].job.id: (needs[i], configs[i], shares[i]) for i in order}
+        assign = realise_shares(state, jobs, [jobs[i] for i in order], chosen)
         return Decision(assign)
+
+
+# a job's speed needed (epochs an hour), its configurations and the LP's share of each
+Chosen = tuple[float, tuple[Config, ...], np.ndarray]
+
+
+def realise_shares(
+    state: SchedulerState,
+    jobs: list[JobStatus],
+    order: list[JobStatus],
+    chosen: dict[str, Chosen],
+) -> dict[str, Allocation | None]:
+    """The LP's shares realised on whole GPUs: every running job of ``jobs`` released,
+    then the jobs of ``order`` placed in turn by :func:`place_shares` (a job absent from
+    ``chosen`` waits), on GPUs no running job not yet re-placed holds where it can. The
+    allocations that change."""
+    inst, now, occ = state.instance, state.time, state.occupancy
+    holds = Holds(occ, jobs) if inst.has_relaunch else None
+    for s in jobs:
+        if s.allocation is not None:
+            occ.release(s.job.id)
+    assign: dict[str, Allocation | None] = {}
+    for s in order:
+        if holds is not None:
+            holds.drop(s.job.id)
+        alloc = None
+        if s.job.id in chosen:
+            alloc = place_shares(inst, occ, s, now, *chosen[s.job.id], holds)
+        if alloc is not None:
+            occ.place(s.job, alloc)
+            if holds is not None:
+                holds.take(s.job, alloc)
+        if alloc != s.allocation:
+            assign[s.job.id] = alloc
+    return assign
 
 
 def _preference(inst: Instance, s: JobStatus, need: float, cfg: Config) -> tuple[float, ...]:
