@@ -305,9 +305,10 @@ def _draw(
             tj.hours * 3600.0 * tput[job_type][(reference, wide)] * tj.share * tj.gpus / wide
         )
         if job_type not in per_iteration:
-            per_iteration[job_type] = job_configs(
-                job_type, 1.0, nodes, spec.sharing, measured_as, memory
-            )
+            # with the shared configurations whether or not the instance allows them:
+            # the load's scale counts them (``_load_scale``), so that forbidding sharing
+            # keeps the same jobs at the same times; ``_job`` leaves them out
+            per_iteration[job_type] = job_configs(job_type, 1.0, nodes, True, measured_as, memory)
         unit = per_iteration[job_type]
         drawn = int(rng.integers(spec.epochs[0], spec.epochs[1] + 1))
         fastest_all = iterations * min(unit.values())
@@ -361,15 +362,18 @@ def _job(
     fam = family(d.job_type)
     delta = family_relaunch_hours(fam) if spec.relaunch == "measured" else None
     release = round((d.trace.submit - spec.start) * scale, 4)
+    # a shared slot is never faster than its GPU alone (Gavel's interference is at most
+    # 1), so leaving the shared configurations out moves neither figure
     fastest = d.epochs * min(d.times.values())
     alone = d.epochs * min(t for c, t in d.times.items() if hosts(c))
     due = due_date(release, d.tightness, fastest, spec.slot, delta or 0.0, alone)
+    times = d.times if spec.sharing else {c: t for c, t in d.times.items() if not c.shared}
     return Job(
         d.trace.key,
         release,
         due,
         stops,
-        d.times,
+        times,
         MEMORY_GB[fam],
         job_type=d.job_type,
         relaunch_hours=delta,
