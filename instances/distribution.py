@@ -177,6 +177,17 @@ class EpochDistribution:
         b = self._passed(w)
         return self._q[b] if b < len(self.stops) else 0.0
 
+    def stops_between(self, a: float, b: float) -> list[float]:
+        """The stopping points that progress from ``a`` to ``b`` epochs passes on the way,
+        not reached at ``a`` nor at ``b`` (:func:`reaches`): where :meth:`beyond`
+        changes strictly inside the run."""
+        out = []
+        for e in self.stops[self._passed(a) :]:
+            if reaches(e, b):  # at b, or past it
+                break
+            out.append(e)
+        return out
+
     def _passed(self, w: float) -> int:
         """How many stopping points ``w`` epochs have reached (:func:`reaches`)."""
         b = bisect_right(self.stops, w)

@@ -37,8 +37,8 @@ class KeptSpans:
 
     profile: Profile  # the profile and distribution they were computed for (identity)
     dist: EpochDistribution
-    # a row per span: GPU type's index, first bin, end bin, GPUs, and the probability
-    # that the job still runs when the step starts (one array: one concatenation)
+    # a row per span: GPU type's index, first bin, end bin, GPUs, the probability that
+    # the job still runs, and the step it is a part of (one array: one concatenation)
     rows: np.ndarray
     # the large-node classes each span holds nodes of: (span, class index, nodes held)
     keys: np.ndarray
@@ -54,9 +54,9 @@ def spans_of(ledger: Ledger, job: Job, profile: Profile, dist: EpochDistribution
     return KeptSpans(
         profile,
         dist,
-        np.array([(kinds[t], lo, hi, g, p) for t, lo, hi, g, p, _ in spans], dtype=float).reshape(
-            -1, 5
-        ),
+        np.array(
+            [(kinds[t], lo, hi, g, p, i) for t, lo, hi, g, p, _, i, _ in spans], dtype=float
+        ).reshape(-1, 6),
         np.array(triples, dtype=np.int64).reshape(-1, 3),
         len(profile.steps) > 1 and not profile.runs,
     )
@@ -78,12 +78,13 @@ class KeptBookings:
         self.pullable = np.array([m.pullable for m in spans], dtype=bool)
         counts = np.array([len(m.rows) for m in spans], dtype=np.int64)
         self.owner = np.repeat(np.arange(len(spans)), counts)
-        rows = np.concatenate([m.rows for m in spans]) if spans else np.zeros((0, 5))
+        rows = np.concatenate([m.rows for m in spans]) if spans else np.zeros((0, 6))
         # whole bins since each was chosen, as ``Ledger.book_since`` shifts them
         at = np.array([k[3] for k in kept], dtype=float)
         shift = ((ledger.now - at) / ledger.step + 1e-9).astype(np.int64)[self.owner]
         self.kind = rows[:, 0].astype(np.int64)
         self.gpus, self.p = rows[:, 3], rows[:, 4]
+        self.step = rows[:, 5].astype(np.int64)
         # shifted, then clipped at this ledger's horizon (as ``Ledger.book_since``)
         self.lo = np.maximum(0, rows[:, 1].astype(np.int64) - shift)
         self.hi = np.minimum(ledger.bins, rows[:, 2].astype(np.int64) - shift)
@@ -125,7 +126,12 @@ class KeptBookings:
         if not len(idx):
             return False
         owner = self.owner[idx]
-        last = idx[np.r_[owner[1:] != owner[:-1], True]]  # each job's last live span
+        # each job's last live span, and every live part of the step it is of (a pullable
+        # profile is not timed: a step has one window)
+        tail = idx[np.r_[owner[1:] != owner[:-1], True]]
+        last_step = np.full(len(self.pullable), -1, dtype=np.int64)
+        last_step[self.owner[tail]] = self.step[tail]
+        last = idx[self.step[idx] == last_step[owner]]
         names = list(ledger.kinds)
         loads = np.stack([ledger.load[t] for t in names])
         cap = np.array([ledger.capacity[t] for t in names])

@@ -23,7 +23,14 @@ A later step is booked with the probability that the job is still running when i
 starts (its survival at the step's first epoch): STS's own bet that most jobs stop
 early. Booking every step in full made STS hurry for collisions that early stops would
 have avoided (rollouts 1.6% dearer than greedy STS on the synthetic family at the high
-rate, against 0.7% booked by expectation; docs/model.md).
+rate, against 0.7% booked by expectation; docs/model.md). With ``parts`` a step that
+the job may stop inside is booked in parts, split where it may stop, each with the
+probability that the job runs past the part's first epoch: the expectation itself,
+where the whole step booked with its first epoch's counts a job's last step, which
+holds most of its stopping points, as surely running to its end. Measured online and
+not kept (docs/contended.md, 'The ledger booking what a job may run'): 0.9% cheaper
+on the contended 32-GPU runs, 1.6-1.9% dearer on the real-data windows, where the
+margin the whole step leaves pays.
 """
 
 from __future__ import annotations
@@ -38,9 +45,9 @@ from instances import Config, EpochDistribution, Instance, Job
 
 # the large-node classes a step holds nodes of, and how many of each
 Holds = tuple[tuple[tuple[str, int], int], ...]
-# a booked step: GPU type, first bin, end bin, GPUs, probability the job still runs,
-# and the large nodes it holds
-_Span = tuple[str, int, int, float, float, Holds]
+# a booked part of a step: GPU type, first bin, end bin, GPUs, probability the job
+# still runs, the large nodes it holds, and which step and which of its windows it is of
+_Span = tuple[str, int, int, float, float, Holds, int, int]
 
 
 class Ledger:
@@ -54,8 +61,10 @@ class Ledger:
         step: float,
         reserve: float = 0.0,
         lead: float = 0.0,
+        parts: bool = False,
     ) -> None:
         self.instance, self.now, self.step = instance, now, step
+        self.parts = parts  # book a step in parts where the job may stop inside it
         self.reserve = reserve
         self.lead = max(0, math.ceil(lead / step - 1e-9))  # bins before the reserve applies
         self.bins = max(1, math.ceil(horizon / step))
@@ -89,17 +98,16 @@ class Ledger:
     def _spans(
         self, job: Job, profile: Profile, dist: EpochDistribution, since: float = 0.0
     ) -> list[_Span]:
-        """Each step as (type, first bin, end bin, GPUs, probability that the job is
-        still running when it starts), run back to back from now, or from ``since`` hours
-        ago (the steps' bins before now dropped)."""
+        """Each step's parts (:meth:`unclipped`), run back to back from now, or from
+        ``since`` hours ago (the bins before now dropped)."""
         shift = int(since / self.step + 1e-9)
         if shift <= 0:
             return self._from_now(job, profile, dist)
         # shifted, then clipped at the horizon: the steps' bins up to the horizon count,
         # however long ago the profile was chosen
         shifted = [
-            (t, max(0, lo - shift), min(self.bins, hi - shift), g, p, h)
-            for t, lo, hi, g, p, h in self.unclipped(job, profile, dist)
+            (t, max(0, lo - shift), min(self.bins, hi - shift), g, p, h, i, w)
+            for t, lo, hi, g, p, h, i, w in self.unclipped(job, profile, dist)
         ]
         return [span for span in shifted if span[1] < span[2]]
 
@@ -110,28 +118,39 @@ class Ledger:
         if last is not None and last[0] is profile and last[1] is dist and last[2] is job:
             return last[3]
         out = [
-            (t, lo, min(self.bins, hi), g, p, h)
-            for t, lo, hi, g, p, h in self.unclipped(job, profile, dist)
+            (t, lo, min(self.bins, hi), g, p, h, i, w)
+            for t, lo, hi, g, p, h, i, w in self.unclipped(job, profile, dist)
             if lo < min(self.bins, hi)
         ]
         self._last = (profile, dist, job, out)
         return out
 
     def unclipped(self, job: Job, profile: Profile, dist: EpochDistribution) -> list[_Span]:
-        """:meth:`_from_now`'s spans, not clipped at the horizon."""
-        out = []
+        """:meth:`_from_now`'s spans, not clipped at the horizon: each step's run (back to
+        back from now, or in the windows of a timed profile) cut where the job may stop
+        inside it, each part with the chance that the epochs just after its start run,
+        ``P(N > start)``. A bin that two parts of a step share goes to the earlier."""
+        out: list[_Span] = []
         t = 0.0
         timed = bool(profile.runs)
-        for s in profile.steps:
-            end = t + s.lost + s.epochs * self.instance.epoch_time(job, s.config)
-            # back to back from now, or in the windows of a timed profile
-            for a, b in profile.on_clock(t, end) if timed else ((t, end),):
-                lo, hi = int(a / self.step), math.ceil(b / self.step - 1e-9)
-                if lo < hi:
-                    # the chance the epochs just after ``start`` run: P(N > start)
-                    p = dist.beyond(s.start)
-                    cfg = s.config
-                    out.append((cfg.gpu_type, lo, hi, self._gpus(cfg), p, self.holds(cfg)))
+        for i, s in enumerate(profile.steps):
+            per = self.instance.epoch_time(job, s.config)
+            end = t + s.lost + s.epochs * per
+            cfg = s.config
+            gpus, holds = self._gpus(cfg), self.holds(cfg)
+            cuts = dist.stops_between(s.start, s.end) if self.parts else []
+            marks = [t, *(t + s.lost + (x - s.start) * per for x in cuts), end]
+            chances = [dist.beyond(s.start), *(dist.beyond(x) for x in cuts)]
+            taken = 0  # the end bin of the step's parts so far
+            for k, p in enumerate(chances):
+                a, b = marks[k], marks[k + 1]
+                for w, (u, v) in enumerate(profile.on_clock(a, b) if timed else ((a, b),)):
+                    lo, hi = int(u / self.step), math.ceil(v / self.step - 1e-9)
+                    if k > 0:
+                        lo = max(lo, taken)
+                    if lo < hi:
+                        out.append((cfg.gpu_type, lo, hi, gpus, p, holds, i, w))
+                        taken = max(taken, hi)
             t = end
         return out
 
@@ -140,7 +159,11 @@ class Ledger:
         one placed now, unless the profile waits; where it fits is the placement's
         business)."""
         spans = self._spans(job, profile, dist)
-        for gpu_type, lo, hi, gpus, p, holds in spans[0 if profile.wait > 0 else 1 :]:
+        # the parts of the first step's first window are placed now (unless it waits)
+        now = (spans[0][6], spans[0][7]) if spans and profile.wait <= 0 else None
+        for gpu_type, lo, hi, gpus, p, holds, i, w in spans:
+            if (i, w) == now:
+                continue
             if np.any(self.load[gpu_type][lo:hi] + p * gpus > self.capacity[gpu_type] + 1e-9):
                 return False
             for key, n in holds:
@@ -215,7 +238,7 @@ class Ledger:
         self._add(self._spans(job, profile, dist, since))
 
     def _add(self, spans: list[_Span]) -> None:
-        for gpu_type, lo, hi, gpus, p, holds in spans:
+        for gpu_type, lo, hi, gpus, p, holds, _, _ in spans:
             self.load[gpu_type][lo:hi] += p * gpus
             for key, n in holds:
                 self.large[key][lo:hi] += p * n
@@ -229,7 +252,12 @@ class Ledger:
         spans = self._spans(job, profile, dist, since)
         if not spans:
             return False
-        t, lo, hi, _, _, holds = spans[-1]
-        if np.any(self.load[t][lo:hi] >= self.capacity[t] - 1e-9):
-            return True
-        return any(np.any(self.large[key][lo:hi] >= self.hosts[key] - 1e-9) for key, _ in holds)
+        last = spans[-1][6:]  # the last step's last window, each of its parts
+        for t, lo, hi, _, _, holds, i, w in spans:
+            if (i, w) != last:
+                continue
+            if np.any(self.load[t][lo:hi] >= self.capacity[t] - 1e-9):
+                return True
+            if any(np.any(self.large[key][lo:hi] >= self.hosts[key] - 1e-9) for key, _ in holds):
+                return True
+        return False

@@ -57,7 +57,11 @@ class StsOptions:
     """STS's options. ``lookahead``: book the chosen profiles' later steps in the ledger
     and rescue running jobs (off: the thesis's greedy STS, ``sts-greedy``);
     ``reserve``: the share of each type's large nodes the ledger keeps for jobs not yet
-    arrived, beyond ``lead_hours`` from now. Where capacity binds
+    arrived, beyond ``lead_hours`` from now; ``book_parts``: the ledger books a step
+    that the job may stop inside in parts, each with the chance that the job runs past
+    its first epoch (off, the default: the whole step with its first epoch's;
+    :class:`heuristic.sts.ledger.Ledger`; measured, not kept: docs/contended.md, 'The
+    ledger booking what a job may run'). Where capacity binds
     (:mod:`heuristic.sts.contention`): ``urgency``, the order jobs are served in
     (``"modified-slack"``, with ``work_share`` hours of work per hour of slack, scaled
     by the share of present jobs already late with ``scale_work`` (off: measured, not
@@ -132,6 +136,7 @@ class StsOptions:
     lookahead: bool = True
     reserve: float = RESERVE
     lead_hours: float = LEAD_HOURS
+    book_parts: bool = False
     urgency: Literal["modified-slack", "slack"] = "modified-slack"
     work_share: float = WORK_SHARE
     scale_work: bool = False

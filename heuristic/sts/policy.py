@@ -336,7 +336,9 @@ class StsPolicy:
             horizon = last_due - now + 24.0
             grid = inst.slot or 0.25
             o = self.options
-            ledger = Ledger(inst, now, max(horizon, 1.0), grid, o.reserve, o.lead_hours)
+            ledger = Ledger(
+                inst, now, max(horizon, 1.0), grid, o.reserve, o.lead_hours, o.book_parts
+            )
             if self.kept:  # all at once, each one's spans memoised while it is kept
                 self.kept_bookings = KeptBookings(ledger, self.kept, self._kept_memo)
                 self._kept_memo = self.kept_bookings.memo

@@ -58,7 +58,12 @@ def _kept(draw: st.DrawFn) -> tuple[Job, Profile, EpochDistribution, float]:
     )
     dist = draw(
         st.sampled_from(
-            (EpochDistribution((70.0,), (1.0,)), EpochDistribution((5.0, 70.0), (0.6, 0.4)))
+            (
+                EpochDistribution((70.0,), (1.0,)),
+                EpochDistribution((5.0, 70.0), (0.6, 0.4)),
+                # several stops inside one step: booked in parts (Ledger.unclipped)
+                EpochDistribution((3.0, 12.0, 12.5, 30.0, 70.0), (0.3, 0.2, 0.1, 0.1, 0.3)),
+            )
         )
     )
     since = draw(st.floats(0.0, 6.0))
@@ -70,16 +75,18 @@ def _kept(draw: st.DrawFn) -> tuple[Job, Profile, EpochDistribution, float]:
     st.lists(_kept(), max_size=12, unique_by=lambda k: k[0].id),
     st.floats(0.5, 8.0),
     st.booleans(),
+    st.booleans(),
 )
-def test_kept_bookings_match_the_ledger_one_by_one(kept, horizon, memo_first):
+def test_kept_bookings_match_the_ledger_one_by_one(kept, horizon, memo_first, parts):
+    """With steps booked whole or in parts where the job may stop (``book_parts``)."""
     now = 10.0
-    one = Ledger(INST, now, horizon, 0.25)
+    one = Ledger(INST, now, horizon, 0.25, parts=parts)
     for job, profile, dist, at in kept:
         one.book_since(job, profile, dist, now - at)
-    many = Ledger(INST, now, horizon, 0.25)
+    many = Ledger(INST, now, horizon, 0.25, parts=parts)
     memo: dict[str, KeptSpans] = {}
     if memo_first:  # spans memoised on an earlier decision's ledger serve a later one
-        memo = KeptBookings(Ledger(INST, 7.5, 30.0, 0.25), kept, {}).memo
+        memo = KeptBookings(Ledger(INST, 7.5, 30.0, 0.25, parts=parts), kept, {}).memo
     booked = KeptBookings(many, kept, memo)
     booked.book()
     for t in one.load:
@@ -109,3 +116,28 @@ def test_a_kept_last_step_on_a_full_class_is_seen_and_one_with_room_is_not():
     alone = KeptBookings(Ledger(INST, 10.0, 8.0, 0.25), [(job, profile, dist, 9.0)], {})
     alone.book()
     assert not alone.last_step_full()
+
+
+def test_a_kept_last_step_booked_in_parts_is_full_where_any_part_is():
+    """Booked in parts (``book_parts``), a kept job's last 8-GPU step finds its class
+    full in its first part (surely running, beside a one-step job on the other 8-GPU
+    node) though not in the part after the job's likely stop: the step is full, as
+    :meth:`Ledger.last_step_full` says."""
+    job = INST.jobs[0]
+    other = Job("k", 0.0, 10.0, job.distribution, job.epoch_times, 4.0)
+    early = EpochDistribution((8.0, 70.0), (0.5, 0.5))
+    # 0.1 h per epoch: 0.5 h on one GPU, then eight from 0.5 h (surely to 0.8 h)
+    two = Profile(
+        (Step(Config("v100", 1), 0.0, 5.0), Step(Config("v100", 8), 5.0, 60.0)),
+        1.0,
+        0.0,
+        0.0,
+        10.0,
+    )
+    one = Profile((Step(Config("v100", 8), 0.0, 8.0),), 1.0, 0.0, 0.0, 10.0)  # to 0.8 h
+    sure = EpochDistribution((70.0,), (1.0,))
+    ledger = Ledger(INST, 10.0, 8.0, 0.25, parts=True)
+    booked = KeptBookings(ledger, [(job, two, early, 10.0), (other, one, sure, 10.0)], {})
+    booked.book()
+    assert ledger.last_step_full(job, two, early)
+    assert booked.last_step_full()

@@ -197,3 +197,28 @@ def test_a_running_job_whose_planned_step_does_not_fit_runs_on_time_rather_than_
     assert alloc is not None
     # on time in the worst case: the rest of its epochs within the slot-floored budget
     assert (8.0 - 2.8) * inst.epoch_time(a, alloc.config) <= 0.25 + 1e-9
+
+
+def test_a_step_the_job_may_stop_inside_is_booked_in_parts():
+    """A job that stops after 2 of its 12 epochs with probability 0.68 runs its last,
+    8-GPU step from epoch 1.5: booked surely running to epoch 2 (until 1.625 h), then
+    with 0.32 (before 2026-12-04 the whole step with 1.0). Beside another job's 8-GPU
+    step from 2 h to 4 h, the cluster's two 8-GPU nodes are then booked 1.32, not full,
+    and its last step is not read as on a full class."""
+    inst = _instance((8, 8))
+    job, other = inst.jobs[0], inst.jobs[1]
+    early = EpochDistribution((2.0, 12.0), (0.68, 0.32))
+    mine = Profile((Step(V1, 0.0, 1.5), Step(V8, 1.5, 12.0)), 4.125, 0.0, 0.0, 10.0)
+    theirs = Profile((Step(V1, 0.0, 2.0), Step(V8, 2.0, 10.0)), 4.0, 0.0, 0.0, 10.0)
+    large = ("v100", 8)
+    for parts, after in ((True, 0.32), (False, 1.0)):
+        ledger = Ledger(inst, 0.0, 10.0, 0.25, parts=parts)
+        ledger.book(job, mine, early)
+        np.testing.assert_allclose(ledger.large[large][6:7], 1.0)  # 1.5-1.75 h
+        np.testing.assert_allclose(ledger.large[large][7:17], after)  # to 4.25 h
+        assert not ledger.large[large][17:].any()
+        ledger.book(other, theirs, DIST)
+        assert ledger.last_step_full(job, mine, early) == (not parts)
+    # a stop the step only reaches at its end, or one already passed, cuts nothing
+    assert early.stops_between(1.5, 2.0) == [] and early.stops_between(2.0, 12.0) == []
+    assert early.stops_between(1.5, 12.0) == [2.0]
