@@ -36,7 +36,7 @@ margin the whole step leaves pays.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 import numpy as np
 
@@ -129,10 +129,12 @@ class Ledger:
         """:meth:`_from_now`'s spans, not clipped at the horizon: each step's run (back to
         back from now, or in the windows of a timed profile) cut where the job may stop
         inside it, each part with the chance that the epochs just after its start run,
-        ``P(N > start)``. A bin that two parts of a step share goes to the earlier."""
+        ``P(N > start)``. A bin that two parts of a step share goes to the earlier. Each
+        span is labelled with its step and the profile's window it runs in (0 untimed)."""
         out: list[_Span] = []
         t = 0.0
         timed = bool(profile.runs)
+        opens = [r[0] for r in profile.runs]
         for i, s in enumerate(profile.steps):
             per = self.instance.epoch_time(job, s.config)
             end = t + s.lost + s.epochs * per
@@ -144,7 +146,10 @@ class Ledger:
             taken = 0  # the end bin of the step's parts so far
             for k, p in enumerate(chances):
                 a, b = marks[k], marks[k + 1]
-                for w, (u, v) in enumerate(profile.on_clock(a, b) if timed else ((a, b),)):
+                for u, v in profile.on_clock(a, b) if timed else ((a, b),):
+                    # the window's index in the profile, not in this part: a later part's
+                    # first stretch may run in any window
+                    w = bisect_right(opens, u + 1e-9) - 1 if timed else 0
                     lo, hi = int(u / self.step), math.ceil(v / self.step - 1e-9)
                     if k > 0:
                         lo = max(lo, taken)

@@ -222,3 +222,28 @@ def test_a_step_the_job_may_stop_inside_is_booked_in_parts():
     # a stop the step only reaches at its end, or one already passed, cuts nothing
     assert early.stops_between(1.5, 2.0) == [] and early.stops_between(2.0, 12.0) == []
     assert early.stops_between(1.5, 12.0) == [2.0]
+
+
+def test_a_timed_step_booked_in_parts_keeps_each_part_in_its_window():
+    """A timed 8-GPU step runs in the windows 0-1 h and 3-4 h and may stop at 3.5 h. In
+    parts, the stretch after the stop belongs to the second window: it is checked by
+    ``fits`` (not taken for the step placed now) and counts in the last window that
+    ``last_step_full`` reads (found by the review of 2026-12-04)."""
+    inst = _instance((8, 8))
+    job = inst.jobs[0]
+    timed = Profile((Step(V8, 0.0, 8.0),), 2.0, 0.0, 0.0, 10.0, runs=((0.0, 1.0), (3.0, 4.0)))
+    dist = EpochDistribution((6.0, 8.0), (0.5, 0.5))
+    late = Profile((Step(V1, 0.0, 3.5), Step(V8, 3.5, 5.5)), 4.0, 0.0, 0.0, 10.0)  # 3.5-4 h
+    early = Profile((Step(V1, 0.0, 3.0), Step(V8, 3.0, 5.0)), 3.5, 0.0, 0.0, 10.0)  # 3-3.5 h
+    for parts in (False, True):
+        ledger = Ledger(inst, 0.0, 10.0, 0.25, parts=parts)
+        spans = ledger.unclipped(job, timed, dist)
+        assert [(lo, hi, w) for _, lo, hi, _, _, _, _, w in spans] == (
+            [(0, 4, 0), (12, 14, 1), (14, 16, 1)] if parts else [(0, 4, 0), (12, 16, 1)]
+        )
+        for profile, fits, full in ((late, False, True), (early, False, True)):
+            ledger = Ledger(inst, 0.0, 10.0, 0.25, parts=parts)
+            ledger.book(job, profile, DIST)
+            ledger.book(job, profile, DIST)  # both 8-GPU nodes, for half an hour
+            assert ledger.fits(job, timed, dist) is fits
+            assert ledger.last_step_full(job, timed, dist) is full
