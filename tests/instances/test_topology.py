@@ -31,7 +31,7 @@ from instances import (
 from instances.bundled import bundled
 from milp import MilpError
 from milp.solve import solve
-from tests.plans import plain_rollout
+from tests.plans import cases, plain_rollout
 from validation.check import check_plan
 from validation.evaluate import evaluate
 from validation.simulator import simulate
@@ -220,8 +220,7 @@ def test_the_milp_refuses_distributed_configurations_with_a_clear_error():
 TOPOLOGY_AWARE = {"liquid", "liquid-forest"}
 
 
-@pytest.mark.parametrize("policy", policy_names())
-@pytest.mark.parametrize("name", ["tiny", "small", "medium"])
+@pytest.mark.parametrize(("name", "policy"), cases(["tiny", "small", "medium"], policy_names()))
 def test_a_topology_no_configuration_uses_changes_no_figure(name, policy):
     inst = bundled(name)
     racks = tuple(Rack(f"r{k}", 10.0) for k in range(2))

@@ -16,7 +16,7 @@ from instances.bundled import bundled
 from instances.energy import Carbon, Series
 from instances.generators import SyntheticSpec, synthetic
 from instances.generators.suite import milp_suite
-from tests.plans import plain_rollout
+from tests.plans import STS_BLIND, cases, plain_rollout
 from tests.strategies import priced_instances, serial_plans
 from tests.validation.test_online_pinned import _fingerprint
 from validation.check import check_plan
@@ -44,8 +44,19 @@ def _instances() -> list[Instance]:
     return [bundled("tiny"), bundled("small"), bundled("medium"), *suite[:2], *suite[-2:]]
 
 
-@pytest.mark.parametrize("name", policy_names())
-@pytest.mark.parametrize("inst", _instances(), ids=lambda i: i.name)
+def test_the_blind_variants_plan_as_sts_without_a_series_or_idle_power():
+    """What :data:`tests.plans.STS_BLIND` rests on, checked on ``small``."""
+    inst = bundled("small")
+    assert inst.prices is None and inst.carbon is None and not inst.idle_power
+    sts = plain_rollout(inst, "sts")
+    assert all(plain_rollout(inst, p) == sts for p in STS_BLIND)
+
+
+@pytest.mark.parametrize(
+    ("inst", "name"),
+    [(i, p) for i in _instances() for n, p in cases([i.name], policy_names())],
+    ids=lambda x: x.name if isinstance(x, Instance) else x,
+)
 def test_an_explicit_flat_series_changes_no_figure(inst, name):
     """Every registered policy, its rollout and a sampled run, the exact costs, the
     realised costs and the Monte Carlo replay: to the last digit (the carbon, counted
