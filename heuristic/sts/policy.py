@@ -266,7 +266,15 @@ class StsPolicy:
         assert rnd.ledger is not None
         needed = self.options.pull_needed
         moved = pull_forward(
-            rnd.inst, rnd.occ, rnd.ledger, status, current, booked, rnd.now, needed
+            rnd.inst,
+            rnd.occ,
+            rnd.ledger,
+            status,
+            current,
+            booked,
+            rnd.now,
+            needed,
+            self.options.pull_parts,
         )
         if moved is None:
             return
