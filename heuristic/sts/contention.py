@@ -134,19 +134,15 @@ def pull_forward(
     booked: tuple[Profile, EpochDistribution],
     now: float,
     needed: bool = True,
-    own_parts: bool = False,
 ) -> tuple[Allocation, float] | None:
     """The job's last (fastest) profile step, placed now on free GPUs, if the ledger has
     that step's class booked to its true capacity while the step would run (and, with
     ``needed``, no configuration cheaper per epoch finishes the job on time); with when
     the job would finish running it from now on (its new planned finish). ``None``: the
-    job stays. With ``own_parts`` the job's own last step counts in parts
-    (:meth:`Ledger.last_step_full`)."""
+    job stays."""
     profile, dist = booked
     last = profile.steps[-1].config
-    if last == current.config:
-        return None
-    if not ledger.last_step_full(status.job, profile, dist, own_parts=own_parts):
+    if last == current.config or not ledger.last_step_full(status.job, profile, dist):
         return None
     if needed and not needs_last_step(inst, status, last, now):
         return None

@@ -96,23 +96,18 @@ class Ledger:
         return float(cfg.gpus)
 
     def _spans(
-        self,
-        job: Job,
-        profile: Profile,
-        dist: EpochDistribution,
-        since: float = 0.0,
-        parts: bool | None = None,
+        self, job: Job, profile: Profile, dist: EpochDistribution, since: float = 0.0
     ) -> list[_Span]:
-        """Each step's parts (:meth:`unclipped`, ``parts`` as there), run back to back
-        from now, or from ``since`` hours ago (the bins before now dropped)."""
+        """Each step's parts (:meth:`unclipped`), run back to back from now, or from
+        ``since`` hours ago (the bins before now dropped)."""
         shift = int(since / self.step + 1e-9)
-        if shift <= 0 and parts is None:
+        if shift <= 0:
             return self._from_now(job, profile, dist)
         # shifted, then clipped at the horizon: the steps' bins up to the horizon count,
         # however long ago the profile was chosen
         shifted = [
             (t, max(0, lo - shift), min(self.bins, hi - shift), g, p, h, i, w)
-            for t, lo, hi, g, p, h, i, w in self.unclipped(job, profile, dist, parts)
+            for t, lo, hi, g, p, h, i, w in self.unclipped(job, profile, dist)
         ]
         return [span for span in shifted if span[1] < span[2]]
 
@@ -130,16 +125,12 @@ class Ledger:
         self._last = (profile, dist, job, out)
         return out
 
-    def unclipped(
-        self, job: Job, profile: Profile, dist: EpochDistribution, parts: bool | None = None
-    ) -> list[_Span]:
+    def unclipped(self, job: Job, profile: Profile, dist: EpochDistribution) -> list[_Span]:
         """:meth:`_from_now`'s spans, not clipped at the horizon: each step's run (back to
         back from now, or in the windows of a timed profile) cut where the job may stop
         inside it, each part with the chance that the epochs just after its start run,
         ``P(N > start)``. A bin that two parts of a step share goes to the earlier. Each
-        span is labelled with its step and the profile's window it runs in (0 untimed).
-        ``parts`` overrides the ledger's own choice of booking in parts."""
-        split = self.parts if parts is None else parts
+        span is labelled with its step and the profile's window it runs in (0 untimed)."""
         out: list[_Span] = []
         t = 0.0
         timed = bool(profile.runs)
@@ -149,7 +140,7 @@ class Ledger:
             end = t + s.lost + s.epochs * per
             cfg = s.config
             gpus, holds = self._gpus(cfg), self.holds(cfg)
-            cuts = dist.stops_between(s.start, s.end) if split else []
+            cuts = dist.stops_between(s.start, s.end) if self.parts else []
             marks = [t, *(t + s.lost + (x - s.start) * per for x in cuts), end]
             chances = [dist.beyond(s.start), *(dist.beyond(x) for x in cuts)]
             taken = 0  # the end bin of the step's parts so far
@@ -258,53 +249,20 @@ class Ledger:
                 self.large[key][lo:hi] += p * n
 
     def last_step_full(
-        self,
-        job: Job,
-        profile: Profile,
-        dist: EpochDistribution,
-        since: float = 0.0,
-        own_parts: bool = False,
+        self, job: Job, profile: Profile, dist: EpochDistribution, since: float = 0.0
     ) -> bool:
         """Whether, while the profile's last step would run (chosen ``since`` hours ago),
         its class is booked to its true capacity (no reserve), this job's own booking
-        included: its type's GPUs, or the nodes large enough for it. With ``own_parts``
-        the job's own last step counts in parts (:meth:`unclipped`) where the ledger
-        booked it whole: the chance that it still runs there, not at the step's start."""
+        included: its type's GPUs, or the nodes large enough for it."""
         spans = self._spans(job, profile, dist, since)
         if not spans:
             return False
         last = spans[-1][6:]  # the last step's last window, each of its parts
-        mine = [span for span in spans if span[6:] == last]
-        if not own_parts or self.parts:
-            return any(self._full(span, None) for span in mine)
-        lo = min(span[1] for span in mine)
-        hi = max(span[2] for span in mine)
-        # per bin of the last step's run, the job's own booking (of every step) whole,
-        # less in parts, per GPU type and large-node class
-        off: dict[object, np.ndarray] = {}
-        split = self._spans(job, profile, dist, since, parts=True)
-        for sign, group in ((1.0, spans), (-1.0, split)):
-            for t, a, b, g, p, holds, _, _ in group:
-                a, b = max(a, lo), min(b, hi)
-                if a < b:
-                    off.setdefault(t, np.zeros(hi - lo))[a - lo : b - lo] += sign * p * g
-                    for key, n in holds:
-                        off.setdefault(key, np.zeros(hi - lo))[a - lo : b - lo] += sign * p * n
-        return any(self._full(span, (lo, off)) for span in mine)
-
-    def _full(self, span: _Span, less: tuple[int, dict[object, np.ndarray]] | None) -> bool:
-        """Whether some bin of ``span`` finds its class booked to its true capacity,
-        with ``less`` (its first bin, then per GPU type and large-node class the load
-        per bin) taken off what is booked."""
-        t, lo, hi, _, _, holds, _, _ = span
-
-        def cut(key: object) -> np.ndarray | float:
-            if less is None or key not in less[1]:
-                return 0.0
-            return less[1][key][lo - less[0] : hi - less[0]]
-
-        if np.any(self.load[t][lo:hi] - cut(t) >= self.capacity[t] - 1e-9):
-            return True
-        return any(
-            np.any(self.large[key][lo:hi] - cut(key) >= self.hosts[key] - 1e-9) for key, _ in holds
-        )
+        for t, lo, hi, _, _, holds, i, w in spans:
+            if (i, w) != last:
+                continue
+            if np.any(self.load[t][lo:hi] >= self.capacity[t] - 1e-9):
+                return True
+            if any(np.any(self.large[key][lo:hi] >= self.hosts[key] - 1e-9) for key, _ in holds):
+                return True
+        return False

@@ -75,10 +75,6 @@ class StsOptions:
     ``pull``, a job runs now a last step whose class the ledger has booked full;
     ``pull_needed`` (with ``pull``), only a job that no configuration cheaper per epoch
     than that step can finish on time (off: every such job, as until 2026-11-27);
-    ``pull_parts`` (with ``pull``): the pull counts the job's own last step in parts
-    (as ``book_parts`` books it: the chance that it still runs there) where the ledger
-    booked it whole; the other jobs stay booked as the ledger has them (off, the
-    default: measured, not kept, docs/contended.md);
     ``pull_holds``: where the pulled job's later decisions plan to finish by the
     pulled step's end (``"always"``, as until 2026-12-02), or only under a flat bill
     (``"flat"``): under a series it is free at its next decision to wait for cheap
@@ -141,7 +137,6 @@ class StsOptions:
     reserve: float = RESERVE
     lead_hours: float = LEAD_HOURS
     book_parts: bool = False
-    pull_parts: bool = False
     urgency: Literal["modified-slack", "slack"] = "modified-slack"
     work_share: float = WORK_SHARE
     scale_work: bool = False

@@ -266,15 +266,7 @@ class StsPolicy:
         assert rnd.ledger is not None
         needed = self.options.pull_needed
         moved = pull_forward(
-            rnd.inst,
-            rnd.occ,
-            rnd.ledger,
-            status,
-            current,
-            booked,
-            rnd.now,
-            needed,
-            self.options.pull_parts,
+            rnd.inst, rnd.occ, rnd.ledger, status, current, booked, rnd.now, needed
         )
         if moved is None:
             return

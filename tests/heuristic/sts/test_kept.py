@@ -141,23 +141,3 @@ def test_a_kept_last_step_booked_in_parts_is_full_where_any_part_is():
     booked.book()
     assert ledger.last_step_full(job, two, early)
     assert booked.last_step_full()
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.lists(_kept(), min_size=1, max_size=12, unique_by=lambda k: k[0].id), st.floats(0.5, 8.0))
-def test_own_parts_reads_the_job_as_if_it_alone_were_booked_in_parts(kept, horizon):
-    """``last_step_full(own_parts=True)`` on a ledger of whole steps answers as the same
-    ledger would with the asking job's own profile booked in parts (``pull_parts``)."""
-    now = 10.0
-    job, profile, dist, at = kept[0]
-    whole = Ledger(INST, now, horizon, 0.25)
-    for j, p, d, t in kept:
-        whole.book_since(j, p, d, now - t)
-    mixed = Ledger(INST, now, horizon, 0.25)
-    for j, p, d, t in kept[1:]:
-        mixed.book_since(j, p, d, now - t)
-    mixed.parts = True  # from here on steps are booked, and read, in parts
-    mixed.book_since(job, profile, dist, now - at)
-    expected = mixed.last_step_full(job, profile, dist, now - at)
-    assert whole.last_step_full(job, profile, dist, now - at, own_parts=True) == expected
-    assert mixed.last_step_full(job, profile, dist, now - at, own_parts=True) == expected

@@ -219,8 +219,6 @@ def test_a_step_the_job_may_stop_inside_is_booked_in_parts():
         assert not ledger.large[large][17:].any()
         ledger.book(other, theirs, DIST)
         assert ledger.last_step_full(job, mine, early) == (not parts)
-        # ``pull_parts``: the job's own step read in parts on a ledger of whole steps
-        assert not ledger.last_step_full(job, mine, early, own_parts=True)
     # a stop the step only reaches at its end, or one already passed, cuts nothing
     assert early.stops_between(1.5, 2.0) == [] and early.stops_between(2.0, 12.0) == []
     assert early.stops_between(1.5, 12.0) == [2.0]
