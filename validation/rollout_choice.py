@@ -133,15 +133,13 @@ class RolloutStsOptions(IncrementalOptions):
     burst_jobs: int = BURST_JOBS
     weigh_greedy: bool = True
     greedy_yields: bool = True
-    greedy_quantile: float = ROLLOUT_QUANTILE
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require(self.rollout_below >= 0, "rollout_below", self.rollout_below, "must be at least 0")
         require(self.burst_jobs >= 0, "burst_jobs", self.burst_jobs, "must be at least 0")
-        for name in ("rollout_quantile", "greedy_quantile"):
-            q = getattr(self, name)
-            require(0 < q <= 1, name, q, "must be a number above 0 and at most 1")
+        q = self.rollout_quantile
+        require(0 < q <= 1, "rollout_quantile", q, "must be a number above 0 and at most 1")
         require(
             self.alternative != self.urgency,
             "alternative",
@@ -272,8 +270,6 @@ class RolloutStsPolicy:
             return first
         self.what_ifs += 1
         q = self.options.rollout_quantile
-        if len({self._is_greedy(c.options) for c, _ in weighed}) > 1:
-            q = self.options.greedy_quantile  # greedy weighed against STS's own rules
         # below 1, the scenario where each job stops at its quantile, costed as it
         # realises; at 1, every job to its maximum epochs, the plan's expected cost
         epochs = quantile_epochs(state, q) if q < 1 else None
