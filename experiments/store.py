@@ -113,7 +113,8 @@ class Store:
         self.path = Path(path)
         self._lock: int | None = None
         self._later = True  # the runs table has LATER_METRICS
-        fresh = not self.path.exists() or self.path.stat().st_size == 0
+        existed = self.path.exists()
+        fresh = not existed or self.path.stat().st_size == 0
         if readonly and fresh:
             raise StoreError(f"store {str(path)!r}: no such store")
         try:
@@ -133,11 +134,26 @@ class Store:
                 self.conn.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             self.close()
+            if fresh and not readonly:
+                # a new store that could not be made whole (a full disk, a file size
+                # limit) is taken back, so that the same command can make it again
+                self._undo_new(existed)
+                raise StoreError(f"store {str(path)!r} could not be created: {exc}") from None
             what = "is corrupt" if "malformed" in str(exc) else "is not a gpusched results store"
             raise StoreError(f"store {str(path)!r} {what}: {exc}") from None
         except StoreError:
             self.close()
             raise
+
+    def _undo_new(self, existed: bool) -> None:
+        """Take back a store this process began: the file (emptied if it was there,
+        empty, before) and SQLite's journal files beside it."""
+        for extra in ("-wal", "-shm", "-journal"):
+            Path(f"{self.path}{extra}").unlink(missing_ok=True)
+        if existed:
+            self.path.write_bytes(b"")
+        else:
+            self.path.unlink(missing_ok=True)
 
     def _recognise(self, readonly: bool = False) -> None:
         """Refuse, before writing anything, a file that is not a sound gpusched store."""
@@ -268,7 +284,40 @@ class Store:
         if campaign is not None:
             sql += " WHERE campaign = ?"
             args = (campaign,)
-        return self._query(sql + " ORDER BY campaign, position", args)
+        return self._checked(self._query(sql + " ORDER BY campaign, position", args))
+
+    def _checked(self, runs: pd.DataFrame) -> pd.DataFrame:
+        """The runs, refused by name where a cell was edited into what no run writes: a
+        metric that is not a number, a seed that is not a whole number, parameters that
+        are not a JSON object (the file may still pass SQLite's own check)."""
+        where = f"store {str(self.path)!r}"
+        for col in (*METRICS, *LATER_METRICS, "seed"):
+            values = runs[col]
+            numbers = pd.to_numeric(values, errors="coerce")
+            bad = values.notna() & numbers.isna()
+            if col == "seed":
+                bad |= numbers.notna() & (numbers != numbers.round())
+            if bad.any():
+                i = bad.idxmax()
+                value = values.at[i]
+                value = value.item() if hasattr(value, "item") else value  # numpy's, plain
+                what = "a whole number" if col == "seed" else "a number"
+                raise StoreError(
+                    f"{where}: run {runs.at[i, 'key']!r} has {col} = {value!r}, not {what}: "
+                    "the store is damaged; run the campaign into a new store"
+                )
+            runs[col] = numbers
+        for key, text in zip(runs["key"], runs["params"], strict=True):
+            try:
+                ok = isinstance(json.loads(text), dict)
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise StoreError(
+                    f"{where}: run {key!r} has params = {str(text)[:80]!r}, not a JSON object: "
+                    "the store is damaged; run the campaign into a new store"
+                )
+        return runs
 
     def jobs(self, campaign: str, key: str) -> pd.DataFrame:
         sql = "SELECT * FROM jobs WHERE campaign = ? AND key = ? ORDER BY rowid"

@@ -12,14 +12,16 @@ from collections.abc import Iterator
 from types import FrameType
 
 from experiments.campaign import CampaignError
-from experiments.cli.common import Subparsers, positive_int
+from experiments.cli.common import Subparsers, positive_int, scheduler_address
 
 
 def add_parser(sub: Subparsers) -> None:
     ca = sub.add_parser("campaign", help="run a campaign file (grid of runs) into a store")
     ca.add_argument("config", nargs="?", help="TOML file, or a bundled campaign's name")
     ca.add_argument("--store", help="SQLite results file (default: NAME.sqlite)")
-    ca.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
+    ca.add_argument(
+        "--scheduler", type=scheduler_address, help="Dask scheduler address, e.g. tcp://host:8786"
+    )
     ca.add_argument(
         "--workers", type=positive_int, default=None, help="local processes (default: cores)"
     )

@@ -86,6 +86,12 @@ def checked_type(
 
 positive_int = checked_type(int, "a whole number", lambda v: v >= 1, "at least 1")
 count = checked_type(int, "a whole number", lambda v: v >= 0, "at least 0")
+# Monte Carlo scenarios a command replays: each one a pass of the evaluator in Python,
+# a fraction of a millisecond to milliseconds; past this many a typo, not a check
+MAX_SCENARIOS = 100_000
+scenarios = checked_type(
+    int, "a whole number", lambda v: 0 <= v <= MAX_SCENARIOS, f"0 to {MAX_SCENARIOS:,} scenarios"
+)
 seconds = checked_type(
     float,
     "a number of seconds",
@@ -104,3 +110,21 @@ count_seconds = checked_type(
     lambda v: math.isfinite(v) and v >= 0,
     "a number of seconds, 0 or more",
 )
+
+
+def scheduler_address(text: str) -> str:
+    """An argparse type: a Dask scheduler's address (``tcp://host:port``, or
+    ``host:port``), checked before a store is opened; not an in-process one, which only
+    its own process could reach."""
+    from distributed.comm.addressing import get_address_host_port, parse_address
+
+    try:
+        scheme, _ = parse_address(text)
+        if scheme == "inproc":
+            raise ValueError("an in-process address serves only the process that made it")
+        get_address_host_port(text)
+    except (ValueError, TypeError, KeyError, ImportError) as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected a Dask scheduler address such as tcp://host:8786, got {text!r} ({exc})"
+        ) from None
+    return text

@@ -12,6 +12,7 @@ from experiments.cli.common import (
     load_instance,
     policy_option,
     policy_options,
+    scenarios,
 )
 from experiments.tables import cost_table, evaluated_rollout, summary_line
 from heuristic.core.registry import policy_names
@@ -26,7 +27,7 @@ def add_parser(sub: Subparsers) -> None:
     s.add_argument("--seed", type=count, default=0)
     s.add_argument("--slot", type=float, default=None, help="slot length in hours")
     s.add_argument("--out", help="write the plan (JSON) here")
-    s.add_argument("--mc", type=count, default=0, help="Monte Carlo scenarios to cross-check")
+    s.add_argument("--mc", type=scenarios, default=0, help="Monte Carlo scenarios to cross-check")
     s.add_argument(
         "--option",
         type=policy_option,

@@ -101,3 +101,49 @@ def test_runs_store_their_carbon_and_idle_energy(filled):
     done = runs[runs["status"] == "ok"]
     assert len(done) > 0
     assert (done["carbon_kg"] == 0).all() and (done["idle_kwh"] == 0).all()
+
+
+@pytest.mark.parametrize("empty_before", [False, True])
+def test_a_store_that_cannot_be_created_is_taken_back(tmp_path, monkeypatch, empty_before):
+    """A new store whose tables cannot all be made (a full disk, a file size limit:
+    here a schema that fails half-way) leaves no half-made store that the same command
+    would then refuse as not one of ours: the file goes (or is emptied again), and the
+    command run again makes it."""
+    import experiments.store as store_module
+
+    path = tmp_path / "new.sqlite"
+    if empty_before:
+        path.write_bytes(b"")
+    good = store_module._SCHEMA
+    monkeypatch.setattr(store_module, "_SCHEMA", good + "\nCREATE TABLE broken (;")
+    with pytest.raises(StoreError, match="could not be created"):
+        run_campaign(_parse(SMALL), path, workers=1, progress=False)
+    assert path.exists() == empty_before and (not empty_before or path.stat().st_size == 0)
+    assert not Path(f"{path}-wal").exists()
+    monkeypatch.setattr(store_module, "_SCHEMA", good)
+    run_campaign(_parse(SMALL), path, workers=1, progress=False)
+    with Store(path, readonly=True) as s:
+        assert len(s.runs()) == 12
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ("total_cost = 'abc'", "total_cost = 'abc', not a number"),
+        ("seed = 1.5", "seed = 1.5, not a whole number"),
+        ("params = 'notjson'", "params = 'notjson', not a JSON object"),
+        ("params = '[1]'", "params = '[1]', not a JSON object"),
+    ],
+)
+def test_a_cell_edited_into_what_no_run_writes_is_refused_by_name(
+    filled, tmp_path, capsys, edit, message
+):
+    """The file still passes SQLite's own check; the report names the run and the cell,
+    and writes nothing."""
+    with sqlite3.connect(filled) as conn:
+        conn.execute(f"UPDATE runs SET {edit} WHERE rowid = 1")
+    out = tmp_path / "r.html"
+    assert main(["report", str(filled), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "damaged" in err and "Traceback" not in err
+    assert not out.exists()

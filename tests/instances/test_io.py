@@ -1,5 +1,6 @@
 import gzip
 import json
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -126,3 +127,28 @@ def test_configurations_read_are_shared_between_jobs(tmp_path):
     for job in again.jobs:
         for cfg in job.epoch_times:
             assert seen.setdefault(cfg, cfg) is cfg
+
+
+BASE = Path(__file__).parents[1] / "data" / "base.json"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        # Python's reader keeps the last of two values of one key; others keep the first
+        ('"energy_price": ', '"energy_price": 9, "energy_price": ', "'energy_price' appears"),
+        ('"id": "a"', '"id": "a", "id": "z"', "'id' appears twice"),
+        # too small for a double: it would read as 0 unseen (1e400, infinity, is refused too)
+        ('"energy_price": 0.25', '"energy_price": 1e-400', "1e-400 is too small for a double"),
+        ('"energy_price": 0.25', '"energy_price": 0.5E-330', "0.5E-330 is too small"),
+    ],
+)
+def test_json_that_reads_differently_elsewhere_is_refused(tmp_path, old, new, message):
+    text = json.dumps(json.loads((BASE).read_text()), indent=1)
+    assert old in text
+    path = tmp_path / "x.json"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(InstanceError, match=message):
+        read_instance(path)
+    path.write_text(text.replace('"energy_price": 0.25', '"energy_price": 25e-2', 1))
+    assert read_instance(path).energy_price == 0.25  # an exponent alone is no fault
