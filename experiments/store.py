@@ -299,8 +299,7 @@ class Store:
                 bad |= numbers.notna() & (numbers != numbers.round())
             if bad.any():
                 i = bad.idxmax()
-                value = values.at[i]
-                value = value.item() if hasattr(value, "item") else value  # numpy's, plain
+                value = values.tolist()[runs.index.get_loc(i)]  # as plain Python
                 what = "a whole number" if col == "seed" else "a number"
                 raise StoreError(
                     f"{where}: run {runs.at[i, 'key']!r} has {col} = {value!r}, not {what}: "
