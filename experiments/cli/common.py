@@ -128,3 +128,11 @@ def scheduler_address(text: str) -> str:
             f"expected a Dask scheduler address such as tcp://host:8786, got {text!r} ({exc})"
         ) from None
     return text
+
+
+def out_path(text: str) -> str:
+    """An argparse type: an output path, not empty (an empty ``--out`` wrote nothing and
+    said nothing, or failed on the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a file or folder path, got {text!r}")
+    return text

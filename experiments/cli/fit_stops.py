@@ -6,7 +6,7 @@ import argparse
 
 import pandas as pd
 
-from experiments.cli.common import CliError, Subparsers
+from experiments.cli.common import CliError, Subparsers, out_path
 from instances.generators.histories import RUNNING_READINGS
 
 
@@ -26,7 +26,7 @@ def add_parser(sub: Subparsers) -> None:
         help="fit only the jobs created in the history's last HOURS hours (a CSV needs a "
         "'created' column, in hours); docs/model.md measures 72 and 168",
     )
-    fs.add_argument("--out", default=None, help="write the fit as JSON")
+    fs.add_argument("--out", type=out_path, default=None, help="write the fit as JSON")
     fs.set_defaults(func=run)
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from experiments.cli.common import Subparsers, count_seconds, load_instances, positive_int, seconds
+from experiments.cli.common import (
+    Subparsers,
+    count_seconds,
+    load_instances,
+    out_path,
+    positive_int,
+    seconds,
+)
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -16,7 +23,9 @@ def add_parser(sub: Subparsers) -> None:
     )
     gp.add_argument("--threads", type=positive_int, default=None)
     gp.add_argument("--slot", type=float, default=None, help="slot length in hours")
-    gp.add_argument("--out", default="gap-report", help="directory for CSV, PNGs, HTML")
+    gp.add_argument(
+        "--out", type=out_path, default="gap-report", help="directory for CSV, PNGs, HTML"
+    )
     gp.add_argument(
         "--search-evaluations",
         type=positive_int,

@@ -11,7 +11,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from experiments.cli.common import CliError, Subparsers, count, hours, positive_float, positive_int
+from experiments.cli.common import (
+    CliError,
+    Subparsers,
+    count,
+    hours,
+    out_path,
+    positive_float,
+    positive_int,
+)
 from instances import Instance, InstanceError, write_instance
 from instances.generators import FAMILIES, GENERATORS, GeneratorSpec
 from instances.generators.clusters import parse_cluster
@@ -87,7 +95,7 @@ KIND_DEFAULTS: dict[str, dict[str, Any]] = {
 def add_parser(sub: Subparsers) -> None:
     g = sub.add_parser("generate", help="write a seeded instance file")
     g.add_argument("kind", choices=(*GENERATORS, SUITE))
-    g.add_argument("--out", required=True)
+    g.add_argument("--out", type=out_path, required=True)
     g.add_argument("--seed", type=count, default=None, help="default: 0")
     g.add_argument("--name", default=None)
     _cluster_options(g)

@@ -6,13 +6,13 @@ import argparse
 from pathlib import Path
 
 from experiments.campaign import CampaignError
-from experiments.cli.common import Subparsers
+from experiments.cli.common import Subparsers, out_path
 
 
 def add_parser(sub: Subparsers) -> None:
     r = sub.add_parser("report", help="HTML report (plots, tables) of a results store")
     r.add_argument("store")
-    r.add_argument("--out", default="report.html")
+    r.add_argument("--out", type=out_path, default="report.html")
     r.add_argument("--campaign", default=None, help="one campaign (default: all in the store)")
     r.add_argument("--markdown", action="store_true", help="print the tables as markdown")
     r.set_defaults(func=run)

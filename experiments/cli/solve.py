@@ -10,6 +10,7 @@ from experiments.cli.common import (
     Subparsers,
     count,
     load_instance,
+    out_path,
     policy_option,
     policy_options,
     scenarios,
@@ -26,7 +27,7 @@ def add_parser(sub: Subparsers) -> None:
     s.add_argument("--policy", default="fifo", choices=policy_names())
     s.add_argument("--seed", type=count, default=0)
     s.add_argument("--slot", type=float, default=None, help="slot length in hours")
-    s.add_argument("--out", help="write the plan (JSON) here")
+    s.add_argument("--out", type=out_path, help="write the plan (JSON) here")
     s.add_argument("--mc", type=scenarios, default=0, help="Monte Carlo scenarios to cross-check")
     s.add_argument(
         "--option",

@@ -499,18 +499,20 @@ def test_a_bad_highs_thread_count_stops_the_command_before_it_writes(tmp_path, m
         ["campaign", "tiny-never-read", "--scheduler", "ftp://host:1"],
         ["campaign", "tiny-never-read", "--scheduler", "tcp://[::1"],
         ["campaign", "tiny-never-read", "--scheduler", "inproc://x"],
+        ["solve", "tiny", "--out", ""],  # wrote nothing and said nothing
+        ["report", "none.sqlite", "--out", " "],
     ],
 )
 def test_values_no_run_can_use_are_usage_errors_before_any_work(
     argv, tmp_path, capsys, monkeypatch
 ):
     """Monte Carlo scenarios past the cap (an array per scenario: 1e11 asked for 745 GiB)
-    and a scheduler address Dask cannot parse are refused by argparse, naming the value,
-    before any file is read or any store made."""
+    a scheduler address Dask cannot parse and an empty output path are refused by
+    argparse, naming the value, before any file is read or any store made."""
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert argv[-1] in err or repr(argv[-1]) in err
+    assert repr(argv[-1]) in err or f"got {argv[-1]}" in err
     assert "Traceback" not in err and list(tmp_path.iterdir()) == []
