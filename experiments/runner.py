@@ -227,7 +227,10 @@ def run_campaign(
         )
         with bar:
             if todo:
-                with _executor(scheduler, workers) as backend:
+                # no more local processes than runs to do: each one is a Python that
+                # imports the solvers, for nothing where it gets no run
+                local = min(workers or os.cpu_count() or 1, len(todo))
+                with _executor(scheduler, local) as backend:
                     futures = [backend.executor.submit(backend.task, s) for s in todo]
                     try:
                         for fut in cf.as_completed(futures):

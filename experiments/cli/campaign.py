@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from types import FrameType
 
 from experiments.campaign import CampaignError
-from experiments.cli.common import Subparsers, positive_int, scheduler_address
+from experiments.cli.common import Subparsers, scheduler_address, workers
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -23,7 +23,7 @@ def add_parser(sub: Subparsers) -> None:
         "--scheduler", type=scheduler_address, help="Dask scheduler address, e.g. tcp://host:8786"
     )
     ca.add_argument(
-        "--workers", type=positive_int, default=None, help="local processes (default: cores)"
+        "--workers", type=workers, default=None, help="local processes (default: cores)"
     )
     ca.add_argument("--quiet", action="store_true", help="no progress bar")
     ca.add_argument("--list", action="store_true", help="list the bundled campaigns")

@@ -85,6 +85,11 @@ def checked_type(
 
 
 positive_int = checked_type(int, "a whole number", lambda v: v >= 1, "at least 1")
+# local worker processes: each imports the solvers (about 150 MB); more than this is a typo
+MAX_WORKERS = 1024
+workers = checked_type(
+    int, "a whole number", lambda v: 1 <= v <= MAX_WORKERS, f"1 to {MAX_WORKERS} processes"
+)
 count = checked_type(int, "a whole number", lambda v: v >= 0, "at least 0")
 # Monte Carlo scenarios a command replays: each one a pass of the evaluator in Python,
 # a fraction of a millisecond to milliseconds; past this many a typo, not a check
