@@ -97,11 +97,13 @@ MAX_SCENARIOS = 100_000
 scenarios = checked_type(
     int, "a whole number", lambda v: 0 <= v <= MAX_SCENARIOS, f"0 to {MAX_SCENARIOS:,} scenarios"
 )
+# a solver's time limit: at most a day, as a campaign file's ``time_limit``
+MAX_SECONDS = 86_400.0
 seconds = checked_type(
     float,
     "a number of seconds",
-    lambda v: math.isfinite(v) and v > 0,
-    "a positive number of seconds",
+    lambda v: math.isfinite(v) and 0 < v <= MAX_SECONDS,
+    f"a number of seconds in (0, {MAX_SECONDS:g}]",
 )
 positive_float = checked_type(
     float, "a number", lambda v: math.isfinite(v) and v > 0, "a positive number"

@@ -25,6 +25,8 @@ from heuristic.core.policy import Decision, SchedulerState
 from heuristic.core.urgency import slack
 from instances import Config
 
+MAX_STARTS = 10_000  # randomised constructions per decision point (30 by default)
+
 
 @dataclass(frozen=True)
 class RgOptions:
@@ -37,7 +39,10 @@ class RgOptions:
     bias: float = 0.4
 
     def __post_init__(self) -> None:
-        require(self.starts >= 1, "starts", self.starts, "must be at least 1")
+        # each start is a construction per decision point: 1e9 never finished
+        require(
+            1 <= self.starts <= MAX_STARTS, "starts", self.starts, f"must be 1 to {MAX_STARTS:,}"
+        )
         for name in ("swap", "bias"):
             value = getattr(self, name)
             require(0 <= value <= 1, name, value, "must be a probability in [0, 1]")

@@ -500,6 +500,7 @@ def test_a_bad_highs_thread_count_stops_the_command_before_it_writes(tmp_path, m
         ["campaign", "tiny-never-read", "--scheduler", "tcp://[::1"],
         ["campaign", "tiny-never-read", "--scheduler", "inproc://x"],
         ["campaign", "tiny-never-read", "--workers", "100000"],
+        ["bound", "tiny", "--time-limit", "1e300"],
         ["solve", "tiny", "--out", ""],  # wrote nothing and said nothing
         ["report", "none.sqlite", "--out", " "],
     ],

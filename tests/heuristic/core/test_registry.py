@@ -118,3 +118,11 @@ def test_docs_list_every_policy_and_every_option():
         assert f"`{cls.Options.__name__}`" in text, cls.Options.__name__
         for option in option_names(cls.Options):
             assert f"`{option}`" in text, (name, option)
+
+
+@pytest.mark.parametrize("name", ["rg", "pr"])
+def test_a_number_of_starts_that_would_never_finish_is_refused(name):
+    """``starts = 1e9`` ran without end (a hostile-input probe, 2026-12-04)."""
+    with pytest.raises(OptionError, match="starts = 1000000000: must be 1 to 10,000"):
+        make_policy(name, starts=10**9)
+    make_policy(name, starts=10_000)
