@@ -53,12 +53,15 @@ class _Backend:
 
 
 @contextlib.contextmanager
-def _executor(scheduler: str | None, workers: int | None) -> Iterator[_Backend]:
+def _executor(scheduler: str | None, workers: int | None, runs: int) -> Iterator[_Backend]:
+    """Where ``runs`` runs go: a Dask cluster, or local processes (``workers``, by
+    default one per core), no more than the runs: each one is a Python that imports the
+    solvers, for nothing where it gets no run."""
     if scheduler is None:
         _sweep_records()
         with (
             tempfile.TemporaryDirectory(prefix=f"{_RECORDS}{os.getpid()}-") as folder,
-            _local_pool(workers or os.cpu_count() or 1) as ex,
+            _local_pool(min(workers or os.cpu_count() or 1, runs)) as ex,
         ):
             yield _Backend(ex, functools.partial(_execute_to_file, folder=folder), _read_record)
         return
@@ -227,10 +230,7 @@ def run_campaign(
         )
         with bar:
             if todo:
-                # no more local processes than runs to do: each one is a Python that
-                # imports the solvers, for nothing where it gets no run
-                local = min(workers or os.cpu_count() or 1, len(todo))
-                with _executor(scheduler, local) as backend:
+                with _executor(scheduler, workers, len(todo)) as backend:
                     futures = [backend.executor.submit(backend.task, s) for s in todo]
                     try:
                         for fut in cf.as_completed(futures):

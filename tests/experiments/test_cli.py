@@ -508,7 +508,7 @@ def test_a_bad_highs_thread_count_stops_the_command_before_it_writes(tmp_path, m
 def test_values_no_run_can_use_are_usage_errors_before_any_work(
     argv, tmp_path, capsys, monkeypatch
 ):
-    """Monte Carlo scenarios past the cap (an array per scenario: 1e11 asked for 745 GiB)
+    """Monte Carlo scenarios past the cap (an array per scenario: 1e11 asked for 745 GiB),
     a scheduler address Dask cannot parse and an empty output path are refused by
     argparse, naming the value, before any file is read or any store made."""
     monkeypatch.chdir(tmp_path)

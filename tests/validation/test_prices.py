@@ -54,7 +54,7 @@ def test_the_blind_variants_plan_as_sts_without_a_series_or_idle_power():
 
 @pytest.mark.parametrize(
     ("inst", "name"),
-    [(i, p) for i in _instances() for n, p in cases([i.name], policy_names())],
+    [(i, p) for i in _instances() for _, p in cases([i.name], policy_names())],
     ids=lambda x: x.name if isinstance(x, Instance) else x,
 )
 def test_an_explicit_flat_series_changes_no_figure(inst, name):
