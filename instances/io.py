@@ -146,8 +146,20 @@ def load_json_file(source: str | Path, what: str) -> Any:
             "", str(path), f"JSON nested deeper than {MAX_NESTING} levels"
         ) from None
     except ValueError as exc:  # an integer literal of thousands of digits
+        _name_long_integer(text)
         raise InstanceError("", str(path), f"a number JSON cannot hold: {exc}") from None
     return doc
+
+
+def _name_long_integer(text: str) -> None:
+    """Refuse the document naming the field of its over-long integer: read again, only
+    now, with such literals kept as text (a hook on every integer would slow each read).
+    A document malformed further on is left to the caller's message."""
+    try:
+        doc = json.loads(text, parse_int=_integer)
+    except (ValueError, RecursionError):
+        return
+    check_numbers(doc)
 
 
 class _Refused(ValueError):
@@ -174,6 +186,14 @@ def _double(text: str) -> float:
     if value == 0.0 and any(c in "123456789" for c in text.lower().partition("e")[0]):
         raise _Refused(f"the number {text[:40]} is too small for a double (it would read as 0)")
     return value
+
+
+class _Digits(str):
+    """An integer literal too long for ``int`` (Python refuses over 4,300 digits)."""
+
+
+def _integer(text: str) -> int | _Digits:
+    return int(text) if len(text) < 4000 else _Digits(text)
 
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -224,6 +244,10 @@ def check_numbers(doc: Any) -> None:
             todo.extend((v, (*where, k)) for k, v in items)
         elif isinstance(value, float) and not math.isfinite(value):
             raise InstanceError(json_path(where), value, "must be a finite number")
+        elif isinstance(value, _Digits):
+            raise InstanceError(
+                json_path(where), f"{value[:20]}... ({len(value):,} digits)", "is too large"
+            )
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
             raise InstanceError(
                 json_path(where), value, "is too large (integers up to 2**53 are exact)"

@@ -32,6 +32,9 @@ def run(args: argparse.Namespace) -> int:
     for name in names:
         if name not in known:
             raise CliError(f"--policy: unknown policy {name!r}; known: {', '.join(known)}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # its row would be written once: the second run's figures lost unseen
+        raise CliError(f"--policy: {', '.join(map(repr, twice))} named more than once")
     rows = {}
     for name in names:
         with tqdm(

@@ -143,6 +143,14 @@ def test_online_prints_one_row_per_policy_with_realised_costs(capsys):
     assert f"{sts:.4g}" in row
 
 
+def test_online_refuses_a_policy_named_twice_before_any_run(capsys):
+    # the table has one row per name: the second run's figures were lost without a word
+    assert main(["online", "tiny", "--policy", "edf,fifo,edf", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert "--policy: 'edf' named more than once" in captured.err
+    assert captured.out == "" and "Traceback" not in captured.err
+
+
 def test_a_plan_made_for_another_instance_is_refused_naming_both(tmp_path, capsys):
     # seed 0's plan fits seed 1's instance (the same ids) but its due dates and stops
     # differ: it used to be costed there without a word

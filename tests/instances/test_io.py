@@ -152,3 +152,16 @@ def test_json_that_reads_differently_elsewhere_is_refused(tmp_path, old, new, me
         read_instance(path)
     path.write_text(text.replace('"energy_price": 0.25', '"energy_price": 25e-2', 1))
     assert read_instance(path).energy_price == 0.25  # an exponent alone is no fault
+
+
+def test_an_integer_of_thousands_of_digits_is_refused_naming_its_field(tmp_path):
+    # Python's reader refuses it before any field is known; it is read again to name it
+    text = json.dumps(json.loads(BASE.read_text()), indent=1)
+    path = tmp_path / "x.json"
+    path.write_text(text.replace('"energy_price": 0.25', '"energy_price": 1' + "0" * 5000, 1))
+    with pytest.raises(InstanceError, match=r"^energy_price = '1000.*\(5,001 digits\)'"):
+        read_instance(path)
+    # malformed further on, the message stays the reader's
+    path.write_text(path.read_text()[:-2] + ', "x": }')
+    with pytest.raises(InstanceError, match="a number JSON cannot hold"):
+        read_instance(path)
