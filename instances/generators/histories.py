@@ -209,6 +209,22 @@ def _read_rows(reader: Any, path: str, windowed: bool) -> _Columns:
     return cols
 
 
+# What a CSV number is to spreadsheets and pandas: Python's own readers also take
+# ``1_0`` (as 10) and digits of other scripts, which no other tool reads so
+_DECIMAL = {
+    float: re.compile(
+        r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*|\s*[+-]?(inf|nan)\s*", re.A | re.I
+    ),
+    int: re.compile(r"\s*[+-]?\d+\s*", re.A),
+}
+
+
+def _decimal(text: str, kind: type[float] | type[int]) -> Any:
+    if not _DECIMAL[kind].fullmatch(text):
+        raise ValueError(text)
+    return kind(text)
+
+
 def _row(i: int) -> str:
     return "trace" if i < 0 else f"rows[{i}]"
 
@@ -246,7 +262,7 @@ def _add_row(cols: _Columns, i: int, row: list[str], at: dict[str, int], width: 
         raise InstanceError(f"rows[{i}]", extra, f"fields past the header's {width} columns")
     cell = {c: row[k] if k < len(row) else "" for c, k in at.items()}
     try:
-        h, g = float(cell["hours"]), int(cell["gpus"])
+        h, g = _decimal(cell["hours"], float), _decimal(cell["gpus"], int)
     except ValueError:  # not a number, or an integer of thousands of digits
         shown = f"{cell['hours'][:40]},{cell['gpus'][:40]}"
         raise InstanceError(f"rows[{i}]", shown, "hours and gpus must be numbers") from None
@@ -263,7 +279,7 @@ def _add_row(cols: _Columns, i: int, row: list[str], at: dict[str, int], width: 
         )
     if cols.created is not None:
         try:
-            c = float(cell["created"])
+            c = _decimal(cell["created"], float)
         except ValueError:
             c = math.nan
         if not math.isfinite(c):

@@ -90,6 +90,10 @@ def _gzip_corrupt(text: str) -> bytes:
         ((b"hours,status,gpus\n2e5,Pass,1\n"), "rows[0].hours = 200000.0"),
         ((b"hours,status,gpus\n2,Pass,1000000000\n"), "rows[0].gpus = 1000000000"),
         ((b"hours,status,gpus\n2,Pass\x00,1\n"), "rows[0].status"),
+        # Python reads these as 10 and 3; no spreadsheet or CSV reader does
+        ((b"hours,status,gpus\n1_0,Pass,1\n"), "rows[0] = '1_0,1': hours and gpus must be"),
+        (("hours,status,gpus\n2,Pass,\u0663\n").encode(), "rows[0] = '2,\u0663': hours and gpus"),
+        ((b"hours,status,gpus\n2,Pass,-1\n"), "rows[0].gpus = -1: must be from 1"),
     ],
 )
 def test_a_hostile_history_is_refused_naming_the_file_or_row(tmp_path, capsys, content, message):
