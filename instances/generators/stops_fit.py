@@ -65,6 +65,25 @@ def _km(hours: np.ndarray, event: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(sf.quantiles, float), np.asarray(sf.probabilities, float)
 
 
+CLASS_FIELDS = (
+    "jobs",
+    "completion",
+    "beyond",
+    "plan_hours",
+    "plan_mass",
+    "stop_hours",
+    "stop_survival",
+)
+
+
+def _known_keys(d: dict[str, Any], known: tuple[str, ...], where: str) -> None:
+    """A key the reader does not know is refused: a misspelt field would be ignored."""
+    for key in d:
+        if key not in known:
+            path = f"{where}.{key}" if where else str(key)
+            raise InstanceError(path, d[key], f"is not a field here (known: {', '.join(known)})")
+
+
 @dataclass(frozen=True)
 class ClassFit:
     """One class's fit: ``L``'s probability mass and ``X``'s survival steps."""
@@ -138,7 +157,7 @@ class ClassFit:
         return {
             "jobs": self.counts,
             "completion": round(self.completion(), 6),
-            "beyond": {f"{f:.1f}": round(self.beyond(f), 6) for f in np.arange(0.1, 1.0, 0.1)},
+            "beyond": {f"{k / 10:.1f}": round(self.beyond(k / 10), 6) for k in range(1, 10)},
             "plan_hours": list(self.plan_hours),
             "plan_mass": list(self.plan_mass),
             "stop_hours": list(self.stop_hours),
@@ -150,6 +169,7 @@ class ClassFit:
         where = f"classes.{label}"
         if not isinstance(d, dict):
             raise InstanceError(where, type(d).__name__, "is not a stopping fit")
+        _known_keys(d, CLASS_FIELDS, where)
         jobs = d.get("jobs")
         if not isinstance(jobs, dict):
             raise InstanceError(f"{where}.jobs", jobs, "must map each status to a count")
@@ -191,9 +211,39 @@ class ClassFit:
                 if bad:
                     what = "must increase" if rising else "must not increase"
                     raise InstanceError(f"{where}.{name}[{i}]", values[i], what)
+        if out.plan_hours[0] <= 0:
+            raise InstanceError(f"{where}.plan_hours[0]", out.plan_hours[0], "must be positive")
         if abs(math.fsum(out.plan_mass) - 1.0) > 1e-6:
             raise InstanceError(f"{where}.plan_mass", math.fsum(out.plan_mass), "must sum to 1")
+        out._check_derived(d, where)
         return out
+
+    def _check_derived(self, d: dict[str, Any], where: str) -> None:
+        """``completion`` and ``beyond`` are written from the arrays for people to read;
+        a file whose figures disagree with its arrays (an edit of one and not the other)
+        is refused rather than read by the arrays alone, unseen."""
+        shown = {"completion": d.get("completion")}
+        beyond = d.get("beyond", {})
+        if not isinstance(beyond, dict):
+            raise InstanceError(f"{where}.beyond", beyond, "must map fractions to P(F > f)")
+        for key, value in beyond.items():
+            try:
+                fraction = float(key)
+            except ValueError:
+                raise InstanceError(f"{where}.beyond", key, "is not a fraction") from None
+            if not 0 <= fraction < 1:
+                raise InstanceError(f"{where}.beyond", key, "is not a fraction in [0, 1)")
+            shown[f"beyond.{key}"] = value
+        for name, value in shown.items():
+            if value is None:
+                continue  # optional
+            exact = self.completion() if name == "completion" else self.beyond(float(name[7:]))
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise InstanceError(f"{where}.{name}", value, "must be a probability")
+            if abs(value - exact) > 1e-6:  # written rounded to 6 decimals
+                raise InstanceError(
+                    f"{where}.{name}", value, f"disagrees with the fit's arrays ({exact:.6f})"
+                )
 
 
 @dataclass(frozen=True)
@@ -218,9 +268,11 @@ class StopsFit:
         check_numbers(d)  # NaN, 1e400, a 400-digit integer: refused by their path
         if not isinstance(d, dict) or not isinstance(d.get("classes"), dict):
             raise InstanceError("classes", type(d).__name__, "a stopping fit has a 'classes' map")
+        _known_keys(d, ("source", "method", "classes"), "")
         missing = [c for c in CLASSES if c not in d["classes"]]
         if missing:
             raise InstanceError("classes", sorted(d["classes"]), f"lacks {missing}")
+        _known_keys(d["classes"], CLASSES, "classes")
         return cls(
             str(d.get("source", "")),
             {c: ClassFit.from_dict(c, d["classes"][c]) for c in CLASSES},

@@ -76,6 +76,7 @@ def test_a_small_class_borrows_the_pooled_fit():
 def test_the_fit_round_trips_through_json():
     fit = bundled_fit()
     back = StopsFit.from_dict(json.loads(json.dumps(fit.to_dict())))
+    assert back.classes == fit.classes
     for c in CLASSES:
         for f in (0.1, 0.5, 0.9):
             assert back.classes[c].beyond(f) == pytest.approx(fit.classes[c].beyond(f))
@@ -87,6 +88,8 @@ def test_the_fit_round_trips_through_json():
         ({}, "classes"),
         ({"classes": {}}, "classes"),
         ({"classes": {c: {"jobs": {}} for c in CLASSES}}, "classes.1 GPU"),
+        ({**bundled_fit().to_dict(), "souce": "x"}, "souce"),
+        ({"classes": {**bundled_fit().to_dict()["classes"], "3 GPUs": {}}}, "classes.3 GPUs"),
     ],
 )
 def test_a_broken_fit_file_is_refused_naming_the_field(doc, field):
@@ -113,6 +116,18 @@ def _broken(change) -> dict:
         (lambda c: c["jobs"].update(censored=True), "jobs.censored"),
         (lambda c: c.update(plan_hours="1,2"), "plan_hours"),
         (lambda c: c.update(stop_hours=["1"] * len(c["stop_hours"])), "stop_hours[0]"),
+        # a field the reader does not know (a misspelling) used to be ignored
+        (lambda c: c.update(stop_survivals=[]), "stop_survivals"),
+        (lambda c: c.update(plan_hours=[0.0, *c["plan_hours"][1:]]), "plan_hours[0]"),
+        # the figures written for people must agree with the arrays read: an edit of
+        # one and not the other used to be read by the arrays alone, unseen
+        (lambda c: c.update(completion=2), "completion"),
+        (lambda c: c.update(completion=c["completion"] + 1e-4), "completion"),
+        (lambda c: c["beyond"].update({"0.5": 0.0}), "beyond.0.5"),
+        (lambda c: c["beyond"].update({"0.5": "x"}), "beyond.0.5"),
+        (lambda c: c["beyond"].update({"1.5": 0.0}), "beyond"),
+        (lambda c: c.update(beyond=[]), "beyond"),
+        (lambda c: c.update(stop_survival=[0.0] * len(c["stop_survival"])), "completion"),
     ],
 )
 def test_a_fit_out_of_order_or_of_the_wrong_type_is_refused(change, field):
