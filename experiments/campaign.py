@@ -28,6 +28,7 @@ import itertools
 import json
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -166,7 +167,7 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
             raise CampaignError(f"scenario {sc.label}", dict(sc.params), str(exc)) from None
     return Campaign(
         name=_name(doc.get("name"), default_name),
-        description=str(doc.get("description", "")),
+        description=_description(doc.get("description", "")),
         policies=policies,
         seeds=seeds,
         scenarios=tuple(scenarios),
@@ -174,6 +175,18 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
         text=text,
         options=options,
     )
+
+
+def _description(text: Any) -> str:
+    """Text for people, shown by ``--list`` and the report: a number or a table would be
+    shown as Python writes it, and a control character (an ANSI escape) would reach the
+    terminal."""
+    if not isinstance(text, str) or len(text) > 10_000:
+        raise CampaignError("description", text, "must be text of at most 10,000 characters")
+    bad = next((c for c in text if unicodedata.category(c) == "Cc" and c not in "\n\t"), None)
+    if bad is not None:
+        raise CampaignError("description", text[:60], f"holds the control character {bad!r}")
+    return text
 
 
 # a campaign's name names its default store file: one plain file name, no path

@@ -93,6 +93,12 @@ def _refused(text: str) -> str:
             HEAD + '[[scenarios]]\nname = "a\\u0007b"\ngenerator = "synthetic"',
             "must be a non-empty line of text",
         ),
+        # text for people: a number was shown as Python writes it, an escape reached
+        # the terminal through --list
+        ("description = 5\n" + SYNTHETIC, "description = 5: must be text"),
+        ('description = ["a"]\n' + SYNTHETIC, "description = ['a']: must be text"),
+        ('description = "a\\u001b[2Jb"\n' + SYNTHETIC, "holds the control character '\\x1b'"),
+        ('description = "' + "x" * 10_001 + '"\n' + SYNTHETIC, "at most 10,000 characters"),
         # an option no run could use: refused at load, not by a run's traceback
         (
             "seeds = 1\n[policies]\nsts = {lead_hours = 1e308}\n"
