@@ -35,6 +35,10 @@ def run(args: argparse.Namespace) -> int:
     from experiments.runner import run_campaign
 
     if args.list:
+        if args.config is not None:  # it was ignored: nothing said what the file holds
+            raise CampaignError(
+                "config", args.config, "--list takes no campaign; give one or the other"
+            )
         print("bundled campaigns: " + ", ".join(bundled_campaigns()))
         return 0
     if args.config is None:

@@ -146,3 +146,15 @@ def test_the_command_refuses_it_with_status_2_and_writes_no_store(tmp_path, caps
     assert err.startswith("gpusched: error: ") and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     assert not store.exists()
+
+
+def test_list_names_the_bundled_campaigns_and_takes_no_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["campaign", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("bundled campaigns: ") and "contended" in out and "prices" in out
+    # a file beside --list was ignored without a word
+    assert main(["campaign", "contended", "--list"]) == 2
+    captured = capsys.readouterr()
+    assert "config = 'contended': --list takes no campaign" in captured.err
+    assert captured.out == "" and list(tmp_path.iterdir()) == []
