@@ -12,9 +12,13 @@ from experiments.cli.common import Subparsers, out_path
 def add_parser(sub: Subparsers) -> None:
     r = sub.add_parser("report", help="HTML report (plots, tables) of a results store")
     r.add_argument("store")
-    r.add_argument("--out", type=out_path, default="report.html")
+    r.add_argument(
+        "--out", type=out_path, default=None, help="default: report.html (--markdown: print)"
+    )
     r.add_argument("--campaign", default=None, help="one campaign (default: all in the store)")
-    r.add_argument("--markdown", action="store_true", help="print the tables as markdown")
+    r.add_argument(
+        "--markdown", action="store_true", help="the tables as markdown (printed, or to --out)"
+    )
     r.set_defaults(func=run)
 
 
@@ -29,9 +33,14 @@ def run(args: argparse.Namespace) -> int:
 
         with Store(args.store, readonly=True) as store:
             names = store.campaign_names(args.campaign)
-        for name in names:
-            print(markdown_summary(args.store, name) + "\n")
+        text = "".join(markdown_summary(args.store, name) + "\n\n" for name in names)
+        if args.out is None:
+            print(text, end="")
+            return 0
+        from instances.io import write_atomic
+
+        print(f"markdown written to {write_atomic(args.out, text)}")
         return 0
-    path = write_report(args.store, args.out, campaign=args.campaign)
+    path = write_report(args.store, args.out or "report.html", campaign=args.campaign)
     print(f"report written to {path}")
     return 0

@@ -139,6 +139,18 @@ def test_markdown_summary_lists_every_policy_and_the_bound_gaps(store, capsys):
     assert "mean_gap_%" in out and "| sts " in out.replace("|:", "| ")
 
 
+def test_markdown_goes_to_out_when_one_is_given(store, tmp_path, capsys):
+    # --out was ignored beside --markdown: the tables were printed, no file written
+    assert main(["report", str(store), "--markdown"]) == 0
+    printed = capsys.readouterr().out
+    out = tmp_path / "summary.md"
+    assert main(["report", str(store), "--markdown", "--out", str(out)]) == 0
+    assert out.read_text() == printed
+    assert capsys.readouterr().out == f"markdown written to {out}\n"
+    assert main(["report", str(store), "--markdown", "--out", str(tmp_path / "no" / "x.md")]) == 2
+    assert "Traceback" not in capsys.readouterr().err and not (tmp_path / "no").exists()
+
+
 def test_names_read_from_a_store_reach_the_page_escaped_and_plots_verbatim(store, tmp_path):
     import sqlite3
 
