@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import select
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -75,11 +78,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as exc:
         print(f"gpusched: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        if _stdout_closed():  # a reader such as ``head`` stopped reading: not a fault
+            return 128 + signal.SIGPIPE  # what a shell shows for a tool the pipe ended
+        print("gpusched: error: a pipe to another process broke", file=sys.stderr)
+        return 2
     except OSError as exc:  # an output folder that does not exist, a full disk, ...
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"gpusched: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     return code
+
+
+def _stdout_closed() -> bool:
+    """Whether standard output is a pipe whose reader has gone (Linux sets ``POLLERR``
+    on such a write end); if so it is pointed at the null device, so that Python's
+    flush at exit does not report the same broken pipe."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a file (captured in tests)
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    if not dict(poller.poll(0)).get(fd, 0) & select.POLLERR:
+        return False
+    os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    return True
 
 
 __all__ = ["CliError", "build_parser", "main"]

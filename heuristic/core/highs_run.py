@@ -17,9 +17,30 @@ per core, whose idle workers spin on the cores the others solve on.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 
 import highspy
+
+
+
+def _banner_to_stderr() -> None:
+    """HiGHS (1.16) prints its banner on standard output at a process's first
+    ``Highs()``, whatever its options: into the table a user pipes to a file. The
+    first is made here, with standard output pointed at standard error meanwhile."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        highspy.Highs()
+        ctypes.CDLL(None).fflush(None)  # the C library's buffer, before fd 1 is back
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+_banner_to_stderr()
 
 #: the environment variable giving the thread count of solves that leave it to HiGHS
 THREADS_VARIABLE = "GPUSCHED_HIGHS_THREADS"
