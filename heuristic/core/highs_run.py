@@ -24,7 +24,6 @@ import sys
 import highspy
 
 
-
 def _banner_to_stderr() -> None:
     """HiGHS (1.16) prints its banner on standard output at a process's first
     ``Highs()``, whatever its options: into the table a user pipes to a file. The
