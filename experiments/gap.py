@@ -23,7 +23,7 @@ import pandas as pd
 
 from experiments.gantt import gantt
 from experiments.gap_page import SIZE_CHART, gaps_by_size, page
-from experiments.paths import plain_name
+from experiments.paths import output_folder, plain_name
 from heuristic.core.result import certified_gap
 from heuristic.sts.policy import StsPolicy
 from heuristic.sts.search import SearchResult
@@ -272,15 +272,14 @@ def gap_report(
     ratios = [{"warm_ratio": r.warm_ratio, "solver_ratio": r.solver_ratio} for r in rows]
     df = pd.DataFrame([{**asdict(r), **q} for r, q in zip(rows, ratios, strict=True)])
     df = df.set_index("instance")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    for stem, inst, plans in charts:
-        for kind, plan in plans.items():
-            if plan is not None:
-                gantt(inst, plan, out / f"{stem}-{kind}.png", f"{inst.name}: {kind}")
-    gaps_by_size(df, out / SIZE_CHART)
-    write_atomic(out / "gap.csv", df.to_csv())
-    write_atomic(out / "index.html", page(df, [stem for stem, _, _ in charts]))
+    with output_folder(Path(out)) as folder:
+        for stem, inst, plans in charts:
+            for kind, plan in plans.items():
+                if plan is not None:
+                    gantt(inst, plan, folder / f"{stem}-{kind}.png", f"{inst.name}: {kind}")
+        gaps_by_size(df, folder / SIZE_CHART)
+        write_atomic(folder / "gap.csv", df.to_csv())
+        write_atomic(folder / "index.html", page(df, [stem for stem, _, _ in charts]))
     return df
 
 

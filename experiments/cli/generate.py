@@ -20,6 +20,7 @@ from experiments.cli.common import (
     positive_float,
     positive_int,
 )
+from experiments.paths import output_folder
 from instances import Instance, InstanceError, write_instance
 from instances.generators import FAMILIES, GENERATORS, GeneratorSpec
 from instances.generators.clusters import parse_cluster
@@ -293,8 +294,10 @@ def _write_all(suite: list[Instance], out: Path) -> None:
         if t.is_dir():
             raise CliError(f"{t}: is a directory")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=out, prefix=".suite-") as scratch:
+        with (
+            output_folder(out),
+            tempfile.TemporaryDirectory(dir=out, prefix=".suite-") as scratch,
+        ):
             for inst, t in zip(suite, targets, strict=True):
                 write_instance(inst, Path(scratch) / t.name)
             for t in targets:

@@ -374,6 +374,22 @@ def test_generate_suite_writes_all_or_nothing(tmp_path, capsys):
     assert main(["generate", "suite", "--out", str(out)]) == 2
     assert "suite-excl-4n10j-s2.json: is a directory" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["suite-excl-4n10j-s2.json"]
+    # a write that fails half-way into a folder made for it leaves no folder behind
+    import experiments.cli.generate as generate
+
+    written = []
+
+    def failing(inst, path):
+        if len(written) == 3:
+            raise OSError(28, "No space left on device")
+        written.append(path)
+        path.write_text("{}")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(generate, "write_instance", failing)
+        assert main(["generate", "suite", "--out", str(tmp_path / "new" / "suite")]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert len(written) == 3 and not (tmp_path / "new").exists()
     # the carbon price is named as for every other kind
     args = ["generate", "suite", "--prices", "au-nsw-2023", "--carbon-price", "2e6"]
     assert main([*args, "--out", str(tmp_path / "c")]) == 2
