@@ -83,6 +83,9 @@ class LiquidOptions:
         for name in ("tolerance", "noise", "lam"):
             v = getattr(self, name)
             require(math.isfinite(v) and v >= 0, name, v, "must be a finite number, at least 0")
+        # a log-normal sigma: 3 already scales a time by e^9 at three sigmas; beyond,
+        # the estimate's exp() overflows to an infinite time
+        require(self.noise <= 3, "noise", self.noise, "must be at most 3 (a log-normal sigma)")
         gens = self.max_generations
         require(gens >= 1, "max_generations", gens, "must be at least 1")
 

@@ -61,6 +61,8 @@ def test_options_are_passed_by_keyword_over_the_preset():
         ("synergy", {"round_hours": 1e7}, "round_hours = 10000000.0: .* at most 100000"),
         ("optimus", {"interval_hours": 1e300}, "interval_hours = 1e\\+300: .* at most 100000"),
         ("synergy", {"allocation": "fair"}, "allocation = 'fair': must be one of"),
+        # a log-normal sigma whose exp() overflowed (a RuntimeWarning, infinite times)
+        ("liquid", {"noise": 1e308}, r"noise = 1e\+308: must be at most 3"),
         ("milp", {"time_limit": 5}, "unknown option 'time_limit'.*time_limit_seconds"),
         ("lp", {"reserve": 0.3}, r"policy 'lp': unknown option 'reserve' \(options: none\)"),
     ],
