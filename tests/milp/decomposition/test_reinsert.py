@@ -89,7 +89,8 @@ def test_reinsertion_makes_checked_plans_between_the_start_and_the_optimum(relau
     """Every suite instance (sharing, exclusive GPUs, multi-node; with and without a
     relaunch overhead) from the STS plan: best responses and ejections make a plan
     that passes the checker, costs what the evaluator says, no more than STS's and no
-    less than the optimum (branch-and-price's, on the instances of up to six jobs)."""
+    less than the optimum (branch-and-price's, on the instances of up to six jobs but
+    the one whose proof is long)."""
     gained = 0
     for inst in _plans(relaunch):
         plan = rollout(inst, StsPolicy())
@@ -107,7 +108,9 @@ def test_reinsertion_makes_checked_plans_between_the_start_and_the_optimum(relau
         assert cost == pytest.approx(incumbent.cost, rel=1e-9, abs=1e-9), inst.name
         assert incumbent.cost <= start + 1e-9
         gained += incumbent.cost < start - 1e-9
-        if len(inst.jobs) <= 6:  # branch-and-price proves these within seconds
+        # branch-and-price proves these within a second; share-2n6j-s2 takes 10 s (its
+        # proof is held to the compact MILP's optimum in test_cliques.py)
+        if len(inst.jobs) <= 6 and inst.name != "suite-share-2n6j-s2":
             exact = solve(inst, initial_plan=plan, slots=slots, time_limit=60)
             assert exact.optimal and exact.objective is not None
             assert incumbent.cost >= exact.objective - 1e-6 * max(1.0, exact.objective)
