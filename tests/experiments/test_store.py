@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -14,11 +15,18 @@ from experiments.store import Store, StoreError
 from tests.experiments.test_campaign import SMALL, _parse
 
 
-@pytest.fixture
-def filled(tmp_path) -> Path:
-    store = tmp_path / "s.sqlite"
+@pytest.fixture(scope="module")
+def _filled_once(tmp_path_factory) -> Path:
+    # a campaign starts a process pool (about 2 s); each test gets a copy to damage
+    store = tmp_path_factory.mktemp("filled") / "s.sqlite"
     run_campaign(_parse(SMALL), store, workers=1, progress=False)
+    assert not Path(f"{store}-wal").exists()  # closed whole: the one file is the store
     return store
+
+
+@pytest.fixture
+def filled(tmp_path, _filled_once) -> Path:
+    return Path(shutil.copy(_filled_once, tmp_path / "s.sqlite"))
 
 
 def _digest(path: Path) -> str:
