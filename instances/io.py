@@ -120,7 +120,7 @@ def load_json_file(source: str | Path, what: str) -> Any:
             raise InstanceError(
                 "", str(path), f"the {what} file is over {MAX_FILE_BYTES >> 20} MiB"
             )
-        raw = path.read_bytes()
+        raw: bytes | bytearray = path.read_bytes()
     except OSError as exc:
         raise InstanceError("", str(path), f"cannot read {what} file: {exc.strerror}") from None
     if raw.startswith(GZIP_MAGIC):
@@ -199,24 +199,35 @@ def _integer(text: str) -> int | _Digits:
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def _gunzip(raw: bytes, path: Path, what: str) -> bytes:
+def _gunzip(raw: bytes | bytearray, path: Path, what: str) -> bytearray:
     """A gzip file's content (whole traces are written as ``.json.gz``), at most
-    ``MAX_FILE_BYTES`` of it: a small file may expand without end."""
+    ``MAX_FILE_BYTES`` of it: a small file may expand without end. Inflated a piece
+    at a time into one buffer, returned as it is: a whole member inflated at once, then
+    appended (or the result copied into ``bytes``), held the bound's 512 MiB twice."""
     out = bytearray()
     try:
         while raw:  # a gzip file may hold several members, one after the other
             d = zlib.decompressobj(wbits=31)
-            out += d.decompress(raw, MAX_FILE_BYTES + 1 - len(out))
-            if len(out) > MAX_FILE_BYTES:
-                raise InstanceError(
-                    "", str(path), f"the {what} file expands to over {MAX_FILE_BYTES >> 20} MiB"
-                )
-            if not d.eof:
-                raise InstanceError("", str(path), "the gzip file is cut short")
+            data = raw
+            while not d.eof:
+                piece = d.decompress(data, _PIECE)
+                out += piece
+                if len(out) > MAX_FILE_BYTES:
+                    raise InstanceError(
+                        "",
+                        str(path),
+                        f"the {what} file expands to over {MAX_FILE_BYTES >> 20} MiB",
+                    )
+                data = d.unconsumed_tail
+                if not piece and not data:  # the input is spent before the member's end
+                    raise InstanceError("", str(path), "the gzip file is cut short")
             raw = d.unused_data
     except zlib.error as exc:
         raise InstanceError("", str(path), f"not a valid gzip file: {exc}") from None
-    return bytes(out)
+    return out
+
+
+_PIECE = 16 << 20
 
 
 def _encoded(target: str | Path, text: str) -> bytes:

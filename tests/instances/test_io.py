@@ -94,6 +94,22 @@ def test_a_broken_gzip_file_is_refused_naming_the_file(tmp_path, make, reason):
     assert str(target) in str(err.value)
 
 
+def test_a_gzip_file_is_read_in_pieces_whole_over_several_members(tmp_path, monkeypatch):
+    import instances.io as io
+
+    monkeypatch.setattr(io, "_PIECE", 97)  # many pieces per member, none aligned
+    inst = bundled("small")
+    write_instance(inst, tmp_path / "x.json")
+    text = (tmp_path / "x.json").read_bytes()
+    half = len(text) // 2
+    target = tmp_path / "two.json.gz"
+    target.write_bytes(gzip.compress(text[:half]) + gzip.compress(text[half:]))
+    assert read_instance(target) == inst
+    target.write_bytes(gzip.compress(text[:half]) + gzip.compress(text[half:])[:-9])
+    with pytest.raises(InstanceError, match="cut short"):
+        read_instance(target)
+
+
 def test_a_gzip_file_that_expands_too_far_is_refused(tmp_path, monkeypatch):
     import instances.io as io
 
