@@ -28,12 +28,18 @@ def _banner_to_stderr() -> None:
     """HiGHS (1.16) prints its banner on standard output at a process's first
     ``Highs()``, whatever its options: into the table a user pipes to a file. The
     first is made here, with standard output pointed at standard error meanwhile."""
-    sys.stdout.flush()
-    saved = os.dup(1)
+    if sys.stdout is not None:
+        sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no standard output (a daemon's): nowhere for a banner to go wrong
+        return
     try:
         os.dup2(2, 1)
         highspy.Highs()
         ctypes.CDLL(None).fflush(None)  # the C library's buffer, before fd 1 is back
+    except OSError:  # no standard error either: the banner then goes where it would
+        pass
     finally:
         os.dup2(saved, 1)
         os.close(saved)
