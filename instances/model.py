@@ -657,6 +657,16 @@ class Instance:
         """Whether any job pays a relaunch overhead (``δ_j > 0``)."""
         return any(self.relaunch(j) > 0 for j in self.jobs)
 
+    def tardiness_mode(self, override: str | None = None) -> TardinessMode:
+        """The tardiness mode a cost is computed in: ``override`` where given (one of
+        ``TARDINESS_MODES``; any other string was read as ``expected``), else the
+        instance's own."""
+        if override is None:
+            return self.tardiness
+        if override not in TARDINESS_MODES:
+            raise InstanceError("tardiness", override, f"must be one of {TARDINESS_MODES}")
+        return override  # type: ignore[return-value]
+
     def tardiness_weight(self, job_id: str) -> float:
         """``ω_j`` (currency per hour late), the default resolved and priority applied."""
         return self._weights[job_id]

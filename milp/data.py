@@ -288,7 +288,7 @@ def milp_data(
     require_no_suspend(instance)
     require_one_shared_shape(instance)
     require_no_distributed(instance)
-    mode = tardiness or instance.tardiness
+    mode = instance.tardiness_mode(tardiness)
     prices = slot_prices(instance, slots, slot)
     jobs = {}
     for job in instance.jobs:

@@ -174,7 +174,7 @@ def job_cost(
 ) -> JobCost:
     """Expected cost of one job under ``plan`` (its segments alone are read; the plan is
     not checked), as :func:`evaluate` counts it."""
-    return _job_cost(instance, plan, job_id, tardiness or instance.tardiness)
+    return _job_cost(instance, plan, job_id, instance.tardiness_mode(tardiness))
 
 
 def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) -> JobCost:
@@ -239,7 +239,7 @@ def evaluate(
                 f"({len(violations)} violation(s)):",
                 tuple(violations),
             )
-    mode = tardiness or instance.tardiness
+    mode = instance.tardiness_mode(tardiness)
     costs = tuple(_job_cost(instance, plan, j.id, mode) for j in instance.jobs)
     if not instance.node_power:
         return Evaluation(instance.name, mode, costs)
@@ -314,7 +314,7 @@ def scenario_costs(
     realised completion. Averaged over sampled scenarios it converges to
     :func:`evaluate` (the Monte Carlo check).
     """
-    mode = tardiness or instance.tardiness
+    mode = instance.tardiness_mode(tardiness)
     energy = grams = tard = 0.0
     # without a series (or with a flat one) exactly the running sum the evaluator always
     # made, so that no figure moves in its last digit

@@ -105,3 +105,29 @@ def test_same_plan_same_costs(data):
     inst = data.draw(instances())
     p = data.draw(serial_plans(inst))
     assert evaluate(inst, p) == evaluate(inst, Plan(tuple(reversed(p.segments))))
+
+
+@pytest.mark.parametrize("mode", ["WORST_CASE", "worst-case", "", "x"])
+def test_a_tardiness_mode_not_known_is_refused_by_every_reader_of_it(mode):
+    """Any string but 'worst_case' was read as 'expected' (a cost of 3.6 labelled
+    WORST_CASE where worst case costs 4.8): refused, naming it, by the evaluator, the
+    Monte Carlo replay and both exact solvers."""
+    import milp
+    from heuristic.core.registry import make_policy
+    from instances import InstanceError
+    from instances.bundled import bundled
+    from milp import decomposition
+    from validation.montecarlo import replay
+    from validation.simulator import rollout
+
+    inst = bundled("tiny")
+    plan = rollout(inst, make_policy("sts"))
+    for call in (
+        lambda: evaluate(inst, plan, tardiness=mode),
+        lambda: replay(inst, plan, samples=10, seed=0, tardiness=mode),
+        lambda: milp.solve(inst, slots=20, time_limit=5, tardiness=mode),
+        lambda: decomposition.solve(inst, plan, slots=20, time_limit=5, tardiness=mode),
+    ):
+        with pytest.raises(InstanceError, match=f"tardiness = {mode!r}: must be one of"):
+            call()
+    assert evaluate(inst, plan, tardiness="worst_case") == evaluate(inst, plan)
