@@ -110,6 +110,7 @@ class OptimusPolicy:
         self.prerun_noise = o.prerun_noise
         self._next_round = -math.inf
         self._instance: Instance | None = None
+        self._clock = -math.inf  # the time of the last decision
         # per job and GPU type: samples {gpus: epoch hours}, and the fit they give
         self._samples: dict[tuple[str, str], dict[int, float]] = {}
         self._fits: dict[tuple[str, str], np.ndarray] = {}
@@ -167,8 +168,11 @@ class OptimusPolicy:
     # -- decisions ------------------------------------------------------------------------
     def decide(self, state: SchedulerState) -> Decision:
         inst, now = state.instance, state.time
-        if self._instance is not inst:
+        # a new run (another instance, or the same one from an earlier time) forgets
+        # the last: reused, the policy planned its first round from the last run's clock
+        if self._instance is not inst or now < self._clock:
             self._reset(inst)
+        self._clock = now
         jobs = [s for s in state.jobs if not reaches(s.progress, s.job.max_epochs)]
         for s in jobs:
             self._observe(inst, s)

@@ -117,7 +117,9 @@ class SynergyPolicy:
 
     def decide(self, state: SchedulerState) -> Decision:
         inst, now = state.instance, state.time
-        if self._instance is not inst:
+        # a new run (another instance, or the same one from an earlier time) forgets
+        # the last: reused, the policy planned its first round from the last run's clock
+        if self._instance is not inst or now < self._last_time:
             self._instance, self._next_round, self._attained = inst, -math.inf, {}
             self._last_time = now
         for s in state.jobs:
