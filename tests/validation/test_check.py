@@ -1,8 +1,11 @@
 import pytest
 
+from heuristic.core.registry import make_policy
 from instances import Config, Plan, PlanError, Segment
+from instances.bundled import bundled
 from validation.check import check_plan
 from validation.evaluate import evaluate
+from validation.simulator import rollout
 
 V1 = Config("v100", 1)
 V2 = Config("v100", 2)
@@ -99,3 +102,23 @@ def test_a_shortfall_below_the_printed_digits_is_named(base):
     (why,) = [x.detail for x in v if x.kind == "incomplete" and x.job == "a"]
     epochs = base.job("a").max_epochs
     assert f"of its {epochs:g} epochs" in why and "short by" in why
+
+
+def test_gpus_named_by_a_fraction_and_a_rounding_overlap_are_judged_as_the_rest():
+    """GPU indices 0 and 0.5 of a one-GPU node passed as two GPUs; two segments meeting
+    at 0.1 * 3 and 0.3 (5.6e-17 h apart) were reported as sharing a GPU, where every
+    other check allows 1e-9 h."""
+    inst = bundled("tiny")
+    seg = next(iter(rollout(inst, make_policy("fifo"))))
+    node = seg.gpus[0][0]
+    half = Segment(seg.start, seg.end, seg.job, seg.config, ((node, 0.5),))  # type: ignore[arg-type]
+    bad = check_plan(inst, Plan([half]))
+    assert any("GPU index 0.5 of node" in v.detail and "whole number" in v.detail for v in bad)
+    text = Segment(seg.start, seg.end, seg.job, seg.config, ((node, "0"),))  # type: ignore[arg-type]
+    assert any("GPU index '0'" in v.detail for v in check_plan(inst, Plan([text])))
+    first = Segment(0.0, 0.1 * 3, "j0", seg.config, seg.gpus)
+    second = Segment(0.3, 1.0, "j1", seg.config, seg.gpus)
+    assert first.end > second.start  # the rounding overlap itself
+    assert not [v for v in check_plan(inst, Plan([first, second])) if v.kind == "capacity"]
+    third = Segment(0.3 - 1e-6, 1.0, "j1", seg.config, seg.gpus)  # a real overlap
+    assert [v for v in check_plan(inst, Plan([first, third])) if v.kind == "capacity"]
