@@ -370,13 +370,22 @@ def _energy_floor(jobs: dict[str, JobData]) -> float:
     return math.fsum(jd.least_energy() for jd in jobs.values())
 
 
-def check_size(d: MilpData) -> None:
+def check_size(d: MilpData, limit: int | None = None, what: str = "the MILP") -> None:
     """Raise :class:`ModelTooLarge` if the model of ``d`` would not fit in memory (see
-    :func:`milp_data`'s ``check_size``): for index sets made without the check."""
-    _check_size(d.instance, d.jobs, d.slots, d.slot)
+    :func:`milp_data`'s ``check_size``): for index sets made without the check.
+    Branch-and-price, whose space of schedules grows as the model does, passes its
+    own ``limit``."""
+    _check_size(d.instance, d.jobs, d.slots, d.slot, limit, what)
 
 
-def _check_size(instance: Instance, jobs: dict[str, JobData], slots: int, slot: float) -> None:
+def _check_size(
+    instance: Instance,
+    jobs: dict[str, JobData],
+    slots: int,
+    slot: float,
+    limit: int | None = None,
+    what: str = "the MILP",
+) -> None:
     """Refuse a model too large to build in memory, before building it. The estimate
     counts, per job, configuration and slot, the ``run`` binary, its placements (a node
     of the type, or a shared GPU label) and a ``work`` variable per block: an upper bound
@@ -389,10 +398,11 @@ def _check_size(instance: Instance, jobs: dict[str, JobData], slots: int, slot: 
         for c in jd.configs:
             places = gpus[c.gpu_type] if c.shared else nodes[c.gpu_type]
             size += window * (1 + places + len(jd.lengths))
-    if size > MAX_MODEL_VARIABLES:
+    limit = MAX_MODEL_VARIABLES if limit is None else limit  # read now: tests lower it
+    if size > limit:
         raise ModelTooLarge(
-            f"the MILP would have up to {size:,} variables over {slots:,} slots of {slot:g} h "
-            f"(limit {MAX_MODEL_VARIABLES:,}): the exact MILP is for small instances; use a "
+            f"{what} would have up to {size:,} variables over {slots:,} slots of {slot:g} h "
+            f"(limit {limit:,}): the exact MILP is for small instances; use a "
             "heuristic policy, fewer jobs or stopping points, or a longer slot"
         )
 

@@ -4,6 +4,9 @@ distributed configuration. Each refusal names the job and says what to do."""
 
 from __future__ import annotations
 
+import math
+from numbers import Integral, Real
+
 from instances import Config, Instance
 
 
@@ -13,6 +16,29 @@ class MilpError(ValueError):
 
 class ModelTooLarge(MilpError):
     """The MILP would not fit in memory: the instance is for heuristics and bounds."""
+
+
+def require_time_limit(time_limit: object) -> float | None:
+    """A call's time limit in seconds: ``None`` or infinity for none, else a positive
+    finite number (a string, a bool or ``10**400`` are refused naming it, not met by a
+    TypeError or an OverflowError inside)."""
+    if time_limit is None or time_limit == math.inf:
+        return None
+    ok = isinstance(time_limit, Real) and not isinstance(time_limit, bool)
+    if ok and isinstance(time_limit, Integral) and abs(int(time_limit)) > 2**53:
+        ok = False  # math.isfinite would overflow converting it
+    if not ok or not (math.isfinite(time_limit) and time_limit > 0):  # type: ignore[arg-type,operator]
+        raise MilpError(f"time_limit = {time_limit!r}: must be a positive number of seconds")
+    return float(time_limit)  # type: ignore[arg-type]
+
+
+def require_slots(slots: object) -> int | None:
+    """A horizon in slots: ``None`` for the default, else a whole number, at least 1."""
+    if slots is None:
+        return None
+    if not isinstance(slots, Integral) or isinstance(slots, bool) or slots < 1:
+        raise MilpError(f"slots = {slots!r}: must be a whole number of slots, at least 1")
+    return int(slots)
 
 
 def require_slot(instance: Instance) -> float:

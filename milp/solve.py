@@ -23,7 +23,7 @@ from milp.data import MilpData, Outside, milp_data
 from milp.highs import Answer, Matrices, compile_model, load_values, run_highs, start_vector
 from milp.model import model_of_data
 from milp.plan_io import solution_plan, start_values
-from milp.requirements import MilpError, require_slot
+from milp.requirements import MilpError, require_slot, require_slots, require_time_limit
 from milp.result import Result, SolutionStatus, Termination, relative_gap
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
@@ -45,10 +45,7 @@ class _Clock:
     """The call's deadline (none without a time limit)."""
 
     def __init__(self, time_limit: float | None) -> None:
-        if time_limit == math.inf:
-            time_limit = None  # no limit, as None
-        if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
-            raise MilpError(f"time_limit = {time_limit!r}: must be a positive number of seconds")
+        time_limit = require_time_limit(time_limit)  # infinity: no limit, as None
         self.t0 = time.perf_counter()
         self.limit = time_limit
 
@@ -109,6 +106,14 @@ def solve(
     finish them all, or when the model is too large to build.
     """
     clock = _Clock(time_limit)
+    slots = require_slots(slots)
+    gap_ok = isinstance(mip_gap, int | float) and not isinstance(mip_gap, bool)
+    if not gap_ok or not 0 <= mip_gap < 1:  # NaN, -1 or "x" reported OPTIMAL
+        raise MilpError(f"mip_gap = {mip_gap!r}: must be a relative gap in [0, 1)")
+    if threads is not None and (
+        not isinstance(threads, int) or isinstance(threads, bool) or threads < 1
+    ):
+        raise MilpError(f"threads = {threads!r}: must be a whole number, at least 1")
     if slot is not None:
         instance = instance.replace(slot=slot)
     settings = _Settings(mip_gap, threads, log_file, stream)

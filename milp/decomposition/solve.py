@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from heuristic.core.result import Termination
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
-from milp.data import MilpData, milp_data
+from milp.data import MAX_MODEL_VARIABLES, MilpData, check_size, milp_data
 from milp.decomposition.colgen import CgOptions, Generation, generate
 from milp.decomposition.columns import Column, columns_of_plan
 from milp.decomposition.dive import dive
@@ -28,7 +28,13 @@ from milp.decomposition.search import Incumbent, Outcome, branch_and_price
 from milp.decomposition.space import Space, build_space
 from milp.decomposition.spread import cores
 from milp.decomposition.support import improve_by_support
-from milp.requirements import MilpError, require_slot
+from milp.requirements import (
+    MilpError,
+    ModelTooLarge,
+    require_slot,
+    require_slots,
+    require_time_limit,
+)
 from milp.solve import default_slots
 from validation.check import check_plan
 from validation.evaluate import Evaluation, evaluate
@@ -81,6 +87,15 @@ class _Start:
     columns: list[Column]
 
 
+# the longest horizon branch-and-price takes, in slots (the suite's are 12-116; a week
+# of 0.1 h slots is 1,680)
+MAX_DECOMPOSITION_SLOTS = 100_000
+# what branch-and-price builds its space of schedules for, counted as the compact MILP's
+# variables would be (milp.data.check_size): ten times the MILP's bound, since it
+# builds no model, and far beyond any instance it proves
+MAX_DECOMPOSITION_SIZE = 10 * MAX_MODEL_VARIABLES
+
+
 def solve(
     instance: Instance,
     initial_plan: Plan | None = None,
@@ -108,8 +123,8 @@ def solve(
     that bound, and the plan returned is the cheaper by the evaluator of the warm start
     and the search's, called optimal only where its cost meets the bound."""
     t0 = time.perf_counter()
-    if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
-        raise MilpError(f"time_limit = {time_limit!r}: must be a positive number of seconds")
+    time_limit = require_time_limit(time_limit)
+    slots = require_slots(slots)
     options = options or CgOptions()
     if options.workers is not None and not (
         isinstance(options.workers, int) and options.workers >= 1
@@ -266,11 +281,21 @@ def _start(
     warm = plan if plan is not None else rollout(instance, StsPolicy())
     warm_eval = evaluate(instance, warm, tardiness=tardiness)
     slots = slots or default_slots(instance, warm)
+    if slots > MAX_DECOMPOSITION_SLOTS:
+        # the pricing and the master keep arrays per slot: 10**7 slots took 1.4 GB and
+        # twice the time limit before the first column
+        raise ModelTooLarge(
+            f"slots = {slots:,}: branch-and-price takes at most {MAX_DECOMPOSITION_SLOTS:,} "
+            "slots; use a longer slot or a shorter horizon"
+        )
     # a warm start that does not end within the horizon cannot seed it, nor cut it
     fits = warm.makespan <= slots * require_slot(instance) + 1e-9
     d = milp_data(
         instance, slots, tardiness, warm_eval.total_cost if fits else None, check_size=False
     )
+    # no model is built, but the space of schedules grows as one would: a horizon of
+    # 10**7 slots took 1.4 GB and its time limit was never reached while it was built
+    check_size(d, MAX_DECOMPOSITION_SIZE, "its space of schedules (as a MILP)")
     space = build_space(d)
     return _Start(warm, warm_eval, fits, d, space, columns_of_plan(space, warm) if fits else [])
 

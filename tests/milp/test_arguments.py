@@ -1,0 +1,53 @@
+"""Arguments no solve can use, refused by both exact solvers naming the argument: not a
+TypeError or OverflowError from inside, not an OPTIMAL that means nothing, not hours of
+building for a horizon no search reaches."""
+
+from __future__ import annotations
+
+import pytest
+
+import milp
+from instances.bundled import bundled
+from milp import decomposition
+from milp.requirements import MilpError, ModelTooLarge
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"time_limit": "10"}, "time_limit = '10': must be a positive number"),
+        ({"time_limit": 10**400}, "time_limit = 1000"),
+        ({"time_limit": True}, "time_limit = True"),
+        ({"slots": "3"}, "slots = '3': must be a whole number of slots"),
+        ({"slots": 2.5}, "slots = 2.5"),
+        ({"slots": 0}, "slots = 0"),
+        ({"slots": -3}, "slots = -3"),
+    ],
+)
+@pytest.mark.parametrize("solver", ["milp", "decomposition"])
+def test_a_bad_time_limit_or_horizon_is_refused_by_name(solver, kwargs, message):
+    solve = milp.solve if solver == "milp" else decomposition.solve
+    with pytest.raises(MilpError, match=message):
+        solve(bundled("tiny"), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mip_gap": float("nan")}, "mip_gap = nan: must be a relative gap"),
+        ({"mip_gap": -1}, "mip_gap = -1"),
+        ({"mip_gap": "x"}, "mip_gap = 'x'"),
+        ({"threads": 0}, "threads = 0: must be a whole number"),
+        ({"threads": "2"}, "threads = '2'"),
+    ],
+)
+def test_the_milps_own_settings_are_checked(kwargs, message):
+    # each of these was accepted and reported OPTIMAL
+    with pytest.raises(MilpError, match=message):
+        milp.solve(bundled("tiny"), **kwargs)
+
+
+def test_branch_and_price_refuses_a_horizon_it_would_spend_its_time_building():
+    """10**7 slots took 11 s against a time limit of 5, and 1.4 GB, before a column."""
+    with pytest.raises(ModelTooLarge, match="slots = 10,000,000: branch-and-price takes"):
+        decomposition.solve(bundled("tiny"), slots=10**7, time_limit=5)
