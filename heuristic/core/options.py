@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from instances.fields import field_types
-from instances.limits import MAX_HOURS
+from instances.limits import MAX_HOURS, MIN_SLOT_HOURS
 
 T = TypeVar("T")
 
@@ -40,13 +40,15 @@ def require(ok: bool, name: str, value: object, what: str) -> None:
 
 
 def positive_hours(name: str, value: float) -> None:
-    """A duration in hours: above zero and at most :data:`MAX_HOURS`, the model's span
-    of time (a longer one overflows the slot counts derived from it)."""
+    """A period in hours (a round, a lease, a quantum): at least
+    :data:`MIN_SLOT_HOURS`, the shortest slot (``5e-324`` overflowed a round's count,
+    ``1e-6`` ran a 3-job instance past 90 s), and at most :data:`MAX_HOURS`, the
+    model's span of time (a longer one overflows the slot counts derived from it)."""
     require(
-        math.isfinite(value) and 0 < value <= MAX_HOURS,
+        math.isfinite(value) and MIN_SLOT_HOURS <= value <= MAX_HOURS,
         name,
         value,
-        f"must be a positive number of hours, at most {MAX_HOURS:g}",
+        f"must be a number of hours in [{MIN_SLOT_HOURS:g}, {MAX_HOURS:g}]",
     )
 
 
@@ -78,8 +80,16 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
         # infinity is a value some options mean (first fit's share ratio: never share);
         # each dataclass checks its own range
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        require(ok and not math.isnan(value), name, value, "must be a number")
-        return float(value)
+        require(ok, name, value, "must be a number")
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond any double, such as 10**400
+            digits = int(value.bit_length() * math.log10(2)) + 1  # str() may refuse it
+            raise OptionError(
+                f"{name} = an integer of about {digits:,} digits: too large for a number"
+            ) from None
+        require(not math.isnan(number), name, value, "must be a number")
+        return number
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         if isinstance(value, kind):
             return value
