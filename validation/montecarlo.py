@@ -53,6 +53,14 @@ def sample_epochs(instance: Instance, rng: np.random.Generator) -> dict[str, flo
     return {j.id: float(j.distribution.sample(rng)) for j in instance.jobs}
 
 
+def checked_seed(seed: object, name: str = "seed") -> int:
+    """A seed of the stops: a whole number, at least 0. ``None`` drew fresh stops on
+    every call, and numpy's own refusals of the rest did not name the argument."""
+    if not isinstance(seed, int | np.integer) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"{name} = {seed!r}: must be a whole number, at least 0")
+    return int(seed)
+
+
 def replay(
     instance: Instance,
     plan: Plan,
@@ -65,7 +73,10 @@ def replay(
     """Average realised cost of ``plan`` over seeded scenarios."""
     if confidence not in _Z:
         raise ValueError(f"confidence must be one of {sorted(_Z)}, got {confidence}")
-    rng = np.random.default_rng(seed)
+    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+        # 0 gave NaN means beside six RuntimeWarnings
+        raise ValueError(f"samples = {samples!r}: must be a whole number, at least 1")
+    rng = np.random.default_rng(checked_seed(seed))
     energy = np.empty(samples)
     carbon = np.empty(samples)
     tard = np.empty(samples)

@@ -11,12 +11,12 @@ from collections.abc import Iterable
 import numpy as np
 
 from instances import EpochDistribution, Instance
-from validation.montecarlo import sample_epochs
+from validation.montecarlo import checked_seed, sample_epochs
 
 
 def scenario_epochs(instance: Instance, seed: int) -> dict[str, float]:
     """Each job's stop in the simulator's sampled mode with this seed."""
-    return sample_epochs(instance, np.random.default_rng(seed))
+    return sample_epochs(instance, np.random.default_rng(checked_seed(seed)))
 
 
 def scenario_instance(

@@ -1,3 +1,4 @@
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,3 +29,25 @@ def test_monte_carlo_on_bundled_small(small):
     assert mc.contains(exact.total_cost)
     assert abs(mc.mean_energy_cost - exact.energy_cost) < 0.05 * exact.energy_cost
     assert replay(small, p, samples=200, seed=7) == replay(small, p, samples=200, seed=7)
+
+
+@pytest.mark.parametrize("seed", [None, -1, "x", 1.5, True])
+def test_a_seed_that_is_no_whole_number_is_refused_by_name(seed):
+    """``seed=None`` drew fresh stops on every call (four runs, four plans); the rest
+    failed inside numpy without naming the argument."""
+    from heuristic.core.registry import make_policy
+    from instances.bundled import bundled
+    from validation.online import run_online
+    from validation.simulator import simulate
+
+    inst = bundled("tiny")
+    plan = rollout(inst, make_policy("fifo"))
+    for call in (
+        lambda: run_online(inst, "fifo", seed=seed),
+        lambda: simulate(inst, make_policy("fifo"), mode="sampled", seed=seed),
+        lambda: replay(inst, plan, seed=seed),
+    ):
+        with pytest.raises(ValueError, match=f"seed = {seed!r}: must be a whole number"):
+            call()
+    with pytest.raises(ValueError, match="samples = 0: must be a whole number, at least 1"):
+        replay(inst, plan, samples=0)  # NaN means and six RuntimeWarnings
