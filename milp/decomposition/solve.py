@@ -293,8 +293,9 @@ def _start(
     d = milp_data(
         instance, slots, tardiness, warm_eval.total_cost if fits else None, check_size=False
     )
-    # no model is built, but the space of schedules grows as one would: a horizon of
-    # 10**7 slots took 1.4 GB and its time limit was never reached while it was built
+    # no model is built, but the space of schedules grows with the jobs, their
+    # configurations and windows as the MILP's variables do (the slot cap above stops a
+    # long horizon whose windows the warm start's cost cuts short)
     check_size(d, MAX_DECOMPOSITION_SIZE, "its space of schedules (as a MILP)")
     space = build_space(d)
     return _Start(warm, warm_eval, fits, d, space, columns_of_plan(space, warm) if fits else [])
