@@ -145,6 +145,8 @@ class Config:
 
     def __post_init__(self) -> None:
         _ident("gpu_type", self.gpu_type)
+        if not isinstance(self.shared, bool):  # "no" was truthy: a shared slot
+            raise InstanceError("shared", self.shared, "must be true or false")
         _count("nodes", self.nodes, MAX_NODES)
         if self.span is not None or self.net_gbps is not None:
             self._check_distributed()
@@ -383,6 +385,9 @@ class Job:
 
     def __post_init__(self) -> None:
         _ident("id", self.id)
+        if self.job_type is not None and not isinstance(self.job_type, str):
+            # a file written from it would be refused by the reader's schema
+            raise InstanceError("job_type", self.job_type, "must be text")
         if self.requested is not None and not isinstance(self.requested, Requested):
             raise InstanceError("requested", self.requested, "must be a Requested")
         release = _positive("release", self.release, allow_zero=True, upper=MAX_HOURS)

@@ -21,6 +21,16 @@ def test_config_shapes_are_checked():
     with pytest.raises(InstanceError, match="one slot of one GPU"):
         Config("v100", 2, shared=True)
     assert Config("v100", 8, nodes=2).kind == "multi_node"
+    # built directly, not read: "no" was truthy (a shared slot at 150 W), and a job
+    # type of 5 was written into a file the reader then refused
+    with pytest.raises(InstanceError, match="shared = 'no': must be true or false"):
+        Config("v100", shared="no")  # type: ignore[arg-type]
+
+
+def test_a_job_type_that_is_not_text_is_refused(base):
+    job = base.jobs[0]
+    with pytest.raises(InstanceError, match="job_type = 5: must be text"):
+        dataclasses.replace(job, job_type=5)
 
 
 def test_replace_revalidates(base):
