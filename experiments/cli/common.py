@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from experiments.campaign import MAX_TIME_LIMIT
 from instances import Instance, read_instance
 from instances.bundled import bundled, bundled_names
 from instances.generators.suite import milp_suite
@@ -97,13 +98,12 @@ MAX_SCENARIOS = 100_000
 scenarios = checked_type(
     int, "a whole number", lambda v: 0 <= v <= MAX_SCENARIOS, f"0 to {MAX_SCENARIOS:,} scenarios"
 )
-# a solver's time limit: at most a day, as a campaign file's ``time_limit``
-MAX_SECONDS = 86_400.0
+# a solver's time limit: at most a day, the bound of a campaign file's ``time_limit``
 seconds = checked_type(
     float,
     "a number of seconds",
-    lambda v: math.isfinite(v) and 0 < v <= MAX_SECONDS,
-    f"a number of seconds in (0, {MAX_SECONDS:g}]",
+    lambda v: math.isfinite(v) and 0 < v <= MAX_TIME_LIMIT,
+    f"a number of seconds in (0, {MAX_TIME_LIMIT:g}]",
 )
 positive_float = checked_type(
     float, "a number", lambda v: math.isfinite(v) and v > 0, "a positive number"
