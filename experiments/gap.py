@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.gantt import gantt
-from experiments.gap_page import SIZE_CHART, bound_proved, gaps_by_size, page
+from experiments.gap_page import SIZE_CHART, bound_proved, gaps_by_size, page, proved_by_bound
 from experiments.paths import output_folder, plain_name
 from heuristic.core.result import certified_gap
 from heuristic.sts.policy import StsPolicy
@@ -357,8 +357,7 @@ def summary(df: pd.DataFrame) -> str:
 
 def _unproved(df: pd.DataFrame) -> str:
     milp = ~df["proved"].astype(bool)
-    met = [bound_proved(c, b) for c, b in zip(df["best_cost"], df["bound"], strict=True)]
-    by_bound = milp & pd.Series(met, index=df.index, dtype=bool)
+    by_bound = proved_by_bound(df)
     n = int((milp & ~by_bound).sum())
     text = (
         f". {int(by_bound.sum())} more optimal by the best bound (branch-and-price) where "

@@ -75,6 +75,13 @@ def bound_proved(cost: float, bound: float) -> bool:
     return math.isfinite(cost) and certified_gap(cost, bound) <= 1e-6
 
 
+def proved_by_bound(df: pd.DataFrame) -> pd.Series:
+    """Per instance, whether the MILP did not prove it but its best plan meets the best
+    bound (:func:`bound_proved`)."""
+    met = [bound_proved(c, b) for c, b in zip(df["best_cost"], df["bound"], strict=True)]
+    return ~df["proved"].astype(bool) & pd.Series(met, index=df.index, dtype=bool)
+
+
 def summary_items(df: pd.DataFrame) -> list[str]:
     g, tg = 100 * df["sts_gap"], 100 * df["tuned_gap"]
     built = df["milp_built"].astype(bool)
@@ -100,8 +107,7 @@ def summary_items(df: pd.DataFrame) -> list[str]:
             f"{ratios['solver_ratio'].median():.2f} (with the search counted: "
             f"{ratios['warm_ratio'].median():.2f})"
         )
-    met = [bound_proved(c, b) for c, b in zip(df["best_cost"], df["bound"], strict=True)]
-    by_bound = int((~df["proved"].astype(bool) & pd.Series(met, index=df.index)).sum())
+    by_bound = int(proved_by_bound(df).sum())
     if by_bound:
         items.append(
             f"{by_bound} of those the MILP did not prove are optimal all the same: the best "
