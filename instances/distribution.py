@@ -17,6 +17,7 @@ from itertools import pairwise
 import numpy as np
 
 from instances.errors import InstanceError
+from instances.fields import numbers_in
 from instances.limits import MAX_EPOCHS, MAX_STOPS
 
 GIVEN_CACHE = 64  # conditional distributions kept per distribution
@@ -60,8 +61,8 @@ class EpochDistribution:
     _given: dict[float, EpochDistribution] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        stops = tuple(float(s) for s in self.stops)
-        probs = tuple(float(p) for p in self.probabilities)
+        stops = numbers_in("stops", self.stops)
+        probs = numbers_in("probabilities", self.probabilities)
         object.__setattr__(self, "stops", stops)
         object.__setattr__(self, "probabilities", probs)
         if not stops:
@@ -86,6 +87,17 @@ class EpochDistribution:
             if i and s <= stops[i - 1]:
                 raise InstanceError(
                     f"stops[{i}]", s, f"stopping points must increase (previous is {stops[i - 1]})"
+                )
+            before = stops[i - 1] if i else 0.0
+            if reaches(before, s):
+                # progress at the previous stop (or at 0) would already be at this one: a
+                # job would be complete before it runs, or pass two stops as one, and the
+                # evaluator and the checker would read it differently
+                raise InstanceError(
+                    f"stops[{i}]",
+                    s,
+                    f"must be more than {stop_tolerance(s):g} epochs after the previous "
+                    f"stopping point (or 0), which already reaches it",
                 )
         for i, p in enumerate(probs):
             if not math.isfinite(p) or p < 0 or p > 1:

@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any, get_type_hints
+import numbers
+from collections.abc import Sequence
+from typing import Any, TypeGuard, get_type_hints
+
+import numpy as np
 
 from instances.errors import InstanceError
 from instances.limits import MAX_ID_CHARS
@@ -14,7 +18,7 @@ def positive(
     path: str, value: float, *, allow_zero: bool = False, upper: float | None = None
 ) -> float:
     """``value`` as a float in (0, upper] (or [0, upper]); else an error naming ``path``."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if type(value) is not float and not is_number(value):
         raise InstanceError(path, value, "must be a number")
     try:
         v = float(value)
@@ -31,13 +35,57 @@ def positive(
     return v
 
 
+def is_number(value: Any) -> bool:
+    """A real number, numpy's included (``np.float32``, ``np.int64``), and not a bool:
+    ``True`` is an int to Python and ``1.0`` to float(), which the reader refuses."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def numbers_in(path: str, values: Any) -> tuple[float, ...]:
+    """``values`` as a tuple of floats: a list, tuple or 1-d array of numbers. A string is
+    refused (``"12"`` would read as the stops 1 and 2), as are sets and mappings, whose
+    order is not the caller's; a bad entry is named ``path[i]``."""
+    ordered = isinstance(values, Sequence) and not isinstance(values, str | bytes)
+    if not ordered and not (isinstance(values, np.ndarray) and values.ndim == 1):
+        raise InstanceError(path, values, "must be a list of numbers")
+    out = []
+    for i, v in enumerate(values):
+        if type(v) is not float and not is_number(v):
+            raise InstanceError(f"{path}[{i}]", v, "must be a number")
+        try:
+            out.append(float(v))
+        except OverflowError:  # an integer beyond any float: the range checks name it
+            out.append(math.inf)
+    return tuple(out)
+
+
+def whole_at_least(value: object, least: int) -> TypeGuard[int]:
+    """Whether ``value`` is a whole number (numpy's included, not a bool) of at least
+    ``least``: the test of every count, seed and limit an API call takes."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return False
+    return int(value) >= least
+
+
 def count(path: str, value: Any, upper: int) -> int:
     """A whole number in [1, upper]."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if not whole_at_least(value, 1):
         raise InstanceError(path, value, "must be a positive integer")
     if value > upper:
         raise InstanceError(path, value, f"must be at most {upper} (docs/model.md, bounds)")
-    return value
+    return int(value)
+
+
+def items_of(path: str, values: Any, cls: type) -> tuple[Any, ...]:
+    """``values`` as a tuple of ``cls``: a list or tuple (not a string, set or mapping),
+    each entry a ``cls``, a bad one named ``path[i]``."""
+    if not isinstance(values, Sequence) or isinstance(values, str | bytes):
+        raise InstanceError(path, values, f"must be a list of {cls.__name__}")
+    out = tuple(values)
+    for i, v in enumerate(out):
+        if not isinstance(v, cls):
+            raise InstanceError(f"{path}[{i}]", v, f"must be a {cls.__name__}")
+    return out
 
 
 def ident(path: str, value: Any) -> str:

@@ -18,6 +18,7 @@ from instances.errors import InstanceError
 from instances.fields import count as _count
 from instances.fields import ident as _ident
 from instances.fields import index as _index
+from instances.fields import items_of as _items_of
 from instances.fields import positive as _positive
 from instances.limits import (
     MAX_CPU_CORES,
@@ -99,11 +100,14 @@ class Node:
     def __post_init__(self) -> None:
         _ident("id", self.id)
         _ident("gpu_type", self.gpu_type)
-        _count("num_gpus", self.num_gpus, MAX_GPUS_PER_NODE)
+        # stored as Python's numbers: numpy's are accepted, and json writes neither
+        object.__setattr__(self, "num_gpus", _count("num_gpus", self.num_gpus, MAX_GPUS_PER_NODE))
         if self.cpu_cores is not None:
-            _count("cpu_cores", self.cpu_cores, MAX_CPU_CORES)
+            cores = _count("cpu_cores", self.cpu_cores, MAX_CPU_CORES)
+            object.__setattr__(self, "cpu_cores", cores)
         if self.dram_gb is not None:
-            _positive("dram_gb", self.dram_gb, upper=MAX_MEMORY_GB)
+            dram = _positive("dram_gb", self.dram_gb, upper=MAX_MEMORY_GB)
+            object.__setattr__(self, "dram_gb", dram)
         if self.rack is not None:
             _ident("rack", self.rack)
         base = _positive("base_w", self.base_w, allow_zero=True, upper=MAX_NODE_POWER_W)
@@ -147,12 +151,13 @@ class Config:
         _ident("gpu_type", self.gpu_type)
         if not isinstance(self.shared, bool):  # "no" was truthy: a shared slot
             raise InstanceError("shared", self.shared, "must be true or false")
-        _count("nodes", self.nodes, MAX_NODES)
+        object.__setattr__(self, "nodes", _count("nodes", self.nodes, MAX_NODES))
         if self.span is not None or self.net_gbps is not None:
             self._check_distributed()
-        _count("gpus", self.gpus, MAX_GPUS_PER_NODE * (MAX_NODES if self.span else self.nodes))
+        most = MAX_GPUS_PER_NODE * (MAX_NODES if self.span else self.nodes)
+        object.__setattr__(self, "gpus", _count("gpus", self.gpus, most))
         if self.cpus is not None:
-            _count("cpus", self.cpus, MAX_CPU_CORES * self.nodes)
+            object.__setattr__(self, "cpus", _count("cpus", self.cpus, MAX_CPU_CORES * self.nodes))
             if self.cpus % self.nodes:
                 raise InstanceError(
                     "cpus",
@@ -348,7 +353,7 @@ class Requested:
     gpu_type: str | None = None
 
     def __post_init__(self) -> None:
-        _count("gpus", self.gpus, MAX_GPUS_PER_NODE * MAX_NODES)
+        object.__setattr__(self, "gpus", _count("gpus", self.gpus, MAX_GPUS_PER_NODE * MAX_NODES))
         if self.gpu_type is not None:
             _ident("gpu_type", self.gpu_type)
 
@@ -408,11 +413,17 @@ class Job:
         _check_overheads(self, "relaunch_hours", "suspend_hours")
         if not isinstance(self.distribution, EpochDistribution):
             raise InstanceError("distribution", self.distribution, "must be an EpochDistribution")
+        if not isinstance(self.epoch_times, Mapping):
+            raise InstanceError(
+                "epoch_times", self.epoch_times, "must map each Config to its epoch time (hours)"
+            )
         if not self.epoch_times:
             raise InstanceError("configs", [], "the job has no available configuration")
         times: dict[Config, float] = {}
         top = self.distribution.max_epochs
         for i, (cfg, t) in enumerate(self.epoch_times.items()):
+            if not isinstance(cfg, Config):
+                raise InstanceError(f"configs[{i}]", cfg, "must be a Config")
             if cfg in times:
                 raise InstanceError(f"configs[{i}]", cfg.label, "duplicate configuration")
             if type(t) is float and epoch_time_fits(t, top):
@@ -475,9 +486,9 @@ class Instance:
     _weights: dict[str, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "gpu_types", tuple(self.gpu_types))
-        object.__setattr__(self, "nodes", tuple(self.nodes))
-        object.__setattr__(self, "jobs", tuple(self.jobs))
+        object.__setattr__(self, "gpu_types", _items_of("gpu_types", self.gpu_types, GpuType))
+        object.__setattr__(self, "nodes", _items_of("nodes", self.nodes, Node))
+        object.__setattr__(self, "jobs", _items_of("jobs", self.jobs, Job))
         if not isinstance(self.name, str) or not self.name.isprintable():
             raise InstanceError("name", self.name, "must be printable text (no control codes)")
         price = _positive("energy_price", self.energy_price, allow_zero=True, upper=MAX_PRICE)
@@ -493,7 +504,7 @@ class Instance:
                     f"must be at least {MIN_SLOT_HOURS:g} h (docs/model.md, bounds)",
                 )
             object.__setattr__(self, "slot", slot)
-        _count("max_share", self.max_share, MAX_SHARE)
+        object.__setattr__(self, "max_share", _count("max_share", self.max_share, MAX_SHARE))
         delta = _positive(  # the instance's default is a number (0: none), never absent
             "relaunch_hours", self.relaunch_hours, allow_zero=True, upper=MAX_RELAUNCH_HOURS
         )

@@ -11,6 +11,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from instances.errors import PlanError
+from instances.fields import is_number
 from instances.model import Config
 
 GpuRef = tuple[str, int]
@@ -50,6 +52,25 @@ class Segment:
         return tuple(sorted({n for n, _ in self.gpus}))
 
 
+def _check_segment(i: int, s: object) -> None:
+    """The types a plan is sorted and checked by: a plain tuple, a time given as text or
+    a configuration given by its label would fail deep inside the checker. The values
+    (times in order, GPUs that exist and each named as a pair) are the checker's to
+    judge, as violations (validation/check.py)."""
+    where = f"segments[{i}]"
+    if not isinstance(s, Segment):
+        raise PlanError(f"{where} = {s!r:.120}: must be a Segment")
+    for name in ("start", "end"):
+        if not is_number(getattr(s, name)):
+            raise PlanError(f"{where}.{name} = {getattr(s, name)!r:.60}: must be a number")
+    if not isinstance(s.job, str):
+        raise PlanError(f"{where}.job = {s.job!r:.60}: must be a job id (text)")
+    if not isinstance(s.config, Config):
+        raise PlanError(f"{where}.config = {s.config!r:.60}: must be a Config")
+    if not isinstance(s.gpus, tuple):  # each pair is the checker's (a violation)
+        raise PlanError(f"{where}.gpus = {s.gpus!r:.60}: must be a tuple of (node id, GPU index)")
+
+
 @dataclass(frozen=True)
 class Plan:
     """All segments of a schedule, sorted by (start, job)."""
@@ -58,6 +79,18 @@ class Plan:
     _by_job: dict[str, tuple[Segment, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        for i, s in enumerate(self.segments):
+            # the common case tested by exact types: policies build plans of thousands
+            plain = (
+                type(s) is Segment
+                and type(s.start) is float
+                and type(s.end) is float
+                and type(s.job) is str
+                and type(s.config) is Config
+                and type(s.gpus) is tuple
+            )
+            if not plain:
+                _check_segment(i, s)
         segs = tuple(sorted(self.segments, key=lambda s: (s.start, s.job, s.end)))
         object.__setattr__(self, "segments", segs)
         by_job: dict[str, list[Segment]] = defaultdict(list)

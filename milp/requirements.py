@@ -8,6 +8,7 @@ import math
 from numbers import Integral, Real
 
 from instances import Config, Instance
+from instances.fields import whole_at_least
 
 
 class MilpError(ValueError):
@@ -36,7 +37,7 @@ def require_slots(slots: object) -> int | None:
     """A horizon in slots: ``None`` for the default, else a whole number, at least 1."""
     if slots is None:
         return None
-    if not isinstance(slots, Integral) or isinstance(slots, bool) or slots < 1:
+    if not whole_at_least(slots, 1):
         raise MilpError(f"slots = {slots!r}: must be a whole number of slots, at least 1")
     return int(slots)
 

@@ -19,6 +19,7 @@ import pyomo.environ as pyo
 
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
+from instances.fields import whole_at_least
 from milp.data import MilpData, Outside, milp_data
 from milp.highs import Answer, Matrices, compile_model, load_values, run_highs, start_vector
 from milp.model import model_of_data
@@ -110,9 +111,7 @@ def solve(
     gap_ok = isinstance(mip_gap, int | float) and not isinstance(mip_gap, bool)
     if not gap_ok or not 0 <= mip_gap < 1:  # NaN, -1 or "x" reported OPTIMAL
         raise MilpError(f"mip_gap = {mip_gap!r}: must be a relative gap in [0, 1)")
-    if threads is not None and (
-        not isinstance(threads, int) or isinstance(threads, bool) or threads < 1
-    ):
+    if threads is not None and not whole_at_least(threads, 1):
         raise MilpError(f"threads = {threads!r}: must be a whole number, at least 1")
     if slot is not None:
         instance = instance.replace(slot=slot)
