@@ -12,12 +12,13 @@ of every network link, and each distributed segment's span (E4).
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from instances import GpuRef, Instance, Job, LinkId, Plan, Segment
+from instances import GpuRef, Instance, Job, LinkId, Plan, PlanError, Segment
 from instances.distribution import reaches
 from instances.topology import within
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
@@ -46,6 +47,9 @@ def _on_grid(t: float, slot: float) -> bool:
 def _shape(inst: Instance, s: Segment) -> list[str]:
     """Problems with the GPUs a segment names, given its configuration."""
     cfg = s.config
+    for ref in s.gpus:
+        if not (isinstance(ref, tuple) and len(ref) == 2 and isinstance(ref[0], str)):
+            return [f"GPU {ref!r} is not a pair (node id, GPU index)"]
     out: list[str] = []
     if len(set(s.gpus)) != len(s.gpus):
         out.append(f"names a GPU twice: {list(s.gpus)}")
@@ -94,6 +98,10 @@ def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
     """Every violation of the plan, in a stable order; an empty list means feasible:
     each segment's own problems in plan order, then each job's (in the instance's
     order), then the capacity sweeps over the segments whose GPUs are sound."""
+    if not isinstance(plan, Plan):
+        raise PlanError(f"plan = {plan!r:.60}: must be a Plan")
+    if not isinstance(instance, Instance):
+        raise PlanError(f"instance = {instance!r:.60}: must be an Instance")
     v: list[Violation] = []
     usable: list[Segment] = []
     for s in plan:
@@ -113,13 +121,31 @@ def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
     return v
 
 
+def require_feasible(instance: Instance, plan: Plan) -> None:
+    """:class:`PlanError` listing every violation of ``plan``, if it has any."""
+    violations = check_plan(instance, plan)
+    if violations:
+        raise PlanError(
+            f"the plan is infeasible for instance {instance.name!r} "
+            f"({len(violations)} violation(s)):",
+            tuple(violations),
+        )
+
+
 def _segment_problems(instance: Instance, s: Segment) -> tuple[list[Violation], bool]:
     """One segment's problems on its own, and whether its GPUs may be swept for
     capacity (a known job, a positive length, an allowed configuration, sound GPUs)."""
     if not instance.has_job(s.job):
         return [Violation("unknown-job", s.job, s.start, "not a job of the instance")], False
+    if not (math.isfinite(s.start) and math.isfinite(s.end)):
+        why = f"segment [{s.start:g}, {s.end:g}) needs a finite start and end"
+        return [Violation("bad-time", s.job, None, why)], False
     if not (s.end > s.start):
-        why = f"segment ends at {s.end:g} before it starts"
+        why = (
+            f"segment ends at {s.end:g}, before it starts"
+            if s.end < s.start
+            else "segment has no length (it ends where it starts)"
+        )
         return [Violation("empty-segment", s.job, s.start, why)], False
     out: list[Violation] = []
     if s.start < -TIME_TOL:

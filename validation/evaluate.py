@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from instances import Instance, Plan, PlanError
+from instances import Instance, Plan
 from instances.distribution import reaches
 from instances.model import TardinessMode
 from validation.billing import (
@@ -28,7 +28,7 @@ from validation.billing import (
     last_completion,
     realised_exposure,
 )
-from validation.check import check_plan
+from validation.check import require_feasible
 from validation.powered import Boots, boot_bill, node_pieces
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
 
@@ -232,13 +232,7 @@ def evaluate(
     ``tardiness`` overrides the instance's tardiness mode.
     """
     if check:
-        violations = check_plan(instance, plan)
-        if violations:
-            raise PlanError(
-                f"the plan is infeasible for instance {instance.name!r} "
-                f"({len(violations)} violation(s)):",
-                tuple(violations),
-            )
+        require_feasible(instance, plan)
     mode = instance.tardiness_mode(tardiness)
     costs = tuple(_job_cost(instance, plan, j.id, mode) for j in instance.jobs)
     if not instance.node_power:
@@ -315,6 +309,9 @@ def scenario_costs(
     :func:`evaluate` (the Monte Carlo check).
     """
     mode = instance.tardiness_mode(tardiness)
+    missing = [j.id for j in instance.jobs if j.id not in epochs]
+    if missing:
+        raise ValueError(f"epochs: no stop given for the jobs {missing[:5]} of {len(missing)}")
     energy = grams = tard = 0.0
     # without a series (or with a flat one) exactly the running sum the evaluator always
     # made, so that no figure moves in its last digit

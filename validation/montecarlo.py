@@ -12,7 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from instances import Instance, Plan
+from instances.fields import whole_at_least
 from instances.model import TardinessMode
+from validation.check import require_feasible
 from validation.evaluate import scenario_costs
 
 # two-sided standard normal quantiles for the confidence levels we offer
@@ -56,7 +58,7 @@ def sample_epochs(instance: Instance, rng: np.random.Generator) -> dict[str, flo
 def checked_seed(seed: object, name: str = "seed") -> int:
     """A seed of the stops: a whole number, at least 0. ``None`` drew fresh stops on
     every call, and numpy's own refusals of the rest did not name the argument."""
-    if not isinstance(seed, int | np.integer) or isinstance(seed, bool) or seed < 0:
+    if not whole_at_least(seed, 0):
         raise ValueError(f"{name} = {seed!r}: must be a whole number, at least 0")
     return int(seed)
 
@@ -69,14 +71,19 @@ def replay(
     seed: int = 0,
     confidence: float = 0.99,
     tardiness: TardinessMode | None = None,
+    check: bool = True,
 ) -> MonteCarloResult:
-    """Average realised cost of ``plan`` over seeded scenarios."""
+    """Average realised cost of ``plan`` over seeded scenarios. Raises
+    :class:`PlanError` listing every violation, as :func:`evaluate` does: a plan that
+    never runs a job replayed to an infinite mean and a NaN deviation."""
     if confidence not in _Z:
         raise ValueError(f"confidence must be one of {sorted(_Z)}, got {confidence}")
-    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+    if not whole_at_least(samples, 1):
         # 0 gave NaN means beside six RuntimeWarnings
         raise ValueError(f"samples = {samples!r}: must be a whole number, at least 1")
     rng = np.random.default_rng(checked_seed(seed))
+    if check:
+        require_feasible(instance, plan)
     energy = np.empty(samples)
     carbon = np.empty(samples)
     tard = np.empty(samples)

@@ -167,6 +167,10 @@ def run_online(
 ) -> OnlineRun:
     """Run ``policy`` (a registered name, built with ``options``) on ``instance`` with
     the stops of ``seed``."""
+    if not isinstance(policy, str):
+        raise TypeError(f"policy = {policy!r:.60}: must be a registered policy's name")
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"options = {options!r:.60}: must map option names to values")
     if slot is not None:
         instance = instance.replace(slot=slot)
     t0 = clock.perf_counter()

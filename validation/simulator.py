@@ -27,6 +27,7 @@ from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus, Policy, SchedulerState
 from instances import Instance, Plan, Segment
 from instances.distribution import reaches
+from instances.fields import whole_at_least
 from validation.power_states import NodePower, PowerLedger
 from validation.scenario import scenario_epochs
 from validation.timeline import continues, slot_ceil, start_overhead
@@ -303,6 +304,20 @@ def _nodes(alloc: Allocation) -> tuple[str, ...]:
     return tuple(sorted({n for n, _ in alloc.gpus}))
 
 
+def _check_arguments(instance: object, policy: object, max_events: object) -> None:
+    """The types the engine relies on, named: a policy's name given for the policy met
+    an AttributeError at the first decision."""
+    if not isinstance(instance, Instance):
+        raise TypeError(f"instance = {instance!r:.60}: must be an Instance")
+    if not callable(getattr(policy, "decide", None)) or not isinstance(
+        getattr(policy, "name", None), str
+    ):
+        hint = f" (make_policy({policy!r}) builds one)" if isinstance(policy, str) else ""
+        raise TypeError(f"policy = {policy!r:.60}: must be a Policy{hint}")
+    if not whole_at_least(max_events, 1):
+        raise ValueError(f"max_events = {max_events!r}: must be a whole number, at least 1")
+
+
 def simulate(
     instance: Instance,
     policy: Policy,
@@ -317,6 +332,7 @@ def simulate(
     ``progress`` is told the number of jobs done whenever it grows."""
     if mode not in ("rollout", "sampled"):
         raise ValueError(f"mode must be 'rollout' or 'sampled', got {mode!r}")
+    _check_arguments(instance, policy, max_events)
     if slot is not None and instance.slot != slot:
         instance = instance.replace(slot=slot)
     if mode == "sampled":

@@ -1,0 +1,88 @@
+"""The validation layer's entry points called with the wrong things: each is refused
+naming the argument, or reported as a violation, never met by an AttributeError deep
+inside (found by a probe of the Python API, 2026-12-04)."""
+
+import math
+
+import pytest
+
+from heuristic import make_policy
+from instances import Config, Plan, PlanError, Segment
+from validation import check_plan, replay, rollout, run_online, scenario_costs, simulate
+
+V1 = Config("v100", 1)
+
+
+def kinds(inst, plan):
+    return [v.kind for v in check_plan(inst, plan)]
+
+
+def test_gpus_that_are_not_pairs_are_violations(base):
+    for gpus in (("n1", 0), (["n1", 0],), ((0, "n1"),)):
+        plan = Plan((Segment(0.0, 2.0, "a", V1, gpus),))
+        found = check_plan(base, plan)
+        assert "bad-gpus" in [v.kind for v in found]
+        assert any("is not a pair (node id, GPU index)" in v.detail for v in found)
+
+
+def test_times_that_are_not_finite_or_empty_are_named_as_such(base):
+    gpus = (("n1", 0),)
+    nan = check_plan(base, Plan((Segment(math.nan, 4.0, "a", V1, gpus),)))
+    assert nan[0].kind == "bad-time" and "needs a finite start and end" in nan[0].detail
+    # a NaN start read "ends at 4 before it starts"
+    assert not any("before it starts" in v.detail for v in nan)
+    back = check_plan(base, Plan((Segment(-math.inf, 4.0, "a", V1, gpus),)))
+    assert back[0].kind == "bad-time"
+    empty = check_plan(base, Plan((Segment(2.0, 2.0, "a", V1, gpus),)))
+    assert empty[0].kind == "empty-segment" and "no length" in empty[0].detail
+    reverse = check_plan(base, Plan((Segment(3.0, 2.0, "a", V1, gpus),)))
+    assert "ends at 2, before it starts" in reverse[0].detail
+
+
+def test_check_plan_wants_a_plan_and_an_instance(base):
+    with pytest.raises(PlanError, match="plan = None: must be a Plan"):
+        check_plan(base, None)  # type: ignore[arg-type]
+    with pytest.raises(PlanError, match="instance = 'base': must be an Instance"):
+        check_plan("base", Plan())  # type: ignore[arg-type]
+
+
+def test_the_engine_names_a_policy_given_by_name_and_bad_limits(base):
+    with pytest.raises(TypeError, match=r"policy = 'fifo': must be a Policy \(make_policy"):
+        simulate(base, "fifo")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="policy = None: must be a Policy"):
+        rollout(base, None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"instance = .*must be an Instance"):
+        simulate(None, make_policy("fifo"))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_events = 'x': must be a whole number"):
+        simulate(base, make_policy("fifo"), max_events="x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"options = .*must map option names"):
+        run_online(base, "fifo", options=[("reserve", 1.0)])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"policy = .*a registered policy's name"):
+        run_online(base, make_policy("fifo"))  # type: ignore[arg-type]
+
+
+def test_scenario_costs_names_the_jobs_without_a_stop(base):
+    plan = rollout(base, make_policy("fifo"))
+    with pytest.raises(ValueError, match=r"epochs: no stop given for the jobs \['b'\] of 1"):
+        scenario_costs(base, plan, {"a": 10.0})
+
+
+def test_replay_refuses_an_infeasible_plan_as_evaluate_does(base):
+    # the empty plan replayed to an infinite mean and a NaN deviation
+    with pytest.raises(PlanError, match="infeasible") as err:
+        replay(base, Plan(), samples=10)
+    assert {v.job for v in err.value.violations} == {"a", "b"}
+    plan = rollout(base, make_policy("fifo"))
+    assert math.isfinite(replay(base, plan, samples=10).mean_total)
+
+
+@pytest.mark.parametrize("seed", [None, -1, "x", 1.5, True])
+def test_a_policy_seed_must_be_a_whole_number(seed):
+    # None drew a fresh seed on every call; the rest failed inside numpy
+    with pytest.raises(ValueError, match=f"seed = {seed!r}: must be a whole number"):
+        make_policy("rg", seed=seed)
+
+
+def test_a_policy_name_must_be_text():
+    with pytest.raises(ValueError, match=r"policy = \['fifo'\]: must be a registered"):
+        make_policy(["fifo"])  # type: ignore[arg-type]
