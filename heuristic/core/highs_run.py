@@ -24,28 +24,34 @@ import sys
 import highspy
 
 
-def _banner_to_stderr() -> None:
+def _without_banner() -> None:
     """HiGHS (1.16) prints its banner on standard output at a process's first
-    ``Highs()``, whatever its options: into the table a user pipes to a file. The
-    first is made here, with standard output pointed at standard error meanwhile."""
+    ``Highs()``, whatever its options: into the table a user pipes to a file, and (were
+    it sent to standard error) beside every command's help. The first is made here,
+    with standard output pointed at the null device meanwhile."""
     if sys.stdout is not None:
         sys.stdout.flush()
     try:
         saved = os.dup(1)
     except OSError:  # no standard output (a daemon's): nowhere for a banner to go wrong
-        return
+        saved = None
+    null = os.open(os.devnull, os.O_WRONLY)  # fd 1 itself, if it was closed
     try:
-        os.dup2(2, 1)
+        if null != 1:
+            os.dup2(null, 1)
         highspy.Highs()
         ctypes.CDLL(None).fflush(None)  # the C library's buffer, before fd 1 is back
-    except OSError:  # no standard error either: the banner then goes where it would
-        pass
     finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+        if saved is None:
+            os.close(1)  # closed before: closed again
+        else:
+            os.dup2(saved, 1)
+            os.close(saved)
+        if null != 1:
+            os.close(null)
 
 
-_banner_to_stderr()
+_without_banner()
 
 #: the environment variable giving the thread count of solves that leave it to HiGHS
 THREADS_VARIABLE = "GPUSCHED_HIGHS_THREADS"
