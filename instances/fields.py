@@ -32,7 +32,7 @@ def positive(
         )
     if upper is not None and v > upper:
         raise InstanceError(path, value, f"must be at most {upper:g} (docs/model.md, bounds)")
-    return v
+    return v + 0.0  # -0.0 as 0.0: it printed, and was written, with its sign
 
 
 def is_number(value: Any) -> bool:

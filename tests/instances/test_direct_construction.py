@@ -106,3 +106,8 @@ def test_segments_of_the_wrong_types_are_refused_naming_the_field(base):
         Plan((Segment(0.0, 1.0, "a", "v100x1", gpus),))  # type: ignore[arg-type]
     with pytest.raises(PlanError, match=r"segments\[0\].gpus = \[.*must be a tuple"):
         Plan((Segment(0.0, 1.0, "a", cfg, [("n1", 0)]),))  # type: ignore[arg-type]
+
+
+def test_a_negative_zero_is_stored_as_zero(base):
+    inst = base.replace(energy_price=-0.0)
+    assert str(inst.energy_price) == "0.0"
