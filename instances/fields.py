@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any, TypeGuard, get_type_hints
-
-import numpy as np
 
 from instances.errors import InstanceError
 from instances.limits import MAX_ID_CHARS
@@ -41,12 +40,18 @@ def is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def _in_order(values: Any) -> bool:
+    """Whether ``values`` is a collection whose order is the caller's: a list, tuple,
+    array or generator, not a string (``"12"`` would read as 1 and 2), a set or a
+    mapping."""
+    unordered = isinstance(values, str | bytes | Mapping | AbstractSet)
+    return isinstance(values, Iterable) and not unordered
+
+
 def numbers_in(path: str, values: Any) -> tuple[float, ...]:
-    """``values`` as a tuple of floats: a list, tuple or 1-d array of numbers. A string is
-    refused (``"12"`` would read as the stops 1 and 2), as are sets and mappings, whose
-    order is not the caller's; a bad entry is named ``path[i]``."""
-    ordered = isinstance(values, Sequence) and not isinstance(values, str | bytes)
-    if not ordered and not (isinstance(values, np.ndarray) and values.ndim == 1):
+    """``values`` as a tuple of floats, in order (:func:`_in_order`), a bad entry named
+    ``path[i]``."""
+    if not _in_order(values):
         raise InstanceError(path, values, "must be a list of numbers")
     out = []
     for i, v in enumerate(values):
@@ -77,9 +82,9 @@ def count(path: str, value: Any, upper: int) -> int:
 
 
 def items_of(path: str, values: Any, cls: type) -> tuple[Any, ...]:
-    """``values`` as a tuple of ``cls``: a list or tuple (not a string, set or mapping),
-    each entry a ``cls``, a bad one named ``path[i]``."""
-    if not isinstance(values, Sequence) or isinstance(values, str | bytes):
+    """``values`` as a tuple of ``cls``, in order (:func:`_in_order`), each entry a
+    ``cls``, a bad one named ``path[i]``."""
+    if not _in_order(values):
         raise InstanceError(path, values, f"must be a list of {cls.__name__}")
     out = tuple(values)
     for i, v in enumerate(out):

@@ -79,7 +79,8 @@ class Plan:
     _by_job: dict[str, tuple[Segment, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for i, s in enumerate(self.segments):
+        given = tuple(self.segments)  # a generator is read once
+        for i, s in enumerate(given):
             # the common case tested by exact types: policies build plans of thousands
             plain = (
                 type(s) is Segment
@@ -91,7 +92,7 @@ class Plan:
             )
             if not plain:
                 _check_segment(i, s)
-        segs = tuple(sorted(self.segments, key=lambda s: (s.start, s.job, s.end)))
+        segs = tuple(sorted(given, key=lambda s: (s.start, s.job, s.end)))
         object.__setattr__(self, "segments", segs)
         by_job: dict[str, list[Segment]] = defaultdict(list)
         for s in segs:

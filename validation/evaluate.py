@@ -311,7 +311,7 @@ def scenario_costs(
     mode = instance.tardiness_mode(tardiness)
     missing = [j.id for j in instance.jobs if j.id not in epochs]
     if missing:
-        raise ValueError(f"epochs: no stop given for the jobs {missing[:5]} of {len(missing)}")
+        raise ValueError(f"epochs: no stop given for {len(missing)} job(s): {missing[:5]}")
     energy = grams = tard = 0.0
     # without a series (or with a flat one) exactly the running sum the evaluator always
     # made, so that no figure moves in its last digit

@@ -165,7 +165,7 @@ def make_policy(name: str, *, seed: int = 0, **options: Any) -> Policy:
     """A fresh policy object for ``name`` with ``options`` over its preset, e.g.
     ``make_policy("sts", reserve=0.3)``."""
     if not isinstance(name, str):  # a list was met by "unhashable type" in the lookup
-        raise ValueError(f"policy = {name!r:.60}: must be a registered policy's name")
+        raise TypeError(f"policy = {name!r:.60}: must be a registered policy's name")
     if not whole_at_least(seed, 0):  # None drew a fresh seed; numpy's refusals named none
         raise ValueError(f"seed = {seed!r}: must be a whole number, at least 0")
     install = missing_extra(name)

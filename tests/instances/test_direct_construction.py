@@ -92,12 +92,14 @@ def test_containers_of_the_wrong_kind_are_refused_naming_the_field(base):
     with pytest.raises(InstanceError, match=r"configs\[0\] = 'v100x1': must be a Config"):
         dataclasses.replace(job, epoch_times={"v100x1": 1.0})
     assert isinstance(base.replace(jobs=list(base.jobs)), Instance)
+    assert base.replace(jobs=(j for j in base.jobs)).jobs == base.jobs  # read once
 
 
 def test_segments_of_the_wrong_types_are_refused_naming_the_field(base):
     cfg = Config("v100", 1)
     gpus = (("n1", 0),)
     assert Plan((Segment(0, 1, "a", cfg, gpus),))  # integers are times
+    assert len(Plan(Segment(float(k), k + 1.0, "a", cfg, gpus) for k in range(3))) == 3
     with pytest.raises(PlanError, match=r"segments\[0\] = \(0.0, 1.0.*must be a Segment"):
         Plan(((0.0, 1.0, "a", cfg, gpus),))  # type: ignore[arg-type]
     with pytest.raises(PlanError, match=r"segments\[1\].start = '0': must be a number"):

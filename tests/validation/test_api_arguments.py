@@ -63,7 +63,7 @@ def test_the_engine_names_a_policy_given_by_name_and_bad_limits(base):
 
 def test_scenario_costs_names_the_jobs_without_a_stop(base):
     plan = rollout(base, make_policy("fifo"))
-    with pytest.raises(ValueError, match=r"epochs: no stop given for the jobs \['b'\] of 1"):
+    with pytest.raises(ValueError, match=r"epochs: no stop given for 1 job\(s\): \['b'\]"):
         scenario_costs(base, plan, {"a": 10.0})
 
 
@@ -84,5 +84,5 @@ def test_a_policy_seed_must_be_a_whole_number(seed):
 
 
 def test_a_policy_name_must_be_text():
-    with pytest.raises(ValueError, match=r"policy = \['fifo'\]: must be a registered"):
+    with pytest.raises(TypeError, match=r"policy = \['fifo'\]: must be a registered"):
         make_policy(["fifo"])  # type: ignore[arg-type]
