@@ -28,6 +28,7 @@ from heuristic.core.policy import JobStatus, Policy, SchedulerState
 from instances import Instance, Plan, Segment
 from instances.distribution import reaches
 from instances.fields import whole_at_least
+from validation.montecarlo import checked_seed
 from validation.power_states import NodePower, PowerLedger
 from validation.scenario import scenario_epochs
 from validation.timeline import continues, slot_ceil, start_overhead
@@ -333,6 +334,7 @@ def simulate(
     if mode not in ("rollout", "sampled"):
         raise ValueError(f"mode must be 'rollout' or 'sampled', got {mode!r}")
     _check_arguments(instance, policy, max_events)
+    seed = checked_seed(seed)  # recorded with the result in either mode
     if slot is not None and instance.slot != slot:
         instance = instance.replace(slot=slot)
     if mode == "sampled":

@@ -55,6 +55,8 @@ def test_the_engine_names_a_policy_given_by_name_and_bad_limits(base):
         simulate(None, make_policy("fifo"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_events = 'x': must be a whole number"):
         simulate(base, make_policy("fifo"), max_events="x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="seed = 'x': must be a whole number"):
+        simulate(base, make_policy("fifo"), seed="x")  # type: ignore[arg-type]  # rollout too
     with pytest.raises(TypeError, match=r"options = .*must map option names"):
         run_online(base, "fifo", options=[("reserve", 1.0)])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"policy = .*a registered policy's name"):
