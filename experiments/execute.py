@@ -43,6 +43,11 @@ def _instance_doc(inst: Instance) -> tuple[str, str]:
     return hashlib.sha1(text.encode()).hexdigest()[:16], text
 
 
+def instance_id(inst: Instance) -> str:
+    """The id a run's instance is stored under: a digest of its JSON form."""
+    return _instance_doc(inst)[0]
+
+
 def _clairvoyant(inst: Instance, spec: RunSpec) -> tuple[dict[str, float], Any, Any]:
     """The MILP with the seed's stops known: a lower bound for every online policy."""
     from experiments.bound import scenario_optimum  # the MILP only where a campaign asks

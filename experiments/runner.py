@@ -28,8 +28,10 @@ from typing import Any, TextIO
 from tqdm import tqdm
 
 from experiments.campaign import Campaign, RunSpec
-from experiments.execute import RunRecord, execute
+from experiments.campaign_file import CampaignError
+from experiments.execute import RunRecord, execute, instance_id
 from experiments.store import Store
+from instances import InstanceError
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -202,6 +204,35 @@ def _watch_parent(campaign_pid: int, every: float = 0.5) -> None:
     os._exit(1)
 
 
+def _same_inputs(campaign: Campaign, store: Store, resumed: set[str]) -> None:
+    """Refuse to resume where a file a scenario reads (an instance file, a stopping fit)
+    has changed since its finished runs: the campaign's text names the file, not its
+    contents, so the new runs would sit beside the old in one report, made from two
+    different instances. One finished run per such scenario is rebuilt and compared
+    by the instance it ran on."""
+    ran = store.instance_ids(campaign.name)
+    for sc in campaign.scenarios:
+        files = [(k, v) for k, v in sc.params if k in ("path", "stops")]
+        if not files or sc.label not in resumed:
+            continue
+        seed = next((seed for (label, seed) in ran if label == sc.label), None)
+        if seed is None:
+            continue
+        where = f"{sc.label}.{'/'.join(k for k, _ in files)}"
+        shown = files[0][1] if len(files) == 1 else [v for _, v in files]
+        try:
+            now = instance_id(sc.instance(seed))
+        except (InstanceError, ValueError, OSError) as exc:
+            raise CampaignError(where, shown, str(exc)) from None
+        if now != ran[sc.label, seed]:
+            raise CampaignError(
+                where,
+                shown,
+                f"the file changed since the runs already in store {str(store.path)!r} "
+                "(the instance differs); restore it, or run into another store",
+            )
+
+
 def run_campaign(
     campaign: Campaign,
     store_path: str | Path,
@@ -217,6 +248,8 @@ def run_campaign(
         store.begin_campaign(campaign)
         done = store.finished(campaign.name)
         todo = [s for s in specs if s.key not in done]
+        if todo and done:
+            _same_inputs(campaign, store, {s.scenario.label for s in todo})
         skipped = len(specs) - len(todo)
         errors: list[str] = []
         bar = tqdm(

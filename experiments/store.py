@@ -225,6 +225,15 @@ class Store:
         rows = self.conn.execute("SELECT key FROM runs WHERE campaign = ?", (campaign,))
         return {r[0] for r in rows}
 
+    def instance_ids(self, campaign: str) -> dict[tuple[str, int], str]:
+        """The instance each finished run of ``campaign`` ran on, by (scenario, seed)."""
+        rows = self.conn.execute(
+            "SELECT scenario, seed, instance_id FROM runs "
+            "WHERE campaign = ? AND instance_id IS NOT NULL",
+            (campaign,),
+        )
+        return {(sc, seed): iid for sc, seed, iid in rows}
+
     def save(self, rec: RunRecord) -> None:
         """Write one run, all or nothing (a full disk is a :class:`StoreError`, and the
         run is not in the store)."""

@@ -358,3 +358,30 @@ def test_bad_policy_options_are_refused_naming_them(table, message):
     with pytest.raises(CampaignError) as err:
         _parse(text)
     assert message in str(err.value)
+
+
+def test_a_resume_after_the_instance_file_changed_is_refused(tmp_path):
+    """The campaign's text names the file, not its contents: a resume after an edit
+    put runs of two different instances side by side in one report (found by a probe
+    of interrupted campaigns, 2026-12-04)."""
+    from instances import read_instance, write_instance
+    from instances.bundled import bundled
+
+    write_instance(bundled("tiny"), tmp_path / "t.json")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'name = "e"\npolicies = ["fifo", "edf"]\nseeds = 1\n\n[[scenarios]]\n'
+        'name = "f"\ngenerator = "file"\npath = "t.json"\n'
+    )
+    store = tmp_path / "s.sqlite"
+    run_campaign(load_campaign(cfg), store, workers=1, progress=False)
+    with sqlite3.connect(store) as conn:  # as if interrupted before the edf run
+        conn.execute("DELETE FROM runs WHERE policy = 'edf'")
+        conn.execute("DELETE FROM jobs WHERE key LIKE '%/edf/%'")
+    inst = read_instance(tmp_path / "t.json")
+    write_instance(inst.replace(energy_price=2.0), tmp_path / "t.json")
+    with pytest.raises(CampaignError, match=r"f\.path = .*t\.json': the file changed since"):
+        run_campaign(load_campaign(cfg), store, workers=1, progress=False)
+    write_instance(inst, tmp_path / "t.json")  # restored: the resume goes on
+    out = run_campaign(load_campaign(cfg), store, workers=1, progress=False)
+    assert (out.skipped, out.ran) == (1, 1)
