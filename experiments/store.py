@@ -114,9 +114,12 @@ class Store:
         self._lock: int | None = None
         self._later = True  # the runs table has LATER_METRICS
         existed = self.path.exists()
+        if self.path.is_dir():  # SQLite read it as a "disk I/O error"
+            raise StoreError(f"store {str(path)!r} is a folder, not a store file")
         fresh = not existed or self.path.stat().st_size == 0
         if readonly and fresh:
-            raise StoreError(f"store {str(path)!r}: no such store")
+            what = "an empty file, not a store" if existed else "no such store"
+            raise StoreError(f"store {str(path)!r}: {what}")
         try:
             if writer:
                 self._lock = _lock(self.path)

@@ -155,3 +155,17 @@ def test_a_cell_edited_into_what_no_run_writes_is_refused_by_name(
     err = capsys.readouterr().err
     assert message in err and "damaged" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_a_folder_or_an_empty_file_is_named_as_such(tmp_path):
+    # a folder read as "disk I/O error", an empty file as "no such store"
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(StoreError, match="is a folder, not a store file"):
+        Store(tmp_path / "adir", readonly=True)
+    with pytest.raises(StoreError, match="is a folder, not a store file"):
+        Store(tmp_path / "adir", writer=True)
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    with pytest.raises(StoreError, match="an empty file, not a store"):
+        Store(tmp_path / "empty.sqlite", readonly=True)
+    with pytest.raises(StoreError, match="no such store"):
+        Store(tmp_path / "none.sqlite", readonly=True)
