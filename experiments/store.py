@@ -279,6 +279,11 @@ class Store:
                     *later,
                 ),
             )
+            # job rows of a run the store does not hold (its run row deleted by hand)
+            # are leftovers: kept, they refused every resume by their unique key
+            self.conn.execute(
+                "DELETE FROM jobs WHERE campaign = ? AND key = ?", (s.campaign, s.key)
+            )
             self.conn.executemany(
                 f"INSERT INTO jobs VALUES ({', '.join('?' * (3 + len(JOB_COLUMNS)))})",
                 [(s.campaign, s.key, j["job"], *(j.get(c) for c in JOB_COLUMNS)) for j in rec.jobs],

@@ -169,3 +169,16 @@ def test_a_folder_or_an_empty_file_is_named_as_such(tmp_path):
         Store(tmp_path / "empty.sqlite", readonly=True)
     with pytest.raises(StoreError, match="no such store"):
         Store(tmp_path / "none.sqlite", readonly=True)
+
+
+def test_a_run_row_deleted_by_hand_is_run_again(filled):
+    # its job rows, left behind, refused every resume ("UNIQUE constraint failed")
+    store = filled
+    with sqlite3.connect(store) as conn:
+        key = conn.execute("SELECT key FROM runs WHERE status = 'ok' LIMIT 1").fetchone()[0]
+        jobs = conn.execute("SELECT count(*) FROM jobs WHERE key = ?", (key,)).fetchone()[0]
+        conn.execute("DELETE FROM runs WHERE key = ?", (key,))
+    out = run_campaign(_parse(SMALL), store, workers=1, progress=False)
+    assert out.ran == 1
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("SELECT count(*) FROM jobs WHERE key = ?", (key,)).fetchone()[0] == jobs
