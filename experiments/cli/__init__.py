@@ -9,28 +9,34 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from experiments.campaign import CampaignError
-from experiments.cli import (
-    bound,
-    campaign,
-    compare,
-    demo,
-    evaluate,
-    fit_stops,
-    gap,
-    generate,
-    improve,
-    online,
-    report,
-    solve,
-)
-from experiments.cli.common import CliError
-from experiments.store import StoreError
-from heuristic.core import highs_run
-from heuristic.core.options import OptionError
-from instances import InstanceError, PlanError
-from milp import MilpError
-from validation.simulator import SimulationError
+# Ctrl-C in the second or two these imports take (numpy, pandas, Pyomo, HiGHS) ended in
+# a KeyboardInterrupt traceback: the command ends quietly instead, with the status a
+# shell shows for it (130), as it does once running
+try:
+    from experiments.campaign import CampaignError
+    from experiments.cli import (
+        bound,
+        campaign,
+        compare,
+        demo,
+        evaluate,
+        fit_stops,
+        gap,
+        generate,
+        improve,
+        online,
+        report,
+        solve,
+    )
+    from experiments.cli.common import CliError
+    from experiments.store import StoreError
+    from heuristic.core import highs_run
+    from heuristic.core.options import OptionError
+    from instances import InstanceError, PlanError
+    from milp import MilpError
+    from validation.simulator import SimulationError
+except KeyboardInterrupt:
+    raise SystemExit(130) from None
 
 # in the order ``gpusched --help`` lists them
 COMMANDS = (
