@@ -99,6 +99,19 @@ _TABLES = {"campaigns", "instances", "runs", "jobs"}
 APPLICATION_ID = 0x67707363
 
 
+def _first_difference(stored: str, given: str) -> str:
+    """Where the campaign file given first differs from the one the store holds: its
+    line and both versions of it (the files are compared as text, so a comment counts)."""
+    old, new = stored.splitlines(), given.splitlines()
+    for k, (a, b) in enumerate(zip(old, new, strict=False), start=1):
+        if a != b:
+            return f"line {k}: {b.strip()!r:.80}, the store's {a.strip()!r:.80}"
+    if len(new) != len(old):
+        k = min(len(old), len(new)) + 1
+        return f"line {k}: the given file has {len(new)} lines, the store's {len(old)}"
+    return "the same lines, other line endings"
+
+
 class StoreError(RuntimeError):
     """The store file cannot be used: not one of ours, another version's, corrupt, in use
     by another campaign process, or the disk is full."""
@@ -215,7 +228,8 @@ class Store:
         if row is not None and row[0] != campaign.text:
             raise StoreError(
                 f"store {str(self.path)!r} already holds a campaign named {campaign.name!r} "
-                "with a different configuration; use another store or another name"
+                f"with a different configuration ({_first_difference(row[0], campaign.text)}); "
+                "use another store or another name"
             )
         with self.conn:
             self.conn.execute(

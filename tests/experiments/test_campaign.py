@@ -123,8 +123,13 @@ def test_local_run_fills_the_store_and_a_rerun_skips_everything(tmp_path):
 def test_a_different_campaign_under_the_same_name_is_refused(tmp_path):
     store = tmp_path / "s.sqlite"
     run_campaign(_parse(SMALL), store, workers=1, progress=False)
-    with pytest.raises(StoreError, match="different configuration"):
+    with pytest.raises(StoreError, match="different configuration") as err:
         run_campaign(_parse(SMALL.replace("seeds = 2", "seeds = 3")), store, progress=False)
+    # the message says where (a comment changed counts: the files are compared as text)
+    line = SMALL.splitlines().index("seeds = 2") + 1
+    assert f"line {line}: 'seeds = 3', the store's 'seeds = 2'" in str(err.value)
+    with pytest.raises(StoreError, match=r"has \d+ lines, the store's \d+"):
+        run_campaign(_parse(SMALL + "\n# a note\n"), store, progress=False)
 
 
 def test_failed_runs_are_recorded_with_their_error(tmp_path, capsys):
