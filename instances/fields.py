@@ -72,6 +72,14 @@ def whole_at_least(value: object, least: int) -> TypeGuard[int]:
     return int(value) >= least
 
 
+def whole_number(name: str, value: object, least: int) -> int:
+    """``value`` as an int if :func:`whole_at_least` ``least``, else a ``ValueError``
+    naming ``name``: an API call's seed, sample count or event limit."""
+    if not whole_at_least(value, least):
+        raise ValueError(f"{name} = {value!r}: must be a whole number, at least {least}")
+    return int(value)
+
+
 def count(path: str, value: Any, upper: int) -> int:
     """A whole number in [1, upper]."""
     if not whole_at_least(value, 1):

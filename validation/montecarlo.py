@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from instances import Instance, Plan
-from instances.fields import whole_at_least
+from instances.fields import whole_number
 from instances.model import TardinessMode
 from validation.check import require_feasible
 from validation.evaluate import scenario_costs
@@ -58,9 +58,7 @@ def sample_epochs(instance: Instance, rng: np.random.Generator) -> dict[str, flo
 def checked_seed(seed: object, name: str = "seed") -> int:
     """A seed of the stops: a whole number, at least 0. ``None`` drew fresh stops on
     every call, and numpy's own refusals of the rest did not name the argument."""
-    if not whole_at_least(seed, 0):
-        raise ValueError(f"{name} = {seed!r}: must be a whole number, at least 0")
-    return int(seed)
+    return whole_number(name, seed, 0)
 
 
 def replay(
@@ -78,9 +76,7 @@ def replay(
     never runs a job replayed to an infinite mean and a NaN deviation."""
     if confidence not in _Z:
         raise ValueError(f"confidence must be one of {sorted(_Z)}, got {confidence}")
-    if not whole_at_least(samples, 1):
-        # 0 gave NaN means beside six RuntimeWarnings
-        raise ValueError(f"samples = {samples!r}: must be a whole number, at least 1")
+    whole_number("samples", samples, 1)  # 0 gave NaN means beside six RuntimeWarnings
     rng = np.random.default_rng(checked_seed(seed))
     if check:
         require_feasible(instance, plan)

@@ -27,7 +27,7 @@ from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus, Policy, SchedulerState
 from instances import Instance, Plan, Segment
 from instances.distribution import reaches
-from instances.fields import whole_at_least
+from instances.fields import whole_number
 from validation.montecarlo import checked_seed
 from validation.power_states import NodePower, PowerLedger
 from validation.scenario import scenario_epochs
@@ -315,8 +315,7 @@ def _check_arguments(instance: object, policy: object, max_events: object) -> No
     ):
         hint = f" (make_policy({policy!r}) builds one)" if isinstance(policy, str) else ""
         raise TypeError(f"policy = {policy!r:.60}: must be a Policy{hint}")
-    if not whole_at_least(max_events, 1):
-        raise ValueError(f"max_events = {max_events!r}: must be a whole number, at least 1")
+    whole_number("max_events", max_events, 1)
 
 
 def simulate(

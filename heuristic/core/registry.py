@@ -18,7 +18,7 @@ from typing import Any
 
 from heuristic.core.options import build_options
 from heuristic.core.policy import Policy
-from instances.fields import whole_at_least
+from instances.fields import whole_number
 
 
 @dataclass(frozen=True)
@@ -166,11 +166,10 @@ def make_policy(name: str, *, seed: int = 0, **options: Any) -> Policy:
     ``make_policy("sts", reserve=0.3)``."""
     if not isinstance(name, str):  # a list was met by "unhashable type" in the lookup
         raise TypeError(f"policy = {name!r:.60}: must be a registered policy's name")
-    if not whole_at_least(seed, 0):  # None drew a fresh seed; numpy's refusals named none
-        raise ValueError(f"seed = {seed!r}: must be a whole number, at least 0")
+    seed = whole_number("seed", seed, 0)  # None drew a fresh seed; numpy's named none
     install = missing_extra(name)
     if install is not None:
         raise ValueError(f"policy {name!r} needs an optional extra: {install}")
-    policy: Policy = policy_class(name)(policy_options(name, **options), seed=int(seed))
+    policy: Policy = policy_class(name)(policy_options(name, **options), seed=seed)
     policy.name = name  # the registered name (sts-greedy) rather than the class's (sts)
     return policy
