@@ -241,8 +241,13 @@ def run_campaign(
     workers: int | None = None,
     progress: bool = True,
     stream: TextIO | None = None,
+    started: Callable[[int, int], None] | None = None,
 ) -> CampaignOutcome:
-    """Run every run of ``campaign`` that ``store_path`` does not hold yet."""
+    """Run every run of ``campaign`` that ``store_path`` does not hold yet.
+
+    ``started(todo, skipped)`` is called once the store has accepted the campaign (its
+    text, the files its finished runs read), before any run starts: a caller that
+    announces the work says nothing of runs a refusal would not make."""
     specs = campaign.runs()
     with Store(store_path, writer=True) as store:
         store.begin_campaign(campaign)
@@ -251,6 +256,8 @@ def run_campaign(
         if todo and done:
             _same_inputs(campaign, store, {s.scenario.label for s in todo})
         skipped = len(specs) - len(todo)
+        if started is not None:
+            started(len(todo), skipped)
         errors: list[str] = []
         bar = tqdm(
             total=len(specs),

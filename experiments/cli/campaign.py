@@ -45,9 +45,16 @@ def run(args: argparse.Namespace) -> int:
         raise CampaignError("config", None, "give a campaign file or a bundled name (--list)")
     campaign = load_campaign(args.config)
     store = args.store or f"{campaign.name}.sqlite"
-    runs = len(campaign.runs())
+    specs = campaign.runs()
     where = args.scheduler or f"{args.workers or os.cpu_count()} local processes"
-    print(f"campaign {campaign.name!r}: {runs} runs into {store} on {where}")
+
+    def started(todo: int, skipped: int) -> None:
+        # said once the store has accepted the campaign: a refused resume announces nothing
+        done = f" ({skipped} already there)" if skipped else ""
+        print(
+            f"campaign {campaign.name!r}: {todo} of {len(specs)} runs into {store}{done} on {where}"
+        )
+
     try:
         with _stopped_by_signals():
             out = run_campaign(
@@ -56,13 +63,17 @@ def run(args: argparse.Namespace) -> int:
                 scheduler=args.scheduler,
                 workers=args.workers,
                 progress=not args.quiet,
+                started=started,
             )
     except KeyboardInterrupt as exc:  # the pool is killed; the finished runs are stored
         how = f"stopped by {exc.signal.name}" if isinstance(exc, _Signalled) else "interrupted"
-        print(
-            f"\ngpusched: campaign {campaign.name!r} {how}; the same command resumes it",
-            file=sys.stderr,
+        left = _left(campaign.name, store, {s.key for s in specs})
+        then = (
+            f"all {len(specs)} runs are in the store"
+            if left == 0
+            else "the same command resumes it"
         )
+        print(f"\ngpusched: campaign {campaign.name!r} {how}; {then}", file=sys.stderr)
         return 128 + (exc.signal if isinstance(exc, _Signalled) else signal.SIGINT)
     print(
         f"{out.ran} runs done now, {out.skipped} were already in the store, "
@@ -71,6 +82,19 @@ def run(args: argparse.Namespace) -> int:
     for line in out.errors:
         print(f"  failed: {line}", file=sys.stderr)
     return 1 if out.errors else 0
+
+
+def _left(name: str, store: str, keys: set[str]) -> int | None:
+    """How many of the campaign's runs the store lacks after an interrupt (None where
+    it cannot be read): a signal that comes after the last run was saved should not
+    ask for a resume that has nothing to do."""
+    from experiments.store import Store, StoreError
+
+    try:
+        with Store(store, readonly=True) as s:
+            return len(keys - s.finished(name))
+    except (StoreError, OSError):
+        return None
 
 
 class _Signalled(KeyboardInterrupt):

@@ -390,3 +390,71 @@ def test_a_resume_after_the_instance_file_changed_is_refused(tmp_path):
     write_instance(inst, tmp_path / "t.json")  # restored: the resume goes on
     out = run_campaign(load_campaign(cfg), store, workers=1, progress=False)
     assert (out.skipped, out.ran) == (1, 1)
+
+
+def _tiny_campaign(tmp_path: Path) -> Path:
+    from instances import write_instance
+    from instances.bundled import bundled
+
+    write_instance(bundled("tiny"), tmp_path / "t.json")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'name = "e"\npolicies = ["fifo", "edf"]\nseeds = 1\n\n[[scenarios]]\n'
+        'name = "f"\ngenerator = "file"\npath = "t.json"\n'
+    )
+    return cfg
+
+
+def test_the_header_follows_the_stores_checks_and_counts_what_is_left(tmp_path, capsys):
+    """A refused resume announced the whole campaign's runs first ('2 runs into ...'),
+    then refused; the header now comes once the store has taken the campaign, and says
+    how many runs it already holds."""
+    from instances import read_instance, write_instance
+
+    cfg, store = _tiny_campaign(tmp_path), tmp_path / "s.sqlite"
+    args = ["campaign", str(cfg), "--store", str(store), "--quiet", "--workers", "1"]
+    assert main(args) == 0
+    assert "campaign 'e': 2 of 2 runs into" in capsys.readouterr().out
+    with sqlite3.connect(store) as conn:  # as if interrupted before the edf run
+        conn.execute("DELETE FROM runs WHERE policy = 'edf'")
+    inst = read_instance(tmp_path / "t.json")
+    write_instance(inst.replace(energy_price=2.0), tmp_path / "t.json")
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert "the file changed since" in err and "runs into" not in out
+    write_instance(inst, tmp_path / "t.json")
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "campaign 'e': 1 of 2 runs into" in out and "(1 already there)" in out
+
+
+@pytest.mark.parametrize(
+    ("delete", "said"),
+    [(False, "all 2 runs are in the store"), (True, "the same command resumes it")],
+)
+def test_a_signal_after_the_last_run_does_not_ask_for_a_resume(
+    tmp_path, capsys, monkeypatch, delete, said
+):
+    """SIGTERM that came after the last run was saved said 'the same command resumes
+    it', which would have had nothing to do."""
+    import experiments.runner
+    from experiments.cli.campaign import _Signalled
+
+    cfg, store = _tiny_campaign(tmp_path), tmp_path / "s.sqlite"
+    args = ["campaign", str(cfg), "--store", str(store), "--quiet", "--workers", "1"]
+    assert main(args) == 0
+    if delete:
+        with sqlite3.connect(store) as conn:
+            conn.execute("DELETE FROM runs WHERE policy = 'edf'")
+    real = experiments.runner.run_campaign
+
+    def stopped(*a, **kw):  # at the end of the runs, or before the one left
+        if not delete:
+            real(*a, **kw)
+        raise _Signalled(signal.SIGTERM)
+
+    monkeypatch.setattr(experiments.runner, "run_campaign", stopped)
+    capsys.readouterr()
+    assert main(args) == 128 + signal.SIGTERM
+    err = capsys.readouterr().err
+    assert f"'e' stopped by SIGTERM; {said}" in err, err
