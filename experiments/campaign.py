@@ -42,6 +42,7 @@ from experiments.paths import plain_name
 from heuristic.core.options import OptionError
 from heuristic.core.registry import policy_names, policy_options
 from instances import Instance, InstanceError, read_instance
+from instances.fields import is_number
 from instances.generators import GENERATORS
 from instances.generators.spec import check_relaunch
 from instances.generators.stops_fit import read_fit
@@ -147,7 +148,7 @@ def parse_campaign(text: str, *, base: Path, default_name: str) -> Campaign:
     listed_once("seeds", seeds)
     time_limit = doc.get("time_limit", 10.0)
     # comparisons, not float(): 10**400 seconds is refused, not an OverflowError
-    number = isinstance(time_limit, int | float) and not isinstance(time_limit, bool)
+    number = is_number(time_limit)
     if not number or not 0 < time_limit <= MAX_TIME_LIMIT:
         raise CampaignError(
             "time_limit", time_limit, f"must be a number of seconds in (0, {MAX_TIME_LIMIT:g}]"

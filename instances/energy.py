@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.fields import positive
+from instances.fields import is_number, positive
 from instances.limits import MAX_CARBON, MAX_HOURS, MAX_PRICE, MAX_SERIES, MIN_SLOT_HOURS
 
 After = Literal["repeat", "hold"]
@@ -83,7 +83,7 @@ class Series:
             )
         out: list[float] = []
         for i, t in enumerate(self.times):
-            if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
+            if not is_number(t) or not math.isfinite(t):
                 raise InstanceError(f"times[{i}]", t, "must be a finite number of hours")
             if t < 0:
                 raise InstanceError(f"times[{i}]", t, "must not be negative (hours from 0)")

@@ -19,7 +19,7 @@ import pyomo.environ as pyo
 
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
-from instances.fields import whole_at_least
+from instances.fields import is_number, whole_at_least
 from milp.data import MilpData, Outside, milp_data
 from milp.highs import Answer, Matrices, compile_model, load_values, run_highs, start_vector
 from milp.model import model_of_data
@@ -108,7 +108,7 @@ def solve(
     """
     clock = _Clock(time_limit)
     slots = require_slots(slots)
-    gap_ok = isinstance(mip_gap, int | float) and not isinstance(mip_gap, bool)
+    gap_ok = is_number(mip_gap)
     if not gap_ok or not 0 <= mip_gap < 1:  # NaN, -1 or "x" reported OPTIMAL
         raise MilpError(f"mip_gap = {mip_gap!r}: must be a relative gap in [0, 1)")
     if threads is not None and not whole_at_least(threads, 1):

@@ -18,7 +18,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
-from instances.fields import field_types
+from instances.fields import field_types, is_number
 from instances.limits import MAX_HOURS, MIN_SLOT_HOURS
 
 T = TypeVar("T")
@@ -79,7 +79,7 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
     if kind is float:
         # infinity is a value some options mean (first fit's share ratio: never share);
         # each dataclass checks its own range
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = is_number(value)
         require(ok, name, value, "must be a number")
         try:
             number = float(value)

@@ -28,7 +28,7 @@ from types import UnionType
 from typing import Any, ClassVar, Union, get_args, get_origin
 
 from instances.errors import InstanceError
-from instances.fields import field_types
+from instances.fields import field_types, is_number
 from instances.generators.early_stopping import FAMILIES
 from instances.generators.measured_overheads import RELAUNCH_MODES
 from instances.generators.power import parse_idle, parse_power_off
@@ -200,7 +200,7 @@ def _type_problem(value: Any, hint: Any) -> str:
         ok = isinstance(value, int) and not isinstance(value, bool) and abs(value) <= 2**53
         return "" if ok else "a whole number"
     if hint is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = is_number(value)
         # isfinite on floats only: a 400-digit integer would overflow converted to one
         # (it compares exactly with the bound)
         if not ok or (isinstance(value, float) and not math.isfinite(value)):

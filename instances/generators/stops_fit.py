@@ -32,6 +32,7 @@ import numpy as np
 
 from instances.distribution import EpochDistribution
 from instances.errors import InstanceError
+from instances.fields import is_number
 from instances.generators.early_stopping import checkpoints
 from instances.generators.histories import STATUSES, History, alibaba_history
 from instances.io import check_numbers, load_json_file
@@ -185,7 +186,7 @@ class ClassFit:
             if not isinstance(values, list):
                 raise InstanceError(f"{where}.{name}", values, "must be a list of numbers")
             for i, x in enumerate(values):
-                ok = isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+                ok = is_number(x) and math.isfinite(x)
                 if not ok or x < 0 or (name.endswith(("mass", "survival")) and x > 1):
                     raise InstanceError(f"{where}.{name}[{i}]", x, "out of range")
             arrays[name] = tuple(float(x) for x in values)
@@ -238,7 +239,7 @@ class ClassFit:
             if value is None:
                 continue  # optional
             exact = self.completion() if name == "completion" else self.beyond(float(name[7:]))
-            if not isinstance(value, int | float) or isinstance(value, bool):
+            if not is_number(value):
                 raise InstanceError(f"{where}.{name}", value, "must be a probability")
             if abs(value - exact) > 1e-6:  # written rounded to 6 decimals
                 raise InstanceError(

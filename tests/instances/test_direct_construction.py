@@ -76,6 +76,21 @@ def test_numpy_numbers_are_numbers_and_are_stored_as_python_ones(base):
     json.dumps(instance_to_dict(inst))  # a numpy number would not be written
 
 
+def test_numpy_numbers_are_numbers_to_the_other_entry_points_too(base):
+    """A series' breakpoints, an STS option given as a number and the MILP's gap took
+    a Python float but refused numpy's integers as "must be a number", each by a check
+    of its own; they share ``instances.fields.is_number`` now."""
+    from heuristic.core.registry import make_policy
+    from instances.energy import Series
+    from milp.solve import solve as solve_milp
+
+    series = Series(np.arange(3), (0.1, 0.2))
+    assert series.times == (0.0, 1.0, 2.0) and type(series.times[1]) is float
+    assert make_policy("sts", lead_hours=np.int64(2)).options.lead_hours == 2.0
+    tiny = base.replace(jobs=base.jobs[:1])
+    assert solve_milp(tiny, slot=0.5, mip_gap=np.float32(0.0), time_limit=30).plan is not None
+
+
 def test_containers_of_the_wrong_kind_are_refused_naming_the_field(base):
     with pytest.raises(InstanceError, match="jobs = 'abc': must be a list of Job"):
         base.replace(jobs="abc")
