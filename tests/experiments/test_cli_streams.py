@@ -58,6 +58,10 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly():
 _INTERRUPTED_IMPORT = """
 import importlib.abc, os, runpy, signal, sys
 
+# as a terminal starts a command; a pytest-xdist worker ignores SIGINT, and a child
+# started with it ignored keeps it so (the suite saw the command run to its end)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 class Interrupt(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name == "pandas":
