@@ -15,7 +15,9 @@ changes that move decisions (STS deciding incrementally: ``--before c21dc6c``).
   the median time of one decision over the run. Goal: 20 ms.
 - ``--priced RATE:OFFSET:SEED``: STS deciding when, on an instance of the ``prices``
   campaign's thesis family under the bundled series: the time of all the run's
-  decisions (no goal; docs/prices.md, 'Decision time').
+  decisions (no goal; docs/prices.md, 'Decision time'). ``contended@LOAD:OFFSET:SEED``
+  instead of a rate: the campaign's contended family (the Philly week on 32 GPUs at
+  offered load ``LOAD``).
 
 Both with the jobs' measured relaunch overheads (the goals'; ``--relaunch none`` for the
 figures without). Times are wall clock and the process's CPU time: on a shared machine
@@ -125,11 +127,19 @@ def online_run(jobs: int, nodes: int, relaunch: str) -> dict[str, Any]:
 def priced_run(rate: str, offset: int, seed: int) -> dict[str, Any]:
     """The whole of STS's decisions over an online run under the bundled price series:
     the ``prices`` campaign's thesis family (synthetic, 10 nodes, 60 jobs, ``rate``),
-    ``au-nsw-2023`` from hour ``offset``, carbon at 100 per tonne, sampled stops."""
+    or its contended family (``contended@LOAD``: the Philly week's jobs from hour 24,
+    six hours of them, on 32 GPUs at offered load ``LOAD``), ``au-nsw-2023`` from hour
+    ``offset``, carbon at 100 per tonne, sampled stops."""
     from instances.generators import GENERATORS
 
-    params = {"nodes": 10, "jobs": 60, "rate": rate, "prices": f"au-nsw-2023:{offset}"}
-    inst = GENERATORS["synthetic"].instance({**params, "carbon_price": 100.0}, seed)
+    prices = {"prices": f"au-nsw-2023:{offset}", "carbon_price": 100.0}
+    if rate.startswith("contended@"):
+        cluster = [["k80", 4, 2], ["p100", 4, 2], ["v100", 8, 2]]
+        params = {"start": 24.0, "hours": 6.0, "cluster": cluster, "load": float(rate[10:])}
+        inst = GENERATORS["philly-week"].instance({**params, **prices}, seed)
+    else:
+        params = {"nodes": 10, "jobs": 60, "rate": rate}
+        inst = GENERATORS["synthetic"].instance({**params, **prices}, seed)
     wall, cpu, rest = _timed_run(inst, seed)
     return {"wall": sum(wall), "cpu": sum(cpu), **rest}
 

@@ -11,7 +11,8 @@ cell ``k`` costs ``w_k · a_j``: the cell's price (energy plus carbon priced per
 times the portion's expected energy (kWh), its configuration's power weighted by the
 probability that the job still runs then, exactly as the evaluator bills it. Which
 cells run is then a shortest path over (cell, portions done, running or not):
-:func:`place_runs`, exact on the grid for the profile given, in ``O(cells · portions)``.
+:func:`heuristic.sts.cells.place_runs`, exact on the grid for the profile given, in
+``O(cells · portions)``.
 A run that resumes after an idle cell pays the relaunch overhead's energy (``δ`` hours
 at the portion's power and survival); its ``δ`` hours are not added to the run (the
 last portion's spare time and the re-plan at every decision absorb them).
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from heuristic.sts.cells import cheapest_cells
 from heuristic.sts.memo import kept
 from heuristic.sts.profile import Profile
 from instances import Config, EpochDistribution, Instance, Job
@@ -175,60 +177,6 @@ def power_at(rows: np.ndarray, x: np.ndarray) -> np.ndarray:
     return out
 
 
-def place_runs(
-    a: np.ndarray, w: np.ndarray, resume: np.ndarray, running: bool
-) -> tuple[float, list[int]]:
-    """The cheapest choice of cells for ``len(a)`` portions in order: portion ``j`` in
-    cell ``k`` costs ``a[j]·w[k]``; a portion after an idle cell (or the first, if the
-    job is ``running`` before cell 0 and idles) adds ``resume[j]·w[k]``. Exact (a
-    shortest path over portions and the cell each runs in: portion ``j`` in cell ``k``
-    follows portion ``j - 1`` in cell ``k - 1``, or, resuming, the cheapest in a cell
-    before ``k - 1``); returns the cost and the cells that run (``inf`` and ``[]`` if
-    the portions do not fit). Ties go to the earliest cells: runs come as early as they
-    can, keeping slack."""
-    n, cells = len(a), len(w)
-    if n > cells:
-        return math.inf, []
-    inf = math.inf
-    rows = np.full((n, cells), inf)  # rows[j, k]: least cost with portion j in cell k
-    rows[0] = a[0] * w + (resume[0] * w if running else 0.0)
-    if running:
-        rows[0, 0] = a[0] * w[0]  # it goes on in cell 0: no relaunch
-    gap = np.empty(cells - 2) if cells > 2 else np.empty(0)
-    for j in range(1, n):
-        prev, row = rows[j - 1], rows[j]
-        row[1:] = prev[:-1]  # on from the cell before
-        if cells > 2:  # or resumed after an idle cell, from the least before that
-            np.minimum.accumulate(prev[:-2], out=gap)
-            gap += resume[j] * w[2:]
-            np.minimum(row[2:], gap, out=row[2:])
-        row += a[j] * w
-    k = int(np.argmin(rows[-1]))  # the earliest cell on ties
-    cost = float(rows[-1, k])
-    if not math.isfinite(cost):
-        return inf, []
-    runs = [k]
-    for j in range(n - 1, 0, -1):
-        # where portion j - 1 ran: the cell before, unless resuming was cheaper (ties
-        # go to the earlier cells: runs come as early as they can)
-        here = rows[j, k] - a[j] * w[k]
-        if k >= 2:
-            best = int(np.argmin(rows[j - 1, : k - 1]))
-            resumed = rows[j - 1, best] + resume[j] * w[k]
-            if resumed <= rows[j - 1, k - 1] and _same(resumed, here):
-                k = best
-                runs.append(k)
-                continue
-        k -= 1
-        runs.append(k)
-    return cost, runs[::-1]
-
-
-def _same(x: float, y: float) -> bool:
-    """Equal up to the rounding of a sum taken in another order."""
-    return abs(x - y) <= 1e-9 * max(1.0, abs(x), abs(y))
-
-
 @dataclass(frozen=True)
 class Grid:
     """The cells from ``now`` to ``now + budget`` (at most :data:`HORIZON_CELLS`): the
@@ -309,30 +257,32 @@ def timing(
             floor = dot(np.sort(a)[::-1], np.sort(np.partition(w, n - 1)[:n]))
             if floor + head_cost >= min(beat, best[0] if best else math.inf):
                 continue
-            cost, cells = place_runs(a, w, resume, running or done > 0)
-            if not cells or cost >= FULL:
+            cost, cells = cheapest_cells(a, w, resume, running or done > 0)
+            if not len(cells) or cost >= FULL:
                 continue
             if done > 0:
                 cost += head_cost
-            spans = [(0.0, done)] if done > 0 else []
-            for j, k in enumerate(cells):
-                start = float(grid.edges[k0 + k])
-                spans.append((start, start + float(cuts[j + 1] - cuts[j])))
-            windows = _merged(spans)
+            if best is not None and cost >= best[0] - TOL * max(1.0, abs(best[0])):
+                continue  # its windows are not needed
+            windows = run_windows(grid.edges[k0 + cells], np.diff(cuts), done)
         if best is None or cost < best[0] - TOL * max(1.0, abs(best[0])):
             best = (cost, windows)
     return best
 
 
-def _merged(spans: Sequence[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
-    """Back-to-back spans as one window."""
-    out: list[tuple[float, float]] = []
-    for s, e in spans:
-        if out and s <= out[-1][1] + TOL:
-            out[-1] = (out[-1][0], e)
-        else:
-            out.append((s, e))
-    return tuple(out)
+def run_windows(
+    starts: np.ndarray, hours: np.ndarray, done: float
+) -> tuple[tuple[float, float], ...]:
+    """The run windows of portions of ``hours`` starting at ``starts`` (after ``done``
+    hours run from 0, if any): back-to-back portions as one window, a portion within
+    ``TOL`` of the end of the one before counting as back to back."""
+    s, e = starts, starts + hours
+    if done > 0:
+        s, e = np.concatenate(([0.0], s)), np.concatenate(([done], e))
+    new = np.flatnonzero(s[1:] > e[:-1] + TOL) + 1  # where a window begins, after the first
+    first = np.concatenate(([0], new))
+    last = np.concatenate((new - 1, [len(s) - 1]))
+    return tuple(zip(s[first].tolist(), e[last].tolist(), strict=True))
 
 
 # where a configuration fits beside the booked profiles, per interval between edges

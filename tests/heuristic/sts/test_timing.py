@@ -14,12 +14,13 @@ from hypothesis import strategies as st
 
 from heuristic.core.policy import JobStatus
 from heuristic.core.registry import make_policy
+from heuristic.sts.cells import place_runs
 from heuristic.sts.hulls import HullTable, JobProfiles
 from heuristic.sts.incremental import IncrementalStsPolicy
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.policy import StsPolicy
 from heuristic.sts.profile import Profile, Step
-from heuristic.sts.timing import Grid, Tariff, TimingRule, place_runs, timing
+from heuristic.sts.timing import Grid, Tariff, TimingRule, run_windows, timing
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.bundled import bundled
 from instances.energy import Carbon, Series
@@ -104,6 +105,35 @@ def test_place_runs_is_the_enumeration_of_every_choice_of_cells(n, extra, runnin
         if (j == 0 and k > 0 and running) or (j > 0 and cells[j - 1] != k - 1):
             again += resume[j] * w[k]
     assert again == pytest.approx(cost, rel=1e-9, abs=1e-12)
+
+
+def _merged_one_by_one(spans):
+    out = []
+    for s, e in spans:
+        if out and s <= out[-1][1] + 1e-9:
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return tuple(out)
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.integers(0, 40), min_size=1, max_size=12, unique=True),
+    st.floats(0.25, 1.0),
+    st.sampled_from([0.0, 0.5, 1.0]),
+)
+def test_run_windows_join_back_to_back_portions(cells, hours, done):
+    """The windows of the cells chosen, built by numpy, are the spans joined one by one
+    as before (the same floats): portions of a whole cell back to back join, a short
+    last portion ends its window, a gap starts a new one."""
+    cells = sorted(cells)
+    starts = done + np.array(cells, dtype=float)
+    lengths = np.full(len(cells), 1.0)
+    lengths[-1] = hours
+    spans = [(0.0, done)] if done > 0 else []
+    spans += [(float(s), float(s) + float(h)) for s, h in zip(starts, lengths, strict=True)]
+    assert run_windows(starts, lengths, done) == _merged_one_by_one(spans)
 
 
 def test_place_runs_refuses_more_portions_than_cells():
