@@ -8,7 +8,9 @@ the kernels of other CPUs (``OPENBLAS_CORETYPE``: Prescott has SSE3 only, Haswel
 both run on any x86-64 machine this runs on) and must be the same to the last digit:
 generated instances with fitted stops, STS deciding when under an hourly price,
 Optimus (a run, and its speed model's predictions), and the online report's
-utilisation.
+utilisation. STS's search for cheap hours is compiled by numba for the CPU it runs on
+(``heuristic/sts/cells.py``); compiled for a generic x86-64 (no AVX, no fused
+multiply-add) it must give the same figures too.
 """
 
 from __future__ import annotations
@@ -56,10 +58,12 @@ print(out)
 """
 
 
-def _figures(coretype: str | None) -> str:
+def _figures(coretype: str | None, numba_cpu: str | None = None, cache: str = "") -> str:
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
     if coretype is not None:
         env["OPENBLAS_CORETYPE"] = coretype
+    if numba_cpu is not None:  # compiled afresh, into a cache of its own
+        env["NUMBA_CPU_NAME"], env["NUMBA_CACHE_DIR"] = numba_cpu, cache
     done = subprocess.run(
         [sys.executable, "-c", FIGURES], cwd=ROOT, env=env, capture_output=True, text=True
     )
@@ -68,8 +72,9 @@ def _figures(coretype: str | None) -> str:
 
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 kernels")
-def test_figures_do_not_depend_on_the_cpus_blas_kernel():
+def test_figures_do_not_depend_on_the_cpus_blas_kernel(tmp_path):
     native = _figures(None)
     assert "nan" not in native
     for coretype in ("Prescott", "Haswell"):
         assert _figures(coretype) == native, coretype
+    assert _figures(None, "generic", str(tmp_path)) == native, "numba for a generic x86-64"
