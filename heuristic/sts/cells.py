@@ -9,7 +9,8 @@ search, profiled). Compiled by numba the same loop takes 0.2 ms, with the same
 operations in the same order, so the same floats and the same cells (docs/prices.md,
 'Decision time'). numba is imported, and the loop compiled, on the first timed profile
 only: nothing is paid without a series (about 1 s the first time on a machine, 0.4 s
-once compiled, kept in ``__pycache__``).
+once compiled, kept in ``__pycache__``, or in numba's folder in the user's home where
+that cannot be written; where neither can, it is compiled once in each process).
 """
 
 from __future__ import annotations
@@ -87,7 +88,10 @@ def cheapest_cells(
     if _compiled is None:
         import numba  # here, not at import: only a price series needs it
 
-        _compiled = numba.njit(cache=True)(_path)
+        try:
+            _compiled = numba.njit(cache=True)(_path)
+        except RuntimeError:  # no folder to keep it in (a read-only install and home)
+            _compiled = numba.njit(_path)  # compiled once in each process instead
     f64 = np.float64
     cost, runs = _compiled(
         np.ascontiguousarray(a, dtype=f64),
