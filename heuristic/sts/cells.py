@@ -78,10 +78,17 @@ def _path(a: Any, w: Any, resume: Any, running: bool) -> tuple[float, Any]:
     return cost, runs
 
 
-def cheapest_cells(
+def place_runs(
     a: np.ndarray, w: np.ndarray, resume: np.ndarray, running: bool
 ) -> tuple[float, np.ndarray]:
-    """:func:`place_runs` with the cells as an array (empty if the portions do not fit)."""
+    """The cheapest choice of cells for ``len(a)`` portions in order: portion ``j`` in
+    cell ``k`` costs ``a[j]·w[k]``; a portion after an idle cell (or the first, if the
+    job is ``running`` before cell 0 and idles) adds ``resume[j]·w[k]``. Exact (a
+    shortest path over portions and the cell each runs in: portion ``j`` in cell ``k``
+    follows portion ``j - 1`` in cell ``k - 1``, or, resuming, the cheapest in a cell
+    before ``k - 1``), in ``O(cells · portions)``; returns the cost and the cells that
+    run, an array (``inf`` and an empty one if the portions do not fit). Ties go to the
+    earliest cells: runs come as early as they can, keeping slack."""
     global _compiled
     if len(a) > len(w):
         return math.inf, np.empty(0, dtype=np.int64)
@@ -102,18 +109,3 @@ def cheapest_cells(
     if not math.isfinite(cost):
         return math.inf, np.empty(0, dtype=np.int64)
     return float(cost), runs
-
-
-def place_runs(
-    a: np.ndarray, w: np.ndarray, resume: np.ndarray, running: bool
-) -> tuple[float, list[int]]:
-    """The cheapest choice of cells for ``len(a)`` portions in order: portion ``j`` in
-    cell ``k`` costs ``a[j]·w[k]``; a portion after an idle cell (or the first, if the
-    job is ``running`` before cell 0 and idles) adds ``resume[j]·w[k]``. Exact (a
-    shortest path over portions and the cell each runs in: portion ``j`` in cell ``k``
-    follows portion ``j - 1`` in cell ``k - 1``, or, resuming, the cheapest in a cell
-    before ``k - 1``), in ``O(cells · portions)``; returns the cost and the cells that
-    run (``inf`` and ``[]`` if the portions do not fit). Ties go to the earliest cells:
-    runs come as early as they can, keeping slack."""
-    cost, runs = cheapest_cells(a, w, resume, running)
-    return cost, runs.tolist()

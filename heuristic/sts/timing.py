@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from heuristic.sts.cells import cheapest_cells
+from heuristic.sts.cells import place_runs
 from heuristic.sts.memo import kept
 from heuristic.sts.profile import Profile
 from instances import Config, EpochDistribution, Instance, Job
@@ -124,8 +124,8 @@ class Tariff:
         10,000 kept: then the memo starts again). A timing that recovers its margin asks
         for as many horizons as profiles, most of them ending in the same cell: one grid
         serves them all (a tenth of the thesis family's time went to rebuilding it)."""
-        count = _whole_cells(self.cell, now, hours)
-        return kept(self.grids, (now, count), lambda: Grid.of(self, now, hours), 10_000)
+        cells = _whole_cells(self.cell, now, hours)
+        return kept(self.grids, (now, cells), lambda: Grid.of(self, now, hours), 10_000)
 
     def cost(self, edges: np.ndarray) -> np.ndarray:
         """The bill of one kWh drawn evenly over each interval between ``edges``,
@@ -197,10 +197,10 @@ class Grid:
     @classmethod
     def of(cls, tariff: Tariff, now: float, budget: float) -> Grid:
         d = tariff.cell
-        count = _whole_cells(d, now, budget)
-        if count is None:
+        cells = _whole_cells(d, now, budget)
+        if cells is None:
             return cls(np.zeros(1), np.zeros(0))
-        first = (math.floor(now / d + TOL) + 1) * d
+        first, count = cells
         absolute = np.concatenate(([now], first + d * np.arange(count + 1)))
         edges = absolute - now
         width = np.diff(edges)
@@ -210,16 +210,16 @@ class Grid:
         return cls(edges, price)
 
 
-def _whole_cells(d: float, now: float, budget: float) -> int | None:
-    """How many whole cells of ``d`` hours follow the first boundary after ``now`` within
-    ``budget`` (at most :data:`HORIZON_CELLS`), ``None`` where that boundary is not
-    reached: the only thing :meth:`Grid.of` reads of the budget."""
+def _whole_cells(d: float, now: float, budget: float) -> tuple[float, int] | None:
+    """The first cell boundary after ``now`` and how many whole cells of ``d`` hours
+    follow it within ``budget`` (at most :data:`HORIZON_CELLS`); ``None`` where that
+    boundary is not reached: all :meth:`Grid.of` reads of the budget."""
     first = (math.floor(now / d + TOL) + 1) * d
     end = now + min(budget, HORIZON_CELLS * d)
     last = math.floor(end / d + TOL) * d
     if last <= first - TOL:
         return None
-    return round((last - first) / d)
+    return first, round((last - first) / d)
 
 
 def timing(
@@ -270,17 +270,22 @@ def timing(
             floor = dot(np.sort(a)[::-1], np.sort(np.partition(w, n - 1)[:n]))
             if floor + head_cost >= min(beat, best[0] if best else math.inf):
                 continue
-            cost, cells = cheapest_cells(a, w, resume, running or done > 0)
+            cost, cells = place_runs(a, w, resume, running or done > 0)
             if not len(cells) or cost >= FULL:
                 continue
             if done > 0:
                 cost += head_cost
-            if best is not None and cost >= best[0] - TOL * max(1.0, abs(best[0])):
+            if not _cheaper(cost, best):
                 continue  # its windows are not needed
             windows = run_windows(grid.edges[k0 + cells], np.diff(cuts), done)
-        if best is None or cost < best[0] - TOL * max(1.0, abs(best[0])):
+        if _cheaper(cost, best):
             best = (cost, windows)
     return best
+
+
+def _cheaper(cost: float, best: tuple[float, object] | None) -> bool:
+    """Whether ``cost`` beats the ``best`` case so far by more than rounding."""
+    return best is None or cost < best[0] - TOL * max(1.0, abs(best[0]))
 
 
 def run_windows(

@@ -96,7 +96,8 @@ def test_place_runs_is_the_enumeration_of_every_choice_of_cells(n, extra, runnin
     a = np.array(values[:n])
     w = np.array(values[5 : 5 + n + extra])
     resume = np.array(values[11 : 11 + n]) * 0.3
-    cost, cells = place_runs(a, w, resume, running)
+    cost, found = place_runs(a, w, resume, running)
+    cells = found.tolist()
     assert cost == pytest.approx(_brute(a, w, resume, running), rel=1e-9, abs=1e-12)
     assert len(cells) == n and cells == sorted(set(cells))
     # the cells returned cost what the search says
@@ -148,8 +149,9 @@ def test_the_search_runs_where_numba_finds_no_folder_to_keep_it_in():
         "c.CacheImpl._locator_classes = []  # every folder refused\n"
         "import numpy as np\n"
         "from heuristic.sts.cells import place_runs\n"
-        "print(place_runs(np.array([1.0, 1.0]), np.array([3.0, 1.0, 1.0, 1.0]),"
-        " np.zeros(2), False))\n"
+        "cost, cells = place_runs(np.array([1.0, 1.0]), np.array([3.0, 1.0, 1.0, 1.0]),"
+        " np.zeros(2), False)\n"
+        "print((cost, cells.tolist()))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -157,7 +159,8 @@ def test_the_search_runs_where_numba_finds_no_folder_to_keep_it_in():
 
 
 def test_place_runs_refuses_more_portions_than_cells():
-    assert place_runs(np.ones(3), np.ones(2), np.zeros(3), False) == (math.inf, [])
+    cost, cells = place_runs(np.ones(3), np.ones(2), np.zeros(3), False)
+    assert (cost, cells.tolist()) == (math.inf, [])
 
 
 def _alone(dist: EpochDistribution, due: float) -> Instance:
