@@ -17,7 +17,8 @@ changes that move decisions (STS deciding incrementally: ``--before c21dc6c``).
   campaign's thesis family under the bundled series: the time of all the run's
   decisions (no goal; docs/prices.md, 'Decision time'). ``contended@LOAD:OFFSET:SEED``
   instead of a rate: the campaign's contended family (the Philly week on 32 GPUs at
-  offered load ``LOAD``).
+  offered load ``LOAD``). ``none`` for the offset: no series (``contended@LOAD:none``
+  is then the ``contended`` campaign's 32-GPU scenario).
 
 Both with the jobs' measured relaunch overheads (the goals'; ``--relaunch none`` for the
 figures without). Times are wall clock and the process's CPU time: on a shared machine
@@ -124,15 +125,17 @@ def online_run(jobs: int, nodes: int, relaunch: str) -> dict[str, Any]:
     return {"wall": statistics.median(wall), "cpu": statistics.median(cpu), **rest}
 
 
-def priced_run(rate: str, offset: int, seed: int) -> dict[str, Any]:
+def priced_run(rate: str, offset: int | None, seed: int) -> dict[str, Any]:
     """The whole of STS's decisions over an online run under the bundled price series:
     the ``prices`` campaign's thesis family (synthetic, 10 nodes, 60 jobs, ``rate``),
     or its contended family (``contended@LOAD``: the Philly week's jobs from hour 24,
     six hours of them, on 32 GPUs at offered load ``LOAD``), ``au-nsw-2023`` from hour
-    ``offset``, carbon at 100 per tonne, sampled stops."""
+    ``offset``, carbon at 100 per tonne (``None``: no series), sampled stops."""
     from instances.generators import GENERATORS
 
     prices = {"prices": f"au-nsw-2023:{offset}", "carbon_price": 100.0}
+    if offset is None:
+        prices = {}
     if rate.startswith("contended@"):
         cluster = [["k80", 4, 2], ["p100", 4, 2], ["v100", 8, 2]]
         params = {"start": 24.0, "hours": 6.0, "cluster": cluster, "load": float(rate[10:])}
@@ -184,7 +187,8 @@ def row(task: dict[str, Any], res: dict[str, dict[str, Any]], relaunch: str) -> 
     b, a = res["before"], res["after"]
     if task["kind"] == "priced":
         rate, offset, seed = task["size"]
-        name, goal, unit = f"priced {rate} from hour {offset}, seed {seed}", None, 1.0
+        series = "no series" if offset is None else f"priced from hour {offset}"
+        name, goal, unit = f"{rate}, {series}, seed {seed}", None, 1.0
         what = f"all {a['decisions']} decisions (s)"
     else:
         n, m = task["size"]
@@ -218,7 +222,8 @@ def main() -> None:
     ap.add_argument(
         "--priced",
         default="",
-        help="online runs under the price series, RATE:OFFSET:SEED,... (e.g. high:0:0)",
+        help="online runs under the price series, RATE:OFFSET:SEED,... (e.g. high:0:0;"
+        " OFFSET none: no series)",
     )
     ap.add_argument("--relaunch", choices=("measured", "none"), default="measured")
     ap.add_argument("--rounds", type=int, default=2)
@@ -248,7 +253,8 @@ def main() -> None:
     for spec in args.priced.split(","):
         if spec:
             rate, offset, seed = spec.split(":")
-            tasks.append({"kind": "priced", "size": [rate, int(offset), int(seed)], "rounds": 1})
+            hour = None if offset == "none" else int(offset)
+            tasks.append({"kind": "priced", "size": [rate, hour, int(seed)], "rounds": 1})
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         before = unpack(args.before, Path(tmp))

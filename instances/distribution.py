@@ -9,6 +9,7 @@ A job may stop only at validation checkpoints ``e_1 < e_2 < ... < e_B = E`` (epo
 
 from __future__ import annotations
 
+import functools
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
@@ -166,6 +167,15 @@ class EpochDistribution:
     def block_survival(self) -> tuple[float, ...]:
         """``q_b = P(N >= e_b)``: the probability that block ``b`` is run at all."""
         return self._q
+
+    @functools.cached_property
+    def block_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:attr:`block_lengths`, :attr:`block_survival` and the stops as read-only
+        arrays, made once (STS's compiled profile search reads them)."""
+        out = (np.array(self._lengths), np.array(self._q), np.array(self.stops, dtype=float))
+        for a in out:
+            a.flags.writeable = False
+        return out
 
     def mean(self) -> float:
         """``E[N]`` in epochs; equals ``Phi(E)``."""

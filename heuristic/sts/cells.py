@@ -7,21 +7,17 @@ portions on 720 cells took 2.4 ms, and under a price series STS spent two thirds
 time there (a contended run of the ``prices`` campaign, 274 s of which 255 s in this
 search, profiled). Compiled by numba the same loop takes 0.2 ms, with the same
 operations in the same order, so the same floats and the same cells (docs/prices.md,
-'Decision time'). numba is imported, and the loop compiled, on the first timed profile
-only: nothing is paid without a series (about 1 s the first time on a machine, 0.4 s
-once compiled, kept in ``__pycache__``, or in numba's folder in the user's home where
-that cannot be written; where neither can, it is compiled once in each process).
+'Decision time'), compiled on the first timed profile (:mod:`heuristic.sts.compiled`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-_compiled: Callable[..., tuple[float, np.ndarray]] | None = None
+from heuristic.sts.compiled import Compiled
 
 
 def _path(a: Any, w: Any, resume: Any, running: bool) -> tuple[float, Any]:
@@ -78,6 +74,9 @@ def _path(a: Any, w: Any, resume: Any, running: bool) -> tuple[float, Any]:
     return cost, runs
 
 
+_compiled_path = Compiled(_path)
+
+
 def place_runs(
     a: np.ndarray, w: np.ndarray, resume: np.ndarray, running: bool
 ) -> tuple[float, np.ndarray]:
@@ -89,18 +88,10 @@ def place_runs(
     before ``k - 1``), in ``O(cells · portions)``; returns the cost and the cells that
     run, an array (``inf`` and an empty one if the portions do not fit). Ties go to the
     earliest cells: runs come as early as they can, keeping slack."""
-    global _compiled
     if len(a) > len(w):
         return math.inf, np.empty(0, dtype=np.int64)
-    if _compiled is None:
-        import numba  # here, not at import: only a price series needs it
-
-        try:
-            _compiled = numba.njit(cache=True)(_path)
-        except RuntimeError:  # no folder to keep it in (a read-only install and home)
-            _compiled = numba.njit(_path)  # compiled once in each process instead
     f64 = np.float64
-    cost, runs = _compiled(
+    cost, runs = _compiled_path(
         np.ascontiguousarray(a, dtype=f64),
         np.ascontiguousarray(w, dtype=f64),
         np.ascontiguousarray(resume, dtype=f64),

@@ -143,7 +143,11 @@ class ChainSet:
     (``gaps``, options less one); its slowest option's hours per epoch (``slowest``);
     and the index of the chain of that option alone where that comes earlier
     (``alone``, else -1; ``single``: none does); where the current configuration sits
-    in each chain (``at``, -1 if not)."""
+    in each chain (``at``, -1 if not). For the compiled search
+    (:mod:`heuristic.sts.chainsearch`): the options' hours and cost per epoch and cost of
+    an hour of overhead as arrays (``option_time``, ``option_cost``, ``option_overhead``),
+    and the chains' indices one after another (``flat``; chain ``i`` is
+    ``flat[offsets[i]:offsets[i + 1]]``), ``at`` as an array (``places``)."""
 
     options: tuple[Option, ...]
     overhead: tuple[float, ...]  # the cost of an hour of overhead on each option
@@ -158,6 +162,12 @@ class ChainSet:
     alone: np.ndarray
     single: np.ndarray
     at: tuple[int, ...]
+    option_time: np.ndarray
+    option_cost: np.ndarray
+    option_overhead: np.ndarray
+    flat: np.ndarray
+    offsets: np.ndarray
+    places: np.ndarray
     # per (hours, left) of overhead: each chain's first overhead, its cost at the
     # chain's cheapest hour, and all its overheads (a job's overhead left is 0 but
     # while it relaunches: the arrays are reused from one decision to the next)
@@ -186,13 +196,12 @@ class ChainSet:
 
 
 @functools.lru_cache(maxsize=4096)
-def _layout(
-    index: tuple[tuple[int, ...], ...], n: int, cur: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _layout(index: tuple[tuple[int, ...], ...], n: int, cur: int) -> tuple[np.ndarray, ...]:
     """What a :class:`ChainSet` reads of its chains' layout alone (``n`` options, the
     current one ``cur``, -1 for none): which options each holds, its slowest option,
-    its switches, whether it holds or starts on the current option, and ``alone``.
-    Jobs share layouts; the arrays are read-only."""
+    its switches, whether it holds or starts on the current option, ``alone``, and
+    ``flat``, ``offsets`` and ``places``. Jobs share layouts; the arrays are
+    read-only."""
     sizes = np.array([len(c) for c in index])
     member = np.zeros((len(index), n), dtype=bool)
     member[np.repeat(np.arange(len(index)), sizes), [k for c in index for k in c]] = True
@@ -203,7 +212,11 @@ def _layout(
             single.setdefault(c[0], i)
     alone = np.array([j if (j := single.get(c[0], i)) < i else -1 for i, c in enumerate(index)])
     held = member[:, cur] if cur >= 0 else np.zeros(len(index), dtype=bool)
-    out = (member, first, (sizes - 1).astype(float), held, first == cur, alone)
+    flat = np.array([k for c in index for k in c], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    places = np.array([c.index(cur) if cur in c else -1 for c in index], dtype=np.int64)
+    gaps = (sizes - 1).astype(float)
+    out = (member, first, gaps, held, first == cur, alone, flat, offsets, places)
     for a in out:
         a.flags.writeable = False
     return out
@@ -222,11 +235,13 @@ def chain_set(
     if cur is not None and not any(cur in c for c in idx):
         idx += continuing_indices(options, cur)
     index = tuple(idx)
-    member, first, gaps, held, starts, alone = _layout(
+    member, first, gaps, held, starts, alone, flat, offsets, places = _layout(
         index, len(options), -1 if cur is None else cur
     )
     hourly = [hourly_cost[o.config] for o in options]
     times = np.array([o.time for o in options], dtype=float)
+    costs = np.array([o.cost for o in options], dtype=float)
+    overheads = np.array(hourly, dtype=float)
 
     def least(values: np.ndarray) -> np.ndarray:
         return np.where(member, values, np.inf).min(axis=1)
@@ -235,14 +250,20 @@ def chain_set(
         tuple(options),
         tuple(hourly),
         index,
-        least(np.array([o.cost for o in options], dtype=float)),
+        least(costs),
         least(times),
-        least(np.array(hourly, dtype=float)),
+        least(overheads),
         held,
         starts,
         gaps,
         times[first],
         alone,
         alone < 0,
-        tuple(c.index(cur) if cur in c else -1 for c in index),
+        tuple(places.tolist()),
+        times,
+        costs,
+        overheads,
+        flat,
+        offsets,
+        places,
     )

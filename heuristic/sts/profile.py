@@ -166,9 +166,9 @@ def greedy_parts(
     hull: Sequence[Option], dist: EpochDistribution, budget: float, omega: float
 ) -> tuple[list[tuple[int, float, float]], float, float]:
     """:func:`exact_profile`'s solution on a (non-empty) lower hull as steps (hull index,
-    start epoch, end epoch), with its worst-case hours and expected energy cost. Callers
-    that price many candidate profiles (:mod:`heuristic.sts.switching`) build
-    :class:`Step` objects only for the one they keep."""
+    start epoch, end epoch), with its worst-case hours and expected energy cost.
+    :mod:`heuristic.sts.chainsearch` runs the same steps compiled, for every chain of a
+    job with relaunch overheads (its test compares the two)."""
     L = dist.block_lengths
     q = dist.block_survival
     B = len(L)

@@ -8,9 +8,10 @@ the kernels of other CPUs (``OPENBLAS_CORETYPE``: Prescott has SSE3 only, Haswel
 both run on any x86-64 machine this runs on) and must be the same to the last digit:
 generated instances with fitted stops, STS deciding when under an hourly price,
 Optimus (a run, and its speed model's predictions), and the online report's
-utilisation. STS's search for cheap hours is compiled by numba for the CPU it runs on
-(``heuristic/sts/cells.py``); compiled for a generic x86-64 (no AVX, no fused
-multiply-add) it must give the same figures too.
+utilisation. STS's search for cheap hours and its search over a job's chains are
+compiled by numba for the CPU they run on (``heuristic/sts/cells.py``,
+``heuristic/sts/chainsearch.py``: the STS run below uses both); compiled for a generic
+x86-64 (no AVX, no fused multiply-add) they must give the same figures too.
 """
 
 from __future__ import annotations
