@@ -142,15 +142,14 @@ class ChainSet:
     the current configuration (``held``) or starts on it (``starts``); its switches
     (``gaps``, options less one); its slowest option's hours per epoch (``slowest``);
     and the index of the chain of that option alone where that comes earlier
-    (``alone``, else -1; ``single``: none does); where the current configuration sits
-    in each chain (``at``, -1 if not). For the compiled search
-    (:mod:`heuristic.sts.chainsearch`): the options' hours and cost per epoch and cost of
-    an hour of overhead as arrays (``option_time``, ``option_cost``, ``option_overhead``),
-    and the chains' indices one after another (``flat``; chain ``i`` is
-    ``flat[offsets[i]:offsets[i + 1]]``), ``at`` as an array (``places``)."""
+    (``alone``, else -1; ``single``: none does). For the compiled search
+    (:mod:`heuristic.sts.chainsearch`): the options' hours and cost per epoch and the
+    cost of an hour of overhead on each (``option_time``, ``option_cost``,
+    ``option_overhead``), the chains' indices one after another (``flat``; chain ``i`` is
+    ``flat[offsets[i]:offsets[i + 1]]``), and where the current configuration sits in
+    each chain (``places``, -1 if not)."""
 
     options: tuple[Option, ...]
-    overhead: tuple[float, ...]  # the cost of an hour of overhead on each option
     index: tuple[tuple[int, ...], ...]
     cost: np.ndarray
     time: np.ndarray
@@ -161,7 +160,6 @@ class ChainSet:
     slowest: np.ndarray
     alone: np.ndarray
     single: np.ndarray
-    at: tuple[int, ...]
     option_time: np.ndarray
     option_cost: np.ndarray
     option_overhead: np.ndarray
@@ -185,14 +183,6 @@ class ChainSet:
             ahead = np.where(self.starts, left, hours) + hours * self.gaps
             found = self._paid[hours, left] = (lost, lost * self.hourly, ahead)
         return found
-
-    def chain(self, i: int) -> tuple[Option, ...]:
-        """Chain ``i``'s options, slowest first."""
-        return tuple(self.options[k] for k in self.index[i])
-
-    def each(self, i: int) -> tuple[float, ...]:
-        """The cost of an hour of overhead on each option of chain ``i``."""
-        return tuple(self.overhead[k] for k in self.index[i])
 
 
 @functools.lru_cache(maxsize=4096)
@@ -238,17 +228,15 @@ def chain_set(
     member, first, gaps, held, starts, alone, flat, offsets, places = _layout(
         index, len(options), -1 if cur is None else cur
     )
-    hourly = [hourly_cost[o.config] for o in options]
     times = np.array([o.time for o in options], dtype=float)
     costs = np.array([o.cost for o in options], dtype=float)
-    overheads = np.array(hourly, dtype=float)
+    overheads = np.array([hourly_cost[o.config] for o in options], dtype=float)
 
     def least(values: np.ndarray) -> np.ndarray:
         return np.where(member, values, np.inf).min(axis=1)
 
     return ChainSet(
         tuple(options),
-        tuple(hourly),
         index,
         least(costs),
         least(times),
@@ -259,7 +247,6 @@ def chain_set(
         times[first],
         alone,
         alone < 0,
-        tuple(places.tolist()),
         times,
         costs,
         overheads,

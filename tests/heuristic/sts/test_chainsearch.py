@@ -53,9 +53,11 @@ def python_profile(cs: ChainSet, dist, budget, omega, relaunch: Relaunch, prune=
     for i in todo.tolist():
         if prune and low[i] > limit:
             break
-        chain = cs.chain(i)
+        chain = [cs.options[k] for k in cs.index[i]]
+        each = [float(cs.option_overhead[k]) for k in cs.index[i]]
+        at = int(cs.places[i])
         parts, _, energy = greedy_parts(chain, dist, budgets[i], omega)
-        losts, time, overhead = _priced(chain, cs.each(i), parts, dist, relaunch, cs.at[i])
+        losts, time, overhead = _priced(chain, each, parts, dist, relaunch, at)
         energy += overhead
         tardy = omega * max(0.0, time - budget)
         key = (energy + tardy, len(parts), i)

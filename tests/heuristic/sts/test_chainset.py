@@ -83,8 +83,15 @@ def test_a_chain_set_reads_the_current_configuration():
         assert (j == -1) == (len(c_) == 1 or (c_[0],) not in index[:i])
         if j >= 0:
             assert index[j] == (c_[0],)
-    assert list(cs.cost) == [min(o.cost for o in cs.chain(i)) for i in range(len(index))]
-    assert cs.each(len(index) - 1) == tuple(hourly[o.config] for o in cs.chain(len(index) - 1))
+    options = [[cs.options[k] for k in c_] for c_ in index]
+    assert list(cs.cost) == [min(o.cost for o in chain) for chain in options]
+    # the compiled search's layout: the chains one after another, the options' figures
+    for i, chain in enumerate(options):
+        held = cs.flat[cs.offsets[i] : cs.offsets[i + 1]].tolist()
+        assert [cs.options[k] for k in held] == chain
+        assert cs.places[i] == (index[i].index(1) if 1 in index[i] else -1)
+    assert cs.option_overhead.tolist() == [hourly[o.config] for o in cs.options]
+    assert cs.option_time.tolist() == [o.time for o in cs.options]
 
 
 def test_a_job_running_off_its_chains_may_continue_where_it_runs():
