@@ -5,8 +5,6 @@ the same profile to the last bit, pruned or not."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import numpy as np
 from hypothesis import given, settings
@@ -110,23 +108,3 @@ def test_the_compiled_search_gives_the_python_searchs_profile(seed, wide, prune)
     cs = chain_set(options, rl.current, rl.hourly_cost)
     got = relaunch_profile(options, dist, budget, omega, rl, prune=prune, chained=cs)
     assert got == python_profile(cs, dist, budget, omega, rl, prune)
-
-
-def test_the_search_runs_where_numba_finds_no_folder_to_keep_it_in():
-    """Where numba can keep compiled code in no folder, the search is compiled in the
-    process (:mod:`heuristic.sts.compiled`), not refused."""
-    code = (
-        "import numba.core.caching as c\n"
-        "c.CacheImpl._locator_classes = []  # every folder refused\n"
-        "from heuristic.sts.profile import Option\n"
-        "from heuristic.sts.switching import Relaunch, relaunch_profile\n"
-        "from instances import Config, EpochDistribution\n"
-        "a, b = Config('v100', 1), Config('v100', 4)\n"
-        "options = [Option(a, 1.0, 1.0), Option(b, 0.3, 2.0)]\n"
-        "dist = EpochDistribution((2.0, 10.0), (0.5, 0.5))\n"
-        "p = relaunch_profile(options, dist, 5.0, 10.0, Relaunch(0.1, {a: 0.2, b: 0.6}))\n"
-        "print([(s.config.gpus, s.start, s.end) for s in p.steps])\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("[(1, 0.0,") and "(4," in done.stdout, done.stdout
