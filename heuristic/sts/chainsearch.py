@@ -81,8 +81,8 @@ def _search(
     out_time = 0.0
     out_energy = 0.0
     out_late = 0.0
-    for t in range(todo.shape[0]):
-        i = int(todo[t])
+    for r in range(todo.shape[0]):
+        i = int(todo[r])
         if prune and low[i] > limit:
             break
         first, n = offsets[i], offsets[i + 1] - offsets[i]

@@ -194,7 +194,8 @@ def _layout(index: tuple[tuple[int, ...], ...], n: int, cur: int) -> tuple[np.nd
     read-only."""
     sizes = np.array([len(c) for c in index])
     member = np.zeros((len(index), n), dtype=bool)
-    member[np.repeat(np.arange(len(index)), sizes), [k for c in index for k in c]] = True
+    flat = np.array([k for c in index for k in c], dtype=np.int64)
+    member[np.repeat(np.arange(len(index)), sizes), flat] = True
     first = np.array([c[0] for c in index])
     single: dict[int, int] = {}
     for i, c in enumerate(index):
@@ -202,7 +203,6 @@ def _layout(index: tuple[tuple[int, ...], ...], n: int, cur: int) -> tuple[np.nd
             single.setdefault(c[0], i)
     alone = np.array([j if (j := single.get(c[0], i)) < i else -1 for i, c in enumerate(index)])
     held = member[:, cur] if cur >= 0 else np.zeros(len(index), dtype=bool)
-    flat = np.array([k for c in index for k in c], dtype=np.int64)
     offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     places = np.array([c.index(cur) if cur in c else -1 for c in index], dtype=np.int64)
     gaps = (sizes - 1).astype(float)
