@@ -183,6 +183,41 @@ def test_sts_speeds_up_to_fit_the_cheap_hours():
     assert any(s.config == FOUR for s in plan.segments)
 
 
+def test_a_profile_late_by_a_hair_still_times_a_faster_one():
+    """Six epochs on one V100 (six hours after a 6-minute launch) due in 6.09 h: 36 s of
+    tardiness (0.04 at 4.0 an hour) costs less than a switch to four V100s on time (a
+    relaunch and dearer epochs), so the price-blind profile is late and price-blind
+    STS misses the due date. Under a series whose hours after the first are cheap,
+    four V100s in the cheap hours cost less than the slow run's bill and tardiness and
+    are on time: STS times that profile and meets the due date (before 2026-12-05 a
+    late price-blind profile ran now, untimed: the thesis family's one missed due
+    date, docs/prices.md)."""
+    job = Job(
+        "j",
+        0.0,
+        6.09,
+        EpochDistribution.deterministic(6.0),
+        {ONE: 1.0, FOUR: 0.4},
+        4.0,
+        weight=4.0,
+        relaunch_hours=0.1,
+    )
+    inst = Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        (Node("n", "v100", 4),),
+        (job,),
+        energy_price=0.55,
+        prices=Series.regular(1.0, [1.0] + [0.1] * 11),
+    )
+    blind = evaluate(inst, simulate(inst, make_policy("sts-price-blind")).plan)
+    assert blind.missed == 1 and blind.tardiness_cost == pytest.approx(0.04)
+    plan = simulate(inst, make_policy("sts")).plan
+    ev = evaluate(inst, plan)
+    assert ev.missed == 0
+    assert all(s.start >= 1.0 - 1e-9 for s in plan.segments)  # the dear hour left idle
+    assert ev.total_cost < blind.total_cost
+
+
 def test_the_grid_and_the_windows_of_a_profile():
     """From 2.5 h, cells end at 3, 4, ...; a 1.5-hour run that fits the cheap hours
     6-7.5 waits 3.5 h; the ledger books it there, not from now."""
