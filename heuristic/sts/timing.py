@@ -363,11 +363,10 @@ def timed(
     ``budget``. ``room``: the cells where a configuration fits beside the profiles
     booked before (a cell where a step does not fit is not chosen), or ``None``. Only
     profiles that meet their budget are timed: a job none of whose profiles does runs
-    now. ``current``: the
-    configuration the job runs now (idling first then pays a relaunch, where the
-    profile continues it). ``rows_of``: :func:`load` for the job (kept by the caller);
-    ``quick``: the job's configurations and their hours per epoch, fastest first (for
-    ``rule.recover``)."""
+    now. ``current``: the configuration the job runs now (idling first then pays a
+    relaunch, where the profile continues it). ``rows_of``: :func:`load` for the job
+    (kept by the caller); ``quick``: the job's configurations and their hours per
+    epoch, fastest first (for ``rule.recover``)."""
     if rows_of is None:
 
         def rows_of(profile: Profile) -> np.ndarray:
@@ -381,8 +380,7 @@ def timed(
     # price-blind profile may take a few seconds of tardiness as cheaper than speeding
     # up, where a series makes the faster run the cheaper (the thesis family's one
     # missed due date, docs/prices.md). Timed profiles are compared on the objective.
-
-    # the windows end a margin before the budget: a timed job meets others' timed
+    # The windows end a margin before the budget: a timed job meets others' timed
     # jobs in the cheap hours, and the pauses and relaunches that costs come out of it
     grid = tariff.grid(now, budget * (1.0 - MARGIN))
     margin = MARGIN * budget
