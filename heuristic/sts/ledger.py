@@ -7,8 +7,7 @@ may start on a type whose GPUs a more urgent job's last steps will need, and the
 want them at once. The ledger books each chosen profile's steps, per GPU type on a time
 grid, so that a less urgent job can prefer a profile whose whole future fits beside the
 booked ones: the GPUs of a type summed over its nodes, as the Lagrangian bound's
-relaxation (a shared step books ``1 / K_max`` of a GPU, or a whole one with
-``shared_whole``), and, for configurations
+relaxation (a shared step books ``1 / K_max`` of a GPU), and, for configurations
 taking more than half of a type's largest node, the nodes large enough to host them
 (one such configuration per node; a multi-node configuration holds each of its whole
 nodes: :meth:`Ledger.holds`).
@@ -63,12 +62,9 @@ class Ledger:
         reserve: float = 0.0,
         lead: float = 0.0,
         parts: bool = False,
-        shared_whole: bool = False,
     ) -> None:
         self.instance, self.now, self.step = instance, now, step
         self.parts = parts  # book a step in parts where the job may stop inside it
-        # a shared step booked as the whole GPU its slot holds while it has no partner
-        self.shared_gpus = 1.0 if shared_whole else 1.0 / instance.max_share
         self.reserve = reserve
         self.lead = max(0, math.ceil(lead / step - 1e-9))  # bins before the reserve applies
         self.bins = max(1, math.ceil(horizon / step))
@@ -94,7 +90,7 @@ class Ledger:
 
     def _gpus(self, cfg: Config) -> float:
         if cfg.shared:
-            return self.shared_gpus
+            return 1.0 / self.instance.max_share
         if cfg.nodes > 1:
             return float(cfg.nodes * cfg.gpus_per_node)
         return float(cfg.gpus)

@@ -61,10 +61,7 @@ class StsOptions:
     that the job may stop inside in parts, each with the chance that the job runs past
     its first epoch (off, the default: the whole step with its first epoch's;
     :class:`heuristic.sts.ledger.Ledger`; measured, not kept: docs/contended.md, 'The
-    ledger booking what a job may run'); ``book_shared_whole``: the ledger books a
-    shared step as a whole GPU, not ``1 / K_max`` of one (a shared slot's GPU holds
-    one tenant most of the time it is shared: docs/contended.md, 'Shared steps booked
-    as whole GPUs'). Where capacity binds
+    ledger booking what a job may run'). Where capacity binds
     (:mod:`heuristic.sts.contention`): ``urgency``, the order jobs are served in
     (``"modified-slack"``, with ``work_share`` hours of work per hour of slack, scaled
     by the share of present jobs already late with ``scale_work`` (off: measured, not
@@ -140,7 +137,6 @@ class StsOptions:
     reserve: float = RESERVE
     lead_hours: float = LEAD_HOURS
     book_parts: bool = False
-    book_shared_whole: bool = False
     urgency: Literal["modified-slack", "slack"] = "modified-slack"
     work_share: float = WORK_SHARE
     scale_work: bool = False

@@ -337,14 +337,7 @@ class StsPolicy:
             grid = inst.slot or 0.25
             o = self.options
             ledger = Ledger(
-                inst,
-                now,
-                max(horizon, 1.0),
-                grid,
-                o.reserve,
-                o.lead_hours,
-                o.book_parts,
-                o.book_shared_whole,
+                inst, now, max(horizon, 1.0), grid, o.reserve, o.lead_hours, o.book_parts
             )
             if self.kept:  # all at once, each one's spans memoised while it is kept
                 self.kept_bookings = KeptBookings(ledger, self.kept, self._kept_memo)

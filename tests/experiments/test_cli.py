@@ -350,8 +350,7 @@ def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
     assert main(["solve", "tiny", "--policy", "sts", "--option", "reserv=0.3"]) == 2
     err = capsys.readouterr().err
     options = (
-        "lookahead, reserve, lead_hours, book_parts, book_shared_whole, urgency, work_share,"
-        " scale_work, backfill,"
+        "lookahead, reserve, lead_hours, book_parts, urgency, work_share, scale_work, backfill,"
         " backfill_ahead, unstick, pull, pull_needed, pull_holds, timing, fine_shares,"
         " margin_recovers, loose_window, power_states, plan_boots,"
         " idle_tail, spare, stay_put, capped, displace_cost, mixed_types, shared_slots,"

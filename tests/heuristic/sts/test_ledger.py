@@ -247,23 +247,3 @@ def test_a_timed_step_booked_in_parts_keeps_each_part_in_its_window():
             ledger.book(job, profile, DIST)  # both 8-GPU nodes, for half an hour
             assert ledger.fits(job, timed, dist) is fits
             assert ledger.last_step_full(job, timed, dist) is full
-
-
-def test_a_shared_step_may_be_booked_as_the_whole_gpu_its_slot_holds():
-    """Two shared steps fill one GPU's two slots (``1 / K_max`` each); with
-    ``shared_whole`` each books the whole GPU, as a tenant without a partner holds it.
-    On a node of two GPUs, two shared steps leave one whole GPU free, or none."""
-    shared = Config("v100", 1, shared=True)
-    jobs = tuple(
-        Job(f"j{i}", 0.0, 10.0, EpochDistribution((4.0,), (1.0,)), {V1: 1.0, shared: 2.0}, 4.0)
-        for i in range(2)
-    )
-    inst = Instance((GpuType("v100", 16.0, 300.0),), (Node("n0", "v100", 2),), jobs)
-    slow = Profile((Step(shared, 0.0, 2.0),), 4.0, 0.0, 0.0, 10.0)
-    edges = np.array([0.0, 4.0])
-    for whole, room in ((False, True), (True, False)):
-        ledger = Ledger(inst, 0.0, 10.0, 0.25, shared_whole=whole)
-        ledger.book(jobs[0], slow, DIST)
-        ledger.book(jobs[1], slow, DIST)
-        np.testing.assert_allclose(ledger.load["v100"][:16], 2.0 if whole else 1.0)
-        assert bool(ledger.room(V1, edges)[0]) is room
