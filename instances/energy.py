@@ -89,7 +89,9 @@ class Series:
                 raise InstanceError(f"times[{i}]", t, "must not be negative (hours from 0)")
             if i == 0 and t != 0:
                 raise InstanceError("times[0]", t, "the series starts at time 0")
-            if i and t - out[-1] < MIN_SLOT_HOURS:
+            # within 1e-9 h of the least interval: i * 0.001 rounds to 0.009000000000000001
+            # beside 0.01, and a step of 0.001 is allowed
+            if i and (t <= out[-1] or t - out[-1] < MIN_SLOT_HOURS - 1e-9):
                 why = "times must increase" if t <= out[-1] else "an interval is too short"
                 raise InstanceError(
                     f"times[{i}]",
@@ -163,11 +165,18 @@ class Series:
     def on_grid(self, slot: float, horizon: float) -> list[float]:
         """The times in ``(0, horizon)`` where the value may change off the grid of
         ``slot`` hours (empty: the series is constant within every slot)."""
-        return [
-            t
-            for t in self.breakpoints(0.0, horizon)
-            if abs(t / slot - round(t / slot)) > 1e-9 * max(1.0, t / slot)
-        ]
+
+        def off(times: list[float]) -> list[float]:
+            return [t for t in times if abs(t / slot - round(t / slot)) > 1e-9 * max(1.0, t / slot)]
+
+        if self.constant is not None:
+            return []
+        if self.after != "repeat" or horizon <= self.end:
+            return off(self.breakpoints(0.0, horizon))
+        # repeating: each period's breakpoints are the first's shifted by whole periods, so
+        # with the period's end on the grid they are on it where the first period's are
+        # (listing every period's could build millions: a probe, 2026-12-05)
+        return off([*self.breakpoints(0.0, self.end), self.end])
 
     def slot_means(self, slot: float, slots: int) -> tuple[float, ...]:
         """The mean value over each of ``slots`` slots of ``slot`` hours from time 0."""

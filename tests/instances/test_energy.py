@@ -141,3 +141,28 @@ def test_on_grid_and_slot_means():
     assert s.on_grid(0.25, 10.0) == [] and s.on_grid(0.4, 3.0) == [1.0]  # 2.0 is 5 slots
     assert s.slot_means(0.5, 7) == pytest.approx((0.1, 0.1, 0.3, 0.3, 0.2, 0.2, 0.1))
     assert Series.regular(0.5, [1.0, 3.0]).slot_means(1.0, 2) == pytest.approx((2.0, 2.0))
+
+
+def test_a_series_at_the_least_interval_is_taken_despite_rounding():
+    """``step`` 0.001 h is allowed, but ``10 * 0.001 - 9 * 0.001`` rounds below it: twenty
+    values were refused as 'an interval is too short' at ``times[10]`` (found by a
+    probe, 2026-12-05). Explicit times alike; a shorter interval is still refused."""
+    assert len(Series.regular(0.001, [0.1, 0.5] * 10).values) == 20
+    assert len(Series(tuple(i * 0.001 for i in range(21)), (0.1,) * 20).values) == 20
+    with pytest.raises(InstanceError, match="too short"):
+        Series((0.0, 0.001, 0.0019), (0.1, 0.2))
+    with pytest.raises(InstanceError, match="must increase"):
+        Series((0.0, 0.001, 0.001), (0.1, 0.2))
+
+
+def test_the_slot_grid_check_reads_one_period_of_a_repeating_series():
+    """A series of 0.0011-h intervals repeated over 5,000 h has millions of breakpoints:
+    the MILP's grid check listed them all and raised a bare ValueError (found by a probe,
+    2026-12-05). It now reads one period; a flat series is on every grid."""
+    fine = Series.regular(0.0011, [0.1, 0.5])
+    assert fine.on_grid(1.0, 5000.0)[0] == 0.0011
+    assert Series.regular(0.00125, [0.2] * 1000).on_grid(1.0, 5000.0) == []
+    hourly = Series.regular(1.0, [0.1, 0.5, 0.3])
+    assert hourly.on_grid(0.25, 5000.0) == [] and hourly.on_grid(0.4, 5000.0) == [1.0, 3.0]
+    assert Series.regular(1.5, [0.1, 0.5]).on_grid(1.0, 10.0) == [1.5]
+    assert Series.regular(1.0, [0.1, 0.5], after="hold").on_grid(0.3, 10.0) == [1.0, 2.0]
