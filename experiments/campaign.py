@@ -19,7 +19,9 @@ A seed fixes the generated instance (synthetic, realdata) and the sampled stops 
 online run, so every policy of a scenario and seed meets the same jobs and the same
 stops. ``file`` reads ``path`` (relative to the campaign file); ``suite`` takes the
 bundled MILP suite instances named in ``instances`` (or ``"all"``), with their own
-relaunch overheads unless ``relaunch`` ("measured" or "none") says otherwise.
+relaunch overheads unless ``relaunch`` ("measured" or "none") says otherwise, and the
+energy layers every generator takes (``prices``, ``carbon_price``, ``idle``,
+``power_off``) laid over them as ``gpusched generate suite`` lays them.
 """
 
 from __future__ import annotations
@@ -44,9 +46,9 @@ from heuristic.core.registry import policy_names, policy_options
 from instances import Instance, InstanceError, read_instance
 from instances.fields import is_number
 from instances.generators import GENERATORS
-from instances.generators.spec import check_relaunch
 from instances.generators.stops_fit import read_fit
-from instances.generators.suite import suite_instance, suite_specs
+from instances.generators.suite import LAYERS as SUITE_LAYERS
+from instances.generators.suite import suite_instance, suite_spec, suite_specs
 
 # runs that are not a policy in the engine but a reference solved per scenario
 REFERENCES = ("clairvoyant",)
@@ -56,7 +58,7 @@ MAX_SEEDS = 10_000
 MAX_SCENARIOS = 10_000
 _TOP_KEYS = {"name", "description", "policies", "seeds", "time_limit", "scenarios"}
 _OWN_KEYS = {"name", "generator", "grid"}
-_EXTRA_KEYS = {"file": {"path", "slot"}, "suite": {"instances", "slot", "relaunch"}}
+_EXTRA_KEYS = {"file": {"path", "slot"}, "suite": {"instances", "slot", *SUITE_LAYERS}}
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,8 @@ class Scenario:
         if self.generator == "file":
             inst = read_instance(p["path"])
         else:
-            inst = suite_instance(p["instance"], p.get("relaunch"))
+            layers = {k: p[k] for k in SUITE_LAYERS if k in p}
+            inst = suite_instance(p["instance"], **layers)
         return inst.replace(slot=p["slot"]) if p.get("slot") is not None else inst
 
 
@@ -303,8 +306,9 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
         try:
             if gen in GENERATORS:
                 GENERATORS[gen].spec_of(params)
-            elif "relaunch" in params:
-                check_relaunch(params["relaunch"])
+            elif gen == "suite":
+                layers = {k: params[k] for k in SUITE_LAYERS if k in params}
+                suite_spec(params["instance"], **layers)
         except (InstanceError, TypeError, ValueError) as exc:
             raise CampaignError(where, params, str(exc)) from None
         out.append(sc)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import select
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 # Ctrl-C in the second or two these imports take (numpy, pandas, Pyomo, HiGHS) ended in
 # a KeyboardInterrupt traceback: the command ends quietly instead, with the status a
@@ -55,8 +57,21 @@ COMMANDS = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse takes a value that starts with a minus sign for an option unless it is a
+    plain negative number: ``--power-off -0.5,0.1`` was refused as 'expected one
+    argument', without the value. No option of ours starts with a digit, so a minus
+    sign and a digit (or a point) always begin a value, which the option's own check
+    then refuses naming it. (argparse keeps the rule in a private attribute, the same
+    since Python 3.2; its subcommands are built with this class.)"""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gpusched", description=__doc__)
+    p = _Parser(prog="gpusched", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(sub)

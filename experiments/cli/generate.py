@@ -22,14 +22,15 @@ from experiments.cli.common import (
 )
 from experiments.paths import output_folder
 from instances import Instance, InstanceError, write_instance
-from instances.generators import FAMILIES, GENERATORS, GeneratorSpec
+from instances.generators import FAMILIES, GENERATORS
 from instances.generators.clusters import parse_cluster
 from instances.generators.histories import RUNNING_READINGS
 from instances.generators.measured_overheads import RELAUNCH_MODES
-from instances.generators.power import IDLE_LEVELS, lay_idle, lay_power_off
-from instances.generators.prices import SERIES, lay_prices
+from instances.generators.power import IDLE_LEVELS
+from instances.generators.prices import SERIES
 from instances.generators.realdata import PHILLY_FILES
-from instances.generators.suite import milp_suite
+from instances.generators.suite import LAYERS as SUITE_LAYERS
+from instances.generators.suite import suite_instance, suite_specs
 from instances.generators.synergy import SHAPES
 from instances.generators.synthetic import CALIBRATIONS, RATES
 from instances.generators.traces import FITTED, TRACES
@@ -265,18 +266,14 @@ def run(args: argparse.Namespace) -> int:
     given = _given(args)
     if args.kind == SUITE:
         out = Path(args.out)
-        suite = milp_suite(given.get("relaunch"))
+        layers = {k: v for k, v in given.items() if k in SUITE_LAYERS}
+        try:  # one path with campaigns: the layers laid as on any generated instance
+            suite = [suite_instance(name, **layers) for name, _, _ in suite_specs()]
+        except InstanceError as exc:
+            option = exc.path.split("[")[0].split(".")[0]
+            raise CliError(f"--{option.replace('_', '-')}: {exc}") from None
         if "slot" in given:
             suite = [inst.replace(slot=given["slot"]) for inst in suite]
-        if "prices" in given:
-            price = given.get("carbon_price", 0.0)
-            bound = GeneratorSpec.BOUNDS["carbon_price"]  # the generators' own
-            if not bound.holds(price):
-                raise CliError(f"--carbon-price: carbon_price = {price!r}: must be in {bound}")
-            suite = [lay_prices(inst, given["prices"], price) for inst in suite]
-        elif "carbon_price" in given:
-            raise CliError("--carbon-price prices a carbon series: give --prices too")
-        suite = [_powered(inst, given) for inst in suite]
         _write_all(suite, out)
         print(f"wrote {len(suite)} suite instances to {out}/")
         return 0
@@ -304,18 +301,6 @@ def _write_all(suite: list[Instance], out: Path) -> None:
                 os.replace(Path(scratch) / t.name, t)
     except OSError as exc:
         raise CliError(f"{out}: {exc.strerror or exc}") from None
-
-
-def _powered(inst: Instance, given: dict[str, Any]) -> Instance:
-    """A suite instance with the idle power and power-off options given (refused naming
-    the option, as the generators' own)."""
-    for option, lay in (("idle", lay_idle), ("power_off", lay_power_off)):
-        if option in given:
-            try:
-                inst = lay(inst, given[option])
-            except InstanceError as exc:
-                raise CliError(f"--{option.replace('_', '-')}: {exc}") from None
-    return inst
 
 
 def _given(args: argparse.Namespace) -> dict[str, Any]:

@@ -102,6 +102,13 @@ def lay_prices(instance: Instance, text: str, carbon_price: float = 0.0) -> Inst
     if mean <= 0:  # pragma: no cover - the bundled series are not all free
         raise InstanceError("prices", text, "the series is free at every hour")
     prices = np.round(clipped * (instance.energy_price / mean), DIGITS)
+    if prices.max() > MAX_PRICE:  # named here: the series' own check knows no field
+        raise InstanceError(
+            "prices",
+            text,
+            f"scaled to a mean of the energy price {instance.energy_price:g}, its dearest "
+            f"hour costs {float(prices.max()):g}, above {MAX_PRICE:g} (docs/model.md, bounds)",
+        )
     carbon = Carbon(
         Series.regular(1.0, tuple(series.carbon_g_per_kwh[order]), "repeat", upper=MAX_CARBON),
         carbon_price,

@@ -10,6 +10,7 @@ runs them, ``gpusched generate suite --out DIR`` writes them as JSON files.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from instances.errors import InstanceError
 from instances.generators.spec import check_relaunch
@@ -43,17 +44,33 @@ def suite_specs() -> list[tuple[str, SyntheticSpec, int]]:
     return out
 
 
-def suite_instance(name: str, relaunch: str | None = None) -> Instance:
+# the generator options a suite instance takes besides its own spec: overheads, and the
+# energy layers laid over any generated instance (docs/model.md)
+LAYERS = ("relaunch", "prices", "carbon_price", "idle", "power_off")
+
+
+def suite_instance(name: str, relaunch: str | None = None, **layers: Any) -> Instance:
     """A suite instance by name; ``relaunch`` ("measured" or "none"), if given, replaces
-    the overheads its half of the suite carries."""
+    the overheads its half of the suite carries; ``layers`` (``prices``,
+    ``carbon_price``, ``idle``, ``power_off``: the generators' options) are laid over it
+    as over any generated instance, a bad one refused naming the option."""
+    spec, seed = suite_spec(name, relaunch, **layers)
+    return synthetic(spec, seed, name)
+
+
+def suite_spec(name: str, relaunch: str | None = None, **layers: Any) -> tuple[SyntheticSpec, int]:
+    """The spec and seed :func:`suite_instance` generates from (checked, not built)."""
     found = [(spec, seed) for n, spec, seed in suite_specs() if n == name]
     if not found:
         raise InstanceError("instance", name, "not a suite instance name")
     spec, seed = found[0]
+    unknown = sorted(set(layers) - set(LAYERS))
+    if unknown:
+        raise InstanceError(unknown[0], layers[unknown[0]], f"not one of {LAYERS}")
     if relaunch is not None:
         check_relaunch(relaunch)
-        spec = dataclasses.replace(spec, relaunch=relaunch)
-    return synthetic(spec, seed, name)
+        layers["relaunch"] = relaunch
+    return dataclasses.replace(spec, **layers), seed  # checked by the spec, naming the field
 
 
 def milp_suite(relaunch: str | None = None) -> list[Instance]:

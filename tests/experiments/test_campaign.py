@@ -18,6 +18,9 @@ from experiments.cli import main
 from experiments.runner import run_campaign
 from experiments.store import Store, StoreError
 from heuristic.core.registry import make_policy
+from instances.generators.power import lay_idle, lay_power_off
+from instances.generators.prices import lay_prices
+from instances.generators.suite import suite_instance
 from validation.evaluate import evaluate
 from validation.scenario import scenario_instance
 from validation.simulator import simulate
@@ -89,6 +92,29 @@ def test_a_suite_scenario_may_set_the_relaunch_overheads():
         assert plain in (measured, none)
         for a, b in zip(measured.jobs, none.jobs, strict=True):
             assert (a.id, a.release, a.epoch_times) == (b.id, b.release, b.epoch_times)
+
+
+def test_a_suite_scenario_takes_the_energy_layers_as_generate_suite_does():
+    """docs/model.md: the suite takes ``prices``, ``carbon_price``, ``idle`` and
+    ``power_off`` as every generator does (campaign files refused them as unknown
+    parameters); the instance is the one ``generate suite`` lays them on, and a bad
+    value is refused when the file is read, naming the field."""
+    name = "suite-share-3n6j-s2"
+    text = f'policies=["sts"]\n[[scenarios]]\ngenerator="suite"\ninstances=["{name}"]\n'
+    layers = 'prices="au-nsw-2023:17"\ncarbon_price=90.0\nidle="low"\npower_off="0.5,0.1"\n'
+    inst = _parse(text + layers).scenarios[0].instance(0)
+    want = suite_instance(name)
+    want = lay_power_off(lay_idle(lay_prices(want, "au-nsw-2023:17", 90.0), "low"), "0.5,0.1")
+    assert inst == want and inst.prices is not None and inst.power_off is not None
+    assert _parse(text).scenarios[0].instance(0) == suite_instance(name)
+    for bad, field in (
+        ('idle="2,50"', "idle = '2,50'"),
+        ("carbon_price=5.0", "carbon_price = 5.0: prices a carbon series"),
+        ('power_off="soon"', "power_off = 'soon'"),
+        ('prices="mars:1"', "prices = 'mars'"),
+    ):
+        with pytest.raises(CampaignError, match=field):
+            _parse(text + bad)
 
 
 def test_a_file_name_that_is_no_plain_name_gives_a_plain_campaign_name(tmp_path):

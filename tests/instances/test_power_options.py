@@ -92,6 +92,12 @@ def test_generate_lays_them_and_refuses_bad_ones_naming_the_flag(tmp_path, capsy
     assert "--idle: idle = '2,50': an idle GPU draws at most" in capsys.readouterr().err
     assert main([*args, "--power-off", "-1", "--out", str(bad)]) == 2
     assert "--power-off: power_off = '-1': -1 must be" in capsys.readouterr().err
+    # a list that starts with a minus sign is a value, refused naming it (argparse took
+    # it for an option and said only "expected one argument")
+    for flag, value in (("--power-off", "-0.5,0.1"), ("--idle", "-.1,50")):
+        assert main([*args, flag, value, "--out", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert f"{flag}: {flag[2:].replace('-', '_')} = '{value}'" in err, err
     assert not bad.exists()
     suite = tmp_path / "suite"
     laying = ["--idle", "high", "--power-off", "1"]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -65,6 +67,19 @@ def test_bad_series_names_are_refused(text, words):
     with pytest.raises(InstanceError) as err:
         parse_prices(text)
     assert err.value.path == "prices" and words in str(err.value)
+
+
+def test_a_level_whose_dearest_hour_passes_the_bound_is_refused_naming_prices():
+    """Scaled to a mean of 2e5, the series' dearest hour costs 7.6e6 (above the 1e6
+    bound): refused naming ``prices`` and both figures (it was refused as
+    ``values[281] = np.float64(...)``, a field no file or option holds)."""
+    spec = SyntheticSpec(nodes=2, jobs=3, energy_price=2e5, prices="au-nsw-2023")
+    with pytest.raises(InstanceError) as err:
+        synthetic(spec, seed=0)
+    assert err.value.path == "prices" and err.value.value == "au-nsw-2023"
+    assert "energy price 200000" in str(err.value) and "above 1e+06" in str(err.value)
+    # a level at the bound's edge is laid
+    assert synthetic(dataclasses.replace(spec, energy_price=2e4), seed=0).prices is not None
 
 
 def test_a_carbon_price_needs_a_series():
