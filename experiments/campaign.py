@@ -276,6 +276,18 @@ def _expand(i: int, table: Any, base: Path) -> list[Scenario]:
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise CampaignError(f"{where}.grid.{key}", values, "must be a non-empty list")
+        if key in fixed:  # one would silently win over the other
+            raise CampaignError(
+                f"{where}.grid.{key}",
+                values,
+                f"{key} is given outside the grid too ({fixed[key]!r}): give it in one place",
+            )
+    if gen == "suite" and "instances" in grid:  # each named instance is a scenario already
+        raise CampaignError(
+            f"{where}.grid.instances",
+            grid["instances"],
+            'name the suite\'s instances outside the grid: instances = [...] or "all"',
+        )
     size = math.prod(len(v) for v in grid.values())
     if size > MAX_SCENARIOS:
         raise CampaignError(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import sqlite3
 from datetime import UTC, datetime
@@ -325,13 +326,14 @@ class Store:
         for col in (*METRICS, *LATER_METRICS, "seed"):
             values = runs[col]
             numbers = pd.to_numeric(values, errors="coerce")
-            bad = values.notna() & numbers.isna()
+            # a run never writes an infinite metric (execute.py stores None instead)
+            bad = values.notna() & (numbers.isna() | (numbers.abs() == math.inf))
             if col == "seed":
                 bad |= numbers.notna() & (numbers != numbers.round())
             if bad.any():
                 i = bad.idxmax()
                 value = values.tolist()[runs.index.get_loc(i)]  # as plain Python
-                what = "a whole number" if col == "seed" else "a number"
+                what = "a whole number" if col == "seed" else "a finite number"
                 raise StoreError(
                     f"{where}: run {runs.at[i, 'key']!r} has {col} = {value!r}, not {what}: "
                     "the store is damaged; run the campaign into a new store"

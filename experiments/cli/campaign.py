@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from types import FrameType
 
 from experiments.campaign import CampaignError
-from experiments.cli.common import Subparsers, scheduler_address, workers
+from experiments.cli.common import Subparsers, out_path, scheduler_address, workers
 
 
 def add_parser(sub: Subparsers) -> None:
     ca = sub.add_parser("campaign", help="run a campaign file (grid of runs) into a store")
     ca.add_argument("config", nargs="?", help="TOML file, or a bundled campaign's name")
-    ca.add_argument("--store", help="SQLite results file (default: NAME.sqlite)")
+    ca.add_argument("--store", type=out_path, help="SQLite results file (default: NAME.sqlite)")
     ca.add_argument(
         "--scheduler", type=scheduler_address, help="Dask scheduler address, e.g. tcp://host:8786"
     )
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.config is None:
         raise CampaignError("config", None, "give a campaign file or a bundled name (--list)")
     campaign = load_campaign(args.config)
-    store = args.store or f"{campaign.name}.sqlite"
+    store = f"{campaign.name}.sqlite" if args.store is None else args.store
     specs = campaign.runs()
     where = args.scheduler or f"{args.workers or os.cpu_count()} local processes"
 

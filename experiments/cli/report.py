@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from experiments.campaign import CampaignError
@@ -27,6 +28,9 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.store).exists():
         raise CampaignError("store", args.store, "no such file")
+    out = args.out or ("report.html" if not args.markdown else None)
+    if out is not None and _same_file(out, args.store):  # it would replace the results
+        raise CampaignError("--out", out, f"is the store read ({args.store}): name another file")
     if args.markdown:
         from experiments.report import markdown_summary
         from experiments.store import Store
@@ -44,3 +48,14 @@ def run(args: argparse.Namespace) -> int:
     path = write_report(args.store, args.out or "report.html", campaign=args.campaign)
     print(f"report written to {path}")
     return 0
+
+
+def _same_file(out: str, store: str) -> bool:
+    """Whether ``out`` names the store or one of SQLite's files beside it."""
+    for path in (store, f"{store}-wal", f"{store}-shm"):
+        try:
+            if os.path.samefile(out, path):
+                return True
+        except OSError:  # either does not exist (yet): not the same file
+            continue
+    return False

@@ -66,6 +66,23 @@ def test_the_grid_expands_scenarios_x_seeds_x_policies():
         ('policies=["sts"]\n[[scenarios]]\ngenerator="suite"\ninstances=["x"]', "instances"),
         ('policies=["sts"]\n[[scenarios]]\ngenerator="suite"\nrelaunch="some"', "relaunch"),
         ('policies=["sts"]\n[[scenarios]]\ngenerator="file"', "scenarios[0].path"),
+        # a key given fixed and in the grid: the grid's silently won
+        (
+            'policies=["sts"]\n[[scenarios]]\ngenerator="synthetic"\nnodes=2\n'
+            "[scenarios.grid]\nnodes=[3]",
+            "scenarios[0].grid.nodes = [3]: nodes is given outside the grid too",
+        ),
+        (
+            'policies=["sts"]\n[[scenarios]]\ngenerator="file"\npath="missing.json"\n'
+            '[scenarios.grid]\npath=["other.json"]',
+            "scenarios[0].grid.path",
+        ),
+        # the suite's instances in the grid were ignored (every instance ran)
+        (
+            'policies=["sts"]\n[[scenarios]]\ngenerator="suite"\n'
+            '[scenarios.grid]\ninstances=["suite-excl-2n4j-s1"]',
+            "scenarios[0].grid.instances",
+        ),
         ('policies=["sts"', "not valid TOML"),
         ('policies=["sts"]\ntime_limit=nan\n[[scenarios]]\ngenerator="synthetic"', "time_limit"),
         ('policies=["sts"]\ntime_limit=-1\n[[scenarios]]\ngenerator="synthetic"', "time_limit"),
@@ -484,3 +501,14 @@ def test_a_signal_after_the_last_run_does_not_ask_for_a_resume(
     assert main(args) == 128 + signal.SIGTERM
     err = capsys.readouterr().err
     assert f"'e' stopped by SIGTERM; {said}" in err, err
+
+
+def test_an_empty_store_path_is_refused(tmp_path, capsys, monkeypatch):
+    """``--store ''`` ran into NAME.sqlite in the current folder and said nothing."""
+    cfg = _tiny_campaign(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(SystemExit):
+        main(["campaign", str(cfg), "--store", "", "--quiet", "--workers", "1"])
+    assert "--store: expected a file or folder path, got ''" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

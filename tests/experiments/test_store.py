@@ -137,7 +137,10 @@ def test_a_store_that_cannot_be_created_is_taken_back(tmp_path, monkeypatch, emp
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        ("total_cost = 'abc'", "total_cost = 'abc', not a number"),
+        ("total_cost = 'abc'", "total_cost = 'abc', not a finite number"),
+        # a run stores an infinite metric as NULL: 9e999 was reported as inf
+        ("total_cost = 9e999", "total_cost = inf, not a finite number"),
+        ("energy_kwh = -9e999", "energy_kwh = -inf, not a finite number"),
         ("seed = 1.5", "seed = 1.5, not a whole number"),
         ("params = 'notjson'", "params = 'notjson', not a JSON object"),
         ("params = '[1]'", "params = '[1]', not a JSON object"),
@@ -155,6 +158,17 @@ def test_a_cell_edited_into_what_no_run_writes_is_refused_by_name(
     err = capsys.readouterr().err
     assert message in err and "damaged" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_a_report_into_its_own_store_is_refused(filled, capsys):
+    """``report S --out S`` replaced the store with the page (every run lost)."""
+    before = filled.read_bytes()
+    for extra in ([], ["--markdown"]):
+        assert main(["report", str(filled), *extra, "--out", str(filled)]) == 2
+        assert "--out" in capsys.readouterr().err
+    assert filled.read_bytes() == before
+    with Store(filled, readonly=True) as s:
+        assert len(s.runs()) == 12
 
 
 def test_a_folder_or_an_empty_file_is_named_as_such(tmp_path):
