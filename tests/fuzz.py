@@ -274,7 +274,15 @@ EXCLUSIVE: tuple[tuple[str, str], ...] = (("nodes", "cluster"),)
 # (experiments.campaign's _EXTRA_KEYS; "instances" of the suite is the suite's own)
 READERS: dict[str, dict[str, Any]] = {
     "file": {"path": "tiny.json", "slot": 0.5},  # a copy of the bundled tiny (the tests')
-    "suite": {"instances": ["suite-share-2n4j-s1"], "slot": 0.5, "relaunch": "none"},
+    "suite": {
+        "instances": ["suite-share-2n4j-s1"],
+        "slot": 0.5,
+        "relaunch": "none",
+        "prices": "au-nsw-2023:17",
+        "carbon_price": 50.0,
+        "idle": "low",
+        "power_off": "0.5,0.1",
+    },
 }
 
 
