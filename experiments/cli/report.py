@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.store).exists():
         raise CampaignError("store", args.store, "no such file")
-    out = args.out or ("report.html" if not args.markdown else None)
+    # the markdown is printed without --out; the page goes to report.html
+    out = args.out if args.markdown else args.out or "report.html"
     if out is not None and _same_file(out, args.store):  # it would replace the results
         raise CampaignError("--out", out, f"is the store read ({args.store}): name another file")
     if args.markdown:
@@ -38,14 +39,14 @@ def run(args: argparse.Namespace) -> int:
         with Store(args.store, readonly=True) as store:
             names = store.campaign_names(args.campaign)
         text = "".join(markdown_summary(args.store, name) + "\n\n" for name in names)
-        if args.out is None:
+        if out is None:
             print(text, end="")
             return 0
         from instances.io import write_atomic
 
-        print(f"markdown written to {write_atomic(args.out, text)}")
+        print(f"markdown written to {write_atomic(out, text)}")
         return 0
-    path = write_report(args.store, args.out or "report.html", campaign=args.campaign)
+    path = write_report(args.store, out, campaign=args.campaign)
     print(f"report written to {path}")
     return 0
 

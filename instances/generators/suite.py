@@ -13,7 +13,6 @@ import dataclasses
 from typing import Any
 
 from instances.errors import InstanceError
-from instances.generators.spec import check_relaunch
 from instances.generators.synthetic import SyntheticSpec, synthetic
 from instances.model import Instance
 
@@ -68,7 +67,6 @@ def suite_spec(name: str, relaunch: str | None = None, **layers: Any) -> tuple[S
     if unknown:
         raise InstanceError(unknown[0], layers[unknown[0]], f"not one of {LAYERS}")
     if relaunch is not None:
-        check_relaunch(relaunch)
         layers["relaunch"] = relaunch
     return dataclasses.replace(spec, **layers), seed  # checked by the spec, naming the field
 
