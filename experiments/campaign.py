@@ -42,7 +42,7 @@ import milp  # noqa: F401  (registers the rolling-horizon MILP policy "milp")
 from experiments.campaign_file import CampaignError, listed_once, parse_toml, read_text
 from experiments.paths import plain_name
 from heuristic.core.options import OptionError
-from heuristic.core.registry import policy_names, policy_options
+from heuristic.core.registry import policy_names, policy_options, renamed_to
 from instances import Instance, InstanceError, read_instance
 from instances.fields import is_number
 from instances.generators import GENERATORS
@@ -224,7 +224,9 @@ def _policies(value: Any) -> tuple[tuple[str, ...], dict[str, tuple[tuple[str, A
         raise CampaignError("policies", value, f"give a list of names from {list(known)}")
     for name in names:
         if name not in known:
-            raise CampaignError("policies", name, f"unknown policy; known: {list(known)}")
+            retired = renamed_to(name)
+            why = f"now {retired}" if retired else f"unknown policy; known: {list(known)}"
+            raise CampaignError("policies", name, why)
     options = {}
     for name, table in tables.items():
         if not isinstance(table, dict):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.campaign import MAX_TIME_LIMIT
+from heuristic.core.registry import policy_names, unknown_policy
 from instances import Instance, read_instance
 from instances.bundled import bundled, bundled_names
 from instances.generators.suite import milp_suite
@@ -35,6 +36,15 @@ def policy_option(text: str) -> tuple[str, Any]:
     except tomllib.TOMLDecodeError:
         parsed = value
     return key.strip(), parsed
+
+
+def policy_name(text: str) -> str:
+    """An argparse type: a registered policy (a retired name is refused naming the one
+    it now goes by, which argparse's ``choices`` cannot say)."""
+    known = policy_names()
+    if text not in known:
+        raise argparse.ArgumentTypeError(unknown_policy(text, known))
+    return text
 
 
 def policy_options(pairs: Sequence[tuple[str, Any]] | None) -> dict[str, Any]:

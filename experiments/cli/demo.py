@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from experiments.cli.common import Subparsers, count, load_instance, scenarios
+from experiments.cli.common import Subparsers, count, load_instance, policy_name, scenarios
 from experiments.cli.solve import run_policy
 from heuristic.core.registry import policy_names
 from instances.bundled import bundled_names
@@ -18,7 +18,12 @@ def add_parser(sub: Subparsers) -> None:
         default="small",
         help=f"file or bundled name ({', '.join(bundled_names())})",
     )
-    d.add_argument("--policy", default="fifo", choices=policy_names())
+    d.add_argument(
+        "--policy",
+        default="fifo",
+        type=policy_name,
+        help=f"one of {', '.join(policy_names())} (default: fifo)",
+    )
     d.add_argument("--seed", type=count, default=0)
     d.add_argument("--mc", type=scenarios, default=2000, help="Monte Carlo scenarios (0: none)")
     d.set_defaults(func=run)

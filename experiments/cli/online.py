@@ -9,7 +9,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from experiments.cli.common import CliError, Subparsers, count, load_instance
-from heuristic.core.registry import policy_names
+from heuristic.core.registry import policy_names, unknown_policy
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     known = policy_names(small_only=True)
     for name in names:
         if name not in known:
-            raise CliError(f"--policy: unknown policy {name!r}; known: {', '.join(known)}")
+            raise CliError(f"--policy: {unknown_policy(name, known)}")
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:  # its row would be written once: the second run's figures lost unseen
         raise CliError(f"--policy: {', '.join(map(repr, twice))} named more than once")

@@ -11,6 +11,7 @@ from experiments.cli.common import (
     count,
     load_instance,
     out_path,
+    policy_name,
     policy_option,
     policy_options,
     scenarios,
@@ -24,7 +25,12 @@ from validation.montecarlo import replay
 def add_parser(sub: Subparsers) -> None:
     s = sub.add_parser("solve", help="worst-case rollout of a policy: plan + cost table")
     s.add_argument("instance")
-    s.add_argument("--policy", default="fifo", choices=policy_names())
+    s.add_argument(
+        "--policy",
+        default="fifo",
+        type=policy_name,
+        help=f"one of {', '.join(policy_names())} (default: fifo)",
+    )
     s.add_argument("--seed", type=count, default=0)
     s.add_argument("--slot", type=float, default=None, help="slot length in hours")
     s.add_argument("--out", type=out_path, help="write the plan (JSON) here")

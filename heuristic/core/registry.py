@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
@@ -132,13 +132,26 @@ _RENAMED = {
 }
 
 
+def renamed_to(name: str) -> str | None:
+    """What a retired name now goes by (for a file or command written before the
+    rename), or None."""
+    return _RENAMED.get(name)
+
+
+def unknown_policy(name: str, known: Sequence[str]) -> str:
+    """What to tell a user who named ``name``, not among ``known``: the name it now goes
+    by where it was retired, else the names known. The library and the command line
+    say this; a campaign file says it of its field."""
+    if name in _RENAMED:
+        return f"policy {name!r} is now {_RENAMED[name]}"
+    return f"unknown policy {name!r}; known: {', '.join(known)}"
+
+
 def _entry(name: str) -> Entry:
     try:
         return _POLICIES[name]
     except KeyError:
-        if name in _RENAMED:
-            raise ValueError(f"policy {name!r} is now {_RENAMED[name]}") from None
-        raise ValueError(f"unknown policy {name!r}; known: {', '.join(_POLICIES)}") from None
+        raise ValueError(unknown_policy(name, list(_POLICIES))) from None
 
 
 def policy_class(name: str) -> Any:

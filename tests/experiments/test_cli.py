@@ -344,6 +344,31 @@ def test_generate_refuses_a_fractional_realdata_start(tmp_path, capsys):
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "tiny", "--policy", "sts-incremental"],
+        ["demo", "tiny", "--policy", "sts-incremental"],
+        ["online", "tiny", "--policy", "fifo,sts-incremental", "--quiet"],
+    ],
+)
+def test_a_retired_policy_name_is_refused_naming_its_new_one(argv, capsys):
+    """argparse's ``choices`` said only "invalid choice" for a name the docs and older
+    scripts use (found by a check of the docs, 2026-12-05)."""
+
+    def refused(args: list[str]) -> str:
+        try:  # argparse exits (solve, demo); online's own check returns
+            code = main(args)
+        except SystemExit as exc:
+            code = exc.code
+        assert code == 2
+        return capsys.readouterr().err
+
+    err = refused(argv)
+    assert "policy 'sts-incremental' is now 'sts', which decides incrementally" in err
+    assert "unknown policy 'nope'; known: fifo, edf" in refused([*argv[:3], "nope"])
+
+
 def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
     assert main(["solve", "tiny", "--policy", "sts", "--option", "reserve=0.3"]) == 0
     assert "total" in capsys.readouterr().out
