@@ -417,9 +417,12 @@ def _cut_windows(
     for j, jd in jobs.items():
         weight = jd.omega * (1.0 if mode == "worst_case" else jd.stop_probability[jd.last])
         last = slots - 1
-        if weight > 0:
-            # completing at the end of slot s is late by slot * (s + 1) - due
-            last = math.floor((jd.job.due + room / weight) / slot - 1 + EPS)
+        # completing at the end of slot s is late by slot * (s + 1) - due; a weight so
+        # small that the cutoff allows any lateness (room / weight overflows, a weight
+        # of 5e-324: found by a probe, 2026-12-05) cuts nothing
+        late = room / weight if weight > 0 else math.inf
+        if late < slots * slot:
+            last = math.floor((jd.job.due + late) / slot - 1 + EPS)
         last = min(slots - 1, max(last, jd.earliest_finish_slot(jd.last)))
         out[j] = replace(jd, last_slot=last)
     return out

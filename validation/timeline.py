@@ -18,6 +18,9 @@ from instances import Instance, Segment, slot_ceil
 from instances.distribution import reaches
 
 TIME_TOL = 1e-9
+# ulps of a segment's end (and start) a plan's clock may be off by: the engine's stop
+# time, and the events before it, each rounded once
+CLOCK_ULPS = 4
 
 
 def continues(previous: Segment | None, segment: Segment) -> bool:
@@ -95,6 +98,7 @@ class Timeline:
         pieces = []
         w = 0.0
         left = 0.0  # overhead still to run, carried by a continuation
+        noise = 0.0  # the clock's rounding so far, in epochs
         previous: Segment | None = None
         for s in sorted(segments, key=lambda s: s.start):
             relaunch = not continues(previous, s)
@@ -108,8 +112,13 @@ class Timeline:
                 pieces.append(Piece(s, math.inf, w, w, lost, relaunch))
                 continue
             w1 = min(E, w + max(0.0, s.end - s.start - lost) / tau)
+            # the clock's rounding, in epochs: late in a long trace a float hour holds
+            # few digits, and a stop time ``begin + epochs * tau`` rounded to it can
+            # leave a job with short epochs more than STOP_TOL short (a release at
+            # 5,000 h and 0.05-s epochs: 3.4e-8 epochs; found by a probe, 2026-12-05)
+            noise += CLOCK_ULPS * math.ulp(max(abs(s.start), abs(s.end))) / tau
             # absorb float noise so that a plan built to reach E is seen to reach it
-            if reaches(w1, E):
+            if reaches(w1, E) or E - w1 <= noise:
                 w1 = E
             pieces.append(Piece(s, tau, w, w1, lost, relaunch))
             w = w1

@@ -322,7 +322,17 @@ def _plan(
     plan = assemble(start.space, columns)
     violations = check_plan(start.space.instance, plan)
     if violations:
-        raise AssertionError(f"a plan from the columns is infeasible: {violations[:3]}")
+        # not seen at the weights and prices of any bundled instance; at a tardiness
+        # weight of 1e20 against energy costs of 1e-2 the master's rows hold only to
+        # the solver's tolerance and a job's columns can sum to nearly 0 (found by a
+        # probe, 2026-12-05): refused as the size limits are, not a traceback
+        inst = start.space.instance
+        weights = max(inst.tardiness_weight(j.id) for j in inst.jobs)
+        raise MilpError(
+            f"instance {inst.name!r}: the columns chosen do not make a "
+            f"plan ({violations[0]}); the costs may span more orders of magnitude than "
+            f"the solver's tolerances allow (largest tardiness weight {weights:g})"
+        )
     ev = evaluate(start.space.instance, plan, tardiness=tardiness, check=False)
     if known is not None and known[1].total_cost <= ev.total_cost:
         return known

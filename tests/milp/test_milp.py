@@ -374,3 +374,19 @@ def test_the_capacity_relaxation_charges_a_job_too_late_even_alone():
     exact = solve(inst, slots=10, time_limit=60)
     assert stopped.bound == pytest.approx(data.separable_bound())
     assert exact.optimal and exact.objective == pytest.approx(stopped.bound)
+
+
+def test_a_weight_too_small_to_cut_a_window_cuts_nothing():
+    """The cutoff's window, due + room / weight, overflowed for a weight of 5e-324 (the
+    reader takes any weight in [0, 1e30]) and `bound` and `gap` ended in a traceback
+    (found by a probe, 2026-12-05): such a job's window is the whole horizon."""
+    from dataclasses import replace
+
+    base = _tiny(3)
+    inst = replace(base, jobs=tuple(replace(j, weight=5e-324) for j in base.jobs))
+    start = rollout(inst, StsPolicy())
+    res = solve(inst, initial_plan=start, time_limit=30)
+    cold = solve(inst, slots=res.slots, time_limit=30)
+    assert res.optimal and cold.optimal
+    assert res.objective == pytest.approx(cold.objective, rel=1e-6)
+    assert res.variables == cold.variables  # no window cut

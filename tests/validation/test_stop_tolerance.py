@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from heuristic import make_policy
 from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import Decision, SchedulerState
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
@@ -85,3 +86,19 @@ def test_the_engine_ends_a_job_whose_progress_reaches_its_stop():
     assert check_plan(inst, run.plan) == []
     # the evaluator's completion is the engine's: the end of the segment that reached it
     assert evaluate(inst, run.plan).jobs[0].completion == run.completions["a"]
+
+
+@pytest.mark.parametrize(("release", "tau"), [(5000.3, 1.3e-5), (50000.1, 1e-3)])
+def test_late_short_epochs_reach_their_stop_despite_the_clock(release, tau):
+    """Late in a long trace a float hour holds few digits: the engine's stop time,
+    rounded to it, left a job with 0.05-s epochs released at 5,000 h 3.4e-8 epochs
+    short, above STOP_TOL, and its own checker refused every policy's plan (found by
+    a probe, 2026-12-05). The timeline absorbs the clock's rounding (CLOCK_ULPS)."""
+    job = Job("j0", release, release + 1.0, EpochDistribution((3.0,), (1.0,)), {C1: tau}, 6.0)
+    inst = Instance((GpuType("v100", 32.0, 300.0),), (Node("n0", "v100", 1),), (job,))
+    for mode in ("rollout", "sampled"):
+        res = simulate(inst, make_policy("fifo"), mode=mode, seed=1)
+        check_plan(inst, res.plan)
+        assert Timeline.of(inst, "j0", res.plan.for_job("j0")).complete
+    ev = evaluate(inst, simulate(inst, make_policy("fifo")).plan)
+    assert ev.total_cost == pytest.approx(3 * tau * 0.3 * inst.energy_price, rel=1e-6)

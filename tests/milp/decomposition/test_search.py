@@ -139,3 +139,18 @@ def test_the_pool_gives_the_cheapest_plan_among_its_columns():
     from_pool(space, start + columns_of_plan(space, best.plan), incumbent, None)
     assert incumbent.cost == pytest.approx(best.objective, rel=1e-9)
     assert incumbent.columns is not None and len(incumbent.columns) == len(inst.jobs)
+
+
+def test_columns_that_make_no_plan_are_refused_not_asserted():
+    """At a tardiness weight of 1e20 (the reader takes up to 1e30) the integer master's
+    columns left a job with none, and `gap` and `improve --method colgen` ended in an
+    AssertionError (found by a probe, 2026-12-05): now a MilpError naming the instance
+    and the weight, which the command line reports as an error."""
+    from instances import read_instance
+    from milp import MilpError
+    from milp.decomposition.solve import solve as decompose
+    from tests.conftest import DATA
+
+    inst = read_instance(DATA / "huge_weight.json")
+    with pytest.raises(MilpError, match=r"'t1': the columns chosen do not make a plan.*1e\+20"):
+        decompose(inst, time_limit=20)
