@@ -32,6 +32,7 @@ from instances.io import write_atomic
 from milp import Improvement, LagrangeBound, Result, improve, lagrangian_bound, solve
 from milp.decomposition import DecompositionResult
 from milp.decomposition import solve as decompose
+from milp.decomposition.solve import require_decomposable
 from milp.improve import tune_sts
 from milp.requirements import ModelTooLarge, require_no_distributed, require_slot
 from milp.solve import default_slots
@@ -98,7 +99,14 @@ class GapRow:
 
 
 def _gap(cost: float, best: float) -> float:
-    return (cost - best) / max(best, 1e-12) if math.isfinite(best) else NAN
+    """How far ``cost`` is above ``best``, relative to it, whatever the currency unit: a
+    floor under ``best`` (1e-12, as it was) printed a 36% gap as 0% at costs of 1e-300
+    and 4e18% where the best plan was free (found by a probe, 2026-12-05)."""
+    if not math.isfinite(best):
+        return NAN
+    if best > 0:
+        return (cost - best) / best
+    return 0.0 if cost <= best else math.inf
 
 
 def analyse(
@@ -122,6 +130,8 @@ def analyse(
     found = tune_sts(instance, evaluations=evaluations)
     tuned_plan = rollout(instance, StsPolicy(tuning=found.tuning))
     slots = default_slots(instance, tuned_plan)
+    if colgen_time > 0:
+        require_decomposable(instance, slots)
     lag = lagrangian_bound(instance, slots, upper=found.objective, time_limit=time_limit)
     warm, cold = _milp_solves(instance, tuned_plan, time_limit, threads)
     solved = [r.bound for r in (warm, cold) if r is not None and r.bound is not None]

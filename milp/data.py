@@ -405,6 +405,22 @@ def _check_size(
             f"(limit {limit:,}): the exact MILP is for small instances; use a "
             "heuristic policy, fewer jobs or stopping points, or a longer slot"
         )
+    # the relaunch rows (milp/overhead.py) tie each slot to every slot a relaunch's
+    # overhead spans, per configuration: with 1,000 h of overhead on 0.25-h slots one
+    # job's rows held 48 million terms, built for minutes before the solver's clock
+    # started (found by a probe, 2026-12-05)
+    terms, longest = 0, 0.0
+    for jd in jobs.values():
+        if jd.relaunch > 0:  # in slots
+            window = jd.last_slot - jd.first_slot + 1
+            terms += window * min(window, math.ceil(jd.relaunch)) * len(jd.configs)
+            longest = max(longest, jd.relaunch * slot)
+    if terms > limit:
+        raise ModelTooLarge(
+            f"{what} would hold up to {terms:,} relaunch terms (limit {limit:,}): "
+            f"a relaunch overhead of {longest:g} h spans {math.ceil(longest / slot - 1e-9):,} "
+            f"slots of {slot:g} h; use a longer slot or a heuristic policy"
+        )
 
 
 def _cut_windows(

@@ -119,24 +119,43 @@ def run_highs(
         h.setOptionValue("threads", threads)
     for name, value in (options or {}).items():
         h.setOptionValue(name, value)
-    h.passModel(_lp(mats))
+    scale = cost_scale(mats.cost)
+    h.passModel(_lp(mats, scale))
     if start is not None:
         sol = highspy.HighsSolution()
         sol.col_value = start
         sol.value_valid = True
         h.setSolution(sol)
     highs_run.run(h, threads)
-    return _answer(h, log_file)
+    return _answer(h, log_file, scale)
 
 
-def _lp(mats: Matrices) -> highspy.HighsLp:
-    """The matrices as HiGHS's model (column-wise, with integrality)."""
+# HiGHS's tolerances are absolute (a MIP gap of 1e-6, feasibility of 1e-7): an instance
+# priced in a unit that makes every cost tiny (an energy price of 2e-5) was "solved"
+# to a dual bound above a plan the evaluator costs lower (found by a probe, 2026-12-05).
+# Below this largest cost coefficient the objective is scaled up to [1, 2).
+TINY_COST = 1e-2
+
+
+def cost_scale(cost: np.ndarray) -> float:
+    """The power of two the objective is multiplied by for HiGHS: 1 unless every cost
+    coefficient is below :data:`TINY_COST` (a power of two changes no digit of a cost,
+    and no instance in the usual units is scaled)."""
+    top = float(np.max(np.abs(cost))) if len(cost) else 0.0
+    if top == 0.0 or top >= TINY_COST:
+        return 1.0
+    return 2.0 ** math.ceil(-math.log2(top))
+
+
+def _lp(mats: Matrices, scale: float = 1.0) -> highspy.HighsLp:
+    """The matrices as HiGHS's model (column-wise, with integrality), the objective
+    multiplied by ``scale``."""
     a = mats.matrix
     lp = highspy.HighsLp()
     lp.num_col_ = len(mats.columns)
     lp.num_row_ = a.shape[0]
-    lp.col_cost_ = mats.cost
-    lp.offset_ = mats.offset
+    lp.col_cost_ = mats.cost * scale
+    lp.offset_ = mats.offset * scale
     lp.col_lower_ = mats.col_lower
     lp.col_upper_ = mats.col_upper
     lp.row_lower_ = mats.row_lower
@@ -154,7 +173,7 @@ def _lp(mats: Matrices) -> highspy.HighsLp:
     return lp
 
 
-def _answer(h: highspy.Highs, log_file: Path) -> Answer:
+def _answer(h: highspy.Highs, log_file: Path, scale: float = 1.0) -> Answer:
     """What a finished run found: its termination, the best solution if HiGHS holds a
     feasible one, its dual bound (``None`` before it had one), and its log."""
     termination = _STATUS.get(h.getModelStatus(), Termination.UNKNOWN)
@@ -163,8 +182,10 @@ def _answer(h: highspy.Highs, log_file: Path) -> Answer:
     feasible = solution.value_valid and (
         termination is Termination.OPTIMAL or info.primal_solution_status == 2
     )
-    objective = float(info.objective_function_value) if feasible else None
-    bound: float | None = float(info.mip_dual_bound) if info.mip_node_count >= 0 else objective
+    objective = float(info.objective_function_value) / scale if feasible else None
+    bound: float | None = (
+        float(info.mip_dual_bound) / scale if info.mip_node_count >= 0 else objective
+    )
     if bound is not None and not math.isfinite(bound):
         bound = None  # HiGHS stopped before it had a bound
     values = np.asarray(solution.col_value, dtype=float) if feasible else None

@@ -293,10 +293,11 @@ def _priced(a: _Arrays, t: int) -> tuple[np.ndarray, np.ndarray]:
     if a.slot_price is None:
         return a.cost, a.final_cost
     p = a.slot_price[t]
-    return (
-        np.where(np.isinf(a.cost), INF, a.cost * p),
-        np.where(np.isinf(a.final_cost), INF, a.final_cost * p),
-    )
+    with np.errstate(invalid="ignore"):  # inf * 0 where the price is 0: replaced
+        return (
+            np.where(np.isinf(a.cost), INF, a.cost * p),
+            np.where(np.isinf(a.final_cost), INF, a.final_cost * p),
+        )
 
 
 def _held(a: _Arrays, path: np.ndarray, types: int) -> np.ndarray:

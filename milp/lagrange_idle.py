@@ -167,11 +167,12 @@ def split_idle(
     fixed = sure >= path_alive.max(axis=0)
     w[:, fixed] = 0.0
     net = idle.net[:, :, None]
-    credited = replace(
-        a,
-        cost=np.where(np.isinf(a.cost), np.inf, a.cost * net),
-        final_cost=np.where(np.isinf(a.final_cost), np.inf, a.final_cost * net),
-    )
+    with np.errstate(invalid="ignore"):  # inf * 0 where the net power is 0: replaced
+        credited = replace(
+            a,
+            cost=np.where(np.isinf(a.cost), np.inf, a.cost * net),
+            final_cost=np.where(np.isinf(a.final_cost), np.inf, a.final_cost * net),
+        )
     floors = np.array(
         [
             net_floor(jd, idle.credit[j]) + d.least_tardiness(jd.job.id)

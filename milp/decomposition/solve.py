@@ -273,6 +273,21 @@ def _fix(
     return refix(oracle, root.centre, upper, options.labels, end)
 
 
+def require_decomposable(instance: Instance, slots: int) -> None:
+    """Refuse, before any work, what the decomposition would refuse at its start: more
+    slots than it takes, or nodes' power it cannot lower (a MilpError naming it). The
+    gap analysis asks first, so that a refusal does not come after minutes of MILP
+    solves whose figures it then drops (a probe, 2026-12-05)."""
+    if slots > MAX_DECOMPOSITION_SLOTS:
+        # the pricing and the master keep arrays per slot: 10**7 slots took 1.4 GB and
+        # twice the time limit before the first column
+        raise ModelTooLarge(
+            f"slots = {slots:,}: branch-and-price takes at most {MAX_DECOMPOSITION_SLOTS:,} "
+            "slots; use a longer slot or a shorter horizon"
+        )
+    lowered(instance)
+
+
 def _start(
     instance: Instance, plan: Plan | None, slots: int | None, tardiness: TardinessMode | None
 ) -> _Start:
@@ -281,13 +296,7 @@ def _start(
     warm = plan if plan is not None else rollout(instance, StsPolicy())
     warm_eval = evaluate(instance, warm, tardiness=tardiness)
     slots = slots or default_slots(instance, warm)
-    if slots > MAX_DECOMPOSITION_SLOTS:
-        # the pricing and the master keep arrays per slot: 10**7 slots took 1.4 GB and
-        # twice the time limit before the first column
-        raise ModelTooLarge(
-            f"slots = {slots:,}: branch-and-price takes at most {MAX_DECOMPOSITION_SLOTS:,} "
-            "slots; use a longer slot or a shorter horizon"
-        )
+    require_decomposable(instance, slots)
     # a warm start that does not end within the horizon cannot seed it, nor cut it
     fits = warm.makespan <= slots * require_slot(instance) + 1e-9
     d = milp_data(

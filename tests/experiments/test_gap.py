@@ -278,3 +278,33 @@ def test_with_idle_power_the_report_certifies_a_gap_from_the_milp_alone(tmp_path
     assert sts.idle is not None and sts.idle.kwh > 0
     assert row["sts_cost"] == pytest.approx(sts.total_cost)
     assert row["sts_cost"] > evaluate(plain, simulate(plain, StsPolicy()).plan).total_cost
+
+
+def test_a_gap_is_relative_whatever_the_currency_unit():
+    """A floor of 1e-12 under the best cost printed a 36% gap as 0% at costs of 1e-300
+    and 3.75e18% where the best plan was free (found by a probe, 2026-12-05)."""
+    import math
+
+    from experiments.gap import _gap
+
+    assert _gap(1.36e-300, 1e-300) == pytest.approx(0.36)
+    assert _gap(37500.0, 0.0) == math.inf and _gap(0.0, 0.0) == 0.0
+    assert _gap(3.0, 2.0) == 0.5 and math.isnan(_gap(1.0, math.inf))
+
+
+def test_what_column_generation_refuses_is_refused_before_the_milp_solves(monkeypatch):
+    """A gap analysis computed its bounds and MILP solves for up to two minutes, then
+    dropped them all when the decomposition refused the instance (found by a probe,
+    2026-12-05): it now asks first, after the STS search that sets the slots."""
+    from experiments import gap
+    from instances import read_instance
+    from milp import MilpError
+    from tests.conftest import DATA
+
+    def not_reached(*args, **kwargs):
+        raise AssertionError("a bound was computed before the refusal")
+
+    monkeypatch.setattr(gap, "lagrangian_bound", not_reached)
+    inst = read_instance(DATA / "huge_base_power.json")
+    with pytest.raises(MilpError, match="column generation cannot bound it"):
+        gap.analyse(inst, time_limit=5, evaluations=2, improve_time=0, colgen_time=5)

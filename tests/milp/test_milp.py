@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -390,3 +391,33 @@ def test_a_weight_too_small_to_cut_a_window_cuts_nothing():
     assert res.optimal and cold.optimal
     assert res.objective == pytest.approx(cold.objective, rel=1e-6)
     assert res.variables == cold.variables  # no window cut
+
+
+def test_a_relaunch_spanning_thousands_of_slots_is_refused_before_the_build():
+    """The relaunch rows tie each slot to every slot an overhead spans: at 1,000 h of
+    overhead (the reader's maximum) on 0.25-h slots `bound` built rows for minutes past
+    its time limit (found by a probe, 2026-12-05). The size check counts those terms."""
+    from milp.requirements import ModelTooLarge
+
+    inst = _tiny(0, shared=True).replace(relaunch_hours=1000.0)
+    with pytest.raises(ModelTooLarge, match=r"relaunch terms .* overhead of 1000 h spans"):
+        solve(inst, time_limit=5)
+    assert solve(inst.replace(relaunch_hours=0.2), time_limit=30).optimal
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_tiny_currency_unit_gives_the_same_optimum_scaled(seed):
+    """HiGHS's tolerances are absolute: at an energy price of 2e-5 (every cost 1e-4 of
+    the usual) a cold solve "proved" a plan 6% dearer than the optimum and reported its
+    cost as the bound, above a plan the evaluator costs lower (found by a probe,
+    2026-12-05). The objective is scaled by a power of two below TINY_COST."""
+    from milp.highs import cost_scale
+
+    usual = _tiny(seed)
+    tiny = usual.replace(energy_price=usual.energy_price * 1e-4)  # default weights follow
+    a, b = solve(usual, slots=9, time_limit=30), solve(tiny, slots=9, time_limit=30)
+    assert a.optimal and b.optimal and a.objective is not None and b.objective is not None
+    assert b.objective == pytest.approx(a.objective * 1e-4, rel=1e-6)
+    assert b.bound == pytest.approx(a.bound * 1e-4, rel=1e-6)
+    assert cost_scale(np.array([0.5, -3.0])) == 1.0  # the usual units: not scaled
+    assert cost_scale(np.array([3e-5, 0.0])) == 2.0**16
