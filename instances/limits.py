@@ -24,6 +24,7 @@ MAX_NODE_POWER_W = 1e6  # a node's base power (real servers draw a few kW)
 MAX_BOOT_KWH = 1e4  # a node's boot (real servers draw well under 1 kWh booting)
 MAX_MEMORY_GB = 1e6
 MAX_PRICE = 1e6  # currency per kWh (and per tonne of CO2)
+MIN_PRICE = 1e-9  # a positive energy_price (0 is free energy)
 MAX_CARBON = 1e5  # g CO2-eq per kWh (real grids emit under 1,200)
 MAX_SERIES = 1_000_000  # values of a price or carbon series (a year of 5-minute prices is 105,120)
 MAX_WEIGHT = 1e30  # currency per hour late (above every default weight within the bounds)

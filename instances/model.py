@@ -38,6 +38,7 @@ from instances.limits import (
     MAX_SLOT_HOURS,
     MAX_WEIGHT,
     MIN_EPOCH_HOURS,
+    MIN_PRICE,
     MIN_SLOT_HOURS,
 )
 from instances.power import PowerOff
@@ -492,6 +493,13 @@ class Instance:
         if not isinstance(self.name, str) or not self.name.isprintable():
             raise InstanceError("name", self.name, "must be printable text (no control codes)")
         price = _positive("energy_price", self.energy_price, allow_zero=True, upper=MAX_PRICE)
+        if 0 < price < MIN_PRICE:
+            # STS's searches compare costs to an absolute 1e-15 and chose another plan
+            # at a price of 2e-16 (found by a probe, 2026-12-05): a unit that small is a
+            # typo in any currency; 0 (free energy) is a price
+            raise InstanceError(
+                "energy_price", price, f"must be 0 or at least {MIN_PRICE:g} per kWh"
+            )
         object.__setattr__(self, "energy_price", price)
         if self.tardiness not in TARDINESS_MODES:
             raise InstanceError("tardiness", self.tardiness, f"must be one of {TARDINESS_MODES}")

@@ -119,7 +119,7 @@ def run_highs(
         h.setOptionValue("threads", threads)
     for name, value in (options or {}).items():
         h.setOptionValue(name, value)
-    scale = cost_scale(mats.cost)
+    scale = highs_run.cost_scale(mats.cost)
     h.passModel(_lp(mats, scale))
     if start is not None:
         sol = highspy.HighsSolution()
@@ -128,23 +128,6 @@ def run_highs(
         h.setSolution(sol)
     highs_run.run(h, threads)
     return _answer(h, log_file, scale)
-
-
-# HiGHS's tolerances are absolute (a MIP gap of 1e-6, feasibility of 1e-7): an instance
-# priced in a unit that makes every cost tiny (an energy price of 2e-5) was "solved"
-# to a dual bound above a plan the evaluator costs lower (found by a probe, 2026-12-05).
-# Below this largest cost coefficient the objective is scaled up to [1, 2).
-TINY_COST = 1e-2
-
-
-def cost_scale(cost: np.ndarray) -> float:
-    """The power of two the objective is multiplied by for HiGHS: 1 unless every cost
-    coefficient is below :data:`TINY_COST` (a power of two changes no digit of a cost,
-    and no instance in the usual units is scaled)."""
-    top = float(np.max(np.abs(cost))) if len(cost) else 0.0
-    if top == 0.0 or top >= TINY_COST:
-        return 1.0
-    return 2.0 ** math.ceil(-math.log2(top))
 
 
 def _lp(mats: Matrices, scale: float = 1.0) -> highspy.HighsLp:

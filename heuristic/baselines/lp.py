@@ -225,6 +225,9 @@ def _run(
     h.setOptionValue("output_flag", False)
     n = len(cost)
     h.addVars(n, np.zeros(n), upper)
+    # only the argmin is used: tiny costs (a tiny currency unit) scaled for HiGHS's
+    # absolute tolerances, which chose a worse plan at an energy price of 2e-7
+    cost = cost * highs_run.cost_scale(cost)
     h.changeColsCost(n, np.arange(n, dtype=np.int32), cost)
     for cols, vals, lo, hi in rows:
         h.addRow(lo, hi, len(cols), np.array(cols, dtype=np.int32), np.array(vals))

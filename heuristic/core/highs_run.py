@@ -18,10 +18,12 @@ per core, whose idle workers spin on the cores the others solve on.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import sys
 
 import highspy
+import numpy as np
 
 
 def _without_banner() -> None:
@@ -89,3 +91,21 @@ def default_threads() -> int | None:
     if threads < 1:
         raise ValueError(f"{THREADS_VARIABLE} must be a positive integer, got {raw!r}")
     return threads
+
+
+# HiGHS's tolerances are absolute (a MIP gap of 1e-6, feasibility of 1e-7): an instance
+# priced in a unit that makes every cost tiny (an energy price of 2e-5) was "solved"
+# to a dual bound above a plan the evaluator costs lower (found by a probe, 2026-12-05).
+# Below this largest cost coefficient the objective is scaled up to [1, 2); the
+# ``lp`` policy, whose LP only ranks configurations, uses it too.
+TINY_COST = 1e-2
+
+
+def cost_scale(cost: np.ndarray) -> float:
+    """The power of two the objective is multiplied by for HiGHS: 1 unless every cost
+    coefficient is below :data:`TINY_COST` (a power of two changes no digit of a cost,
+    and no instance in the usual units is scaled)."""
+    top = float(np.max(np.abs(cost))) if len(cost) else 0.0
+    if top == 0.0 or top >= TINY_COST:
+        return 1.0
+    return 2.0 ** math.ceil(-math.log2(top))

@@ -305,6 +305,6 @@ def test_what_column_generation_refuses_is_refused_before_the_milp_solves(monkey
         raise AssertionError("a bound was computed before the refusal")
 
     monkeypatch.setattr(gap, "lagrangian_bound", not_reached)
-    inst = read_instance(DATA / "huge_base_power.json")
+    inst = read_instance(DATA / "extreme" / "huge_base_power.json")
     with pytest.raises(MilpError, match="column generation cannot bound it"):
         gap.analyse(inst, time_limit=5, evaluations=2, improve_time=0, colgen_time=5)

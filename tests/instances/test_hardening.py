@@ -46,6 +46,8 @@ def test_a_utf8_byte_order_mark_is_accepted(tmp_path, doc):
     [
         (("jobs", 0, "release"), 10**400, "must be a finite|too large"),
         (("energy_price",), 1e308, "at most"),
+        # STS chose another plan at 2e-16 (a probe, 2026-12-05); 0 stays a price
+        (("energy_price",), 2e-16, "must be 0 or at least 1e-09 per kWh"),
         (("gpu_types", 0, "power_w"), 1e308, "at most"),
         (("jobs", 0, "priority"), 1e308, "at most"),
         (("jobs", 0, "due"), 1e308, "at most"),

@@ -411,7 +411,7 @@ def test_a_tiny_currency_unit_gives_the_same_optimum_scaled(seed):
     the usual) a cold solve "proved" a plan 6% dearer than the optimum and reported its
     cost as the bound, above a plan the evaluator costs lower (found by a probe,
     2026-12-05). The objective is scaled by a power of two below TINY_COST."""
-    from milp.highs import cost_scale
+    from heuristic.core.highs_run import cost_scale
 
     usual = _tiny(seed)
     tiny = usual.replace(energy_price=usual.energy_price * 1e-4)  # default weights follow

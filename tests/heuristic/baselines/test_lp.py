@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from heuristic.baselines.lp import LpPolicy
 from heuristic.core.registry import make_policy, policy_names
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
@@ -52,3 +54,18 @@ def test_on_overloaded_real_data_lp_beats_edf_and_misses_fewer_due_dates():
     lp = evaluate(inst, rollout(inst, LpPolicy()))
     edf = evaluate(inst, rollout(inst, make_policy("edf")))
     assert lp.total_cost < edf.total_cost and lp.missed < edf.missed
+
+
+def test_a_tiny_currency_unit_ranks_configurations_as_the_usual_one():
+    """The LP's argmin is all the policy uses, and HiGHS's tolerances are absolute: at
+    an energy price of 2e-7 (costs 1e-6 of the usual) it chose a plan drawing 0.369
+    kWh against 0.339 (found by a probe, 2026-12-05). Tiny costs are scaled for it."""
+    from instances import read_instance
+    from tests.conftest import DATA
+    from validation.evaluate import evaluate
+    from validation.simulator import rollout
+
+    usual = read_instance(DATA / "extreme" / "two_jobs.json")
+    tiny = usual.replace(energy_price=usual.energy_price * 1e-6)
+    kwh = [evaluate(i, rollout(i, make_policy("lp"))).expected_energy_kwh for i in (usual, tiny)]
+    assert kwh[1] == pytest.approx(kwh[0], rel=1e-9)

@@ -151,6 +151,6 @@ def test_columns_that_make_no_plan_are_refused_not_asserted():
     from milp.decomposition.solve import solve as decompose
     from tests.conftest import DATA
 
-    inst = read_instance(DATA / "huge_weight.json")
+    inst = read_instance(DATA / "extreme" / "huge_weight.json")
     with pytest.raises(MilpError, match=r"'t1': the columns chosen do not make a plan.*1e\+20"):
         decompose(inst, time_limit=20)
