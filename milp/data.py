@@ -406,9 +406,10 @@ def _check_size(
             "heuristic policy, fewer jobs or stopping points, or a longer slot"
         )
     # the relaunch rows (milp/overhead.py) tie each slot to every slot a relaunch's
-    # overhead spans, per configuration: with 1,000 h of overhead on 0.25-h slots one
-    # job's rows held 48 million terms, built for minutes before the solver's clock
-    # started (found by a probe, 2026-12-05)
+    # overhead spans, per configuration (a lower estimate of their nonzeros, each row
+    # holding a few): with 1,000 h of overhead on 0.25-h slots two jobs' rows held over
+    # 80 million, built for minutes before the solver's clock started (found by a
+    # probe, 2026-12-05)
     terms, longest = 0, 0.0
     for jd in jobs.values():
         if jd.relaunch > 0:  # in slots
@@ -417,7 +418,7 @@ def _check_size(
             longest = max(longest, jd.relaunch * slot)
     if terms > limit:
         raise ModelTooLarge(
-            f"{what} would hold up to {terms:,} relaunch terms (limit {limit:,}): "
+            f"{what} would hold at least {terms:,} relaunch terms (limit {limit:,}): "
             f"a relaunch overhead of {longest:g} h spans {math.ceil(longest / slot - 1e-9):,} "
             f"slots of {slot:g} h; use a longer slot or a heuristic policy"
         )

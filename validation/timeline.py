@@ -11,6 +11,7 @@ continuation carries whatever overhead is left.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ from instances.distribution import reaches
 
 TIME_TOL = 1e-9
 # ulps of a segment's end (and start) a plan's clock may be off by: the engine's stop
-# time, and the events before it, each rounded once
+# time, and the events before it, each rounded once; capped at TIME_TOL in hours
 CLOCK_ULPS = 4
 
 
@@ -95,6 +96,7 @@ class Timeline:
     def of(cls, instance: Instance, job_id: str, segments: tuple[Segment, ...]) -> Timeline:
         job = instance.job(job_id)
         E = job.max_epochs
+        stops = job.distribution.stops
         pieces = []
         w = 0.0
         left = 0.0  # overhead still to run, carried by a continuation
@@ -117,9 +119,18 @@ class Timeline:
             # leave a job with short epochs more than STOP_TOL short (a release at
             # 5,000 h and 0.05-s epochs: 3.4e-8 epochs; found by a probe, 2026-12-05)
             noise += CLOCK_ULPS * math.ulp(max(abs(s.start), abs(s.end))) / tau
-            # absorb float noise so that a plan built to reach E is seen to reach it
-            if reaches(w1, E) or E - w1 <= noise:
+            # never more than the engine's own clock tolerance: a plan that stops short
+            # by more is short, however many segments it has (found in review)
+            slack = min(noise, TIME_TOL / tau)
+            # absorb float noise so that a plan built to reach a stop (E, or an early
+            # stop where a step ends) is seen to reach it, by every reader
+            if reaches(w1, E) or E - w1 <= slack:
                 w1 = E
+            else:  # an early stop that every reader sees as reached needs no snap
+                at = bisect.bisect_left(stops, w1)
+                near = at < len(stops) and w < stops[at] <= w1 + slack
+                if near and not reaches(w1, stops[at]):
+                    w1 = stops[at]
             pieces.append(Piece(s, tau, w, w1, lost, relaunch))
             w = w1
         return cls(job_id, E, tuple(pieces))

@@ -99,6 +99,7 @@ def default_threads() -> int | None:
 # Below this largest cost coefficient the objective is scaled up to [1, 2); the
 # ``lp`` policy, whose LP only ranks configurations, uses it too.
 TINY_COST = 1e-2
+MAX_SCALE_EXPONENT = 1000
 
 
 def cost_scale(cost: np.ndarray) -> float:
@@ -108,4 +109,6 @@ def cost_scale(cost: np.ndarray) -> float:
     top = float(np.max(np.abs(cost))) if len(cost) else 0.0
     if top == 0.0 or top >= TINY_COST:
         return 1.0
-    return 2.0 ** math.ceil(-math.log2(top))
+    # at most 2**1000: costs near the smallest double (free energy, a weight of
+    # 5e-324) would overflow the power (found in review, 2026-12-05)
+    return math.ldexp(1.0, min(math.ceil(-math.log2(top)), MAX_SCALE_EXPONENT))

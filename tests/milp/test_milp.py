@@ -396,7 +396,8 @@ def test_a_weight_too_small_to_cut_a_window_cuts_nothing():
 def test_a_relaunch_spanning_thousands_of_slots_is_refused_before_the_build():
     """The relaunch rows tie each slot to every slot an overhead spans: at 1,000 h of
     overhead (the reader's maximum) on 0.25-h slots `bound` built rows for minutes past
-    its time limit (found by a probe, 2026-12-05). The size check counts those terms."""
+    its time limit (found by a probe, 2026-12-05); here on 0.5-h slots. The size check
+    counts those terms."""
     from milp.requirements import ModelTooLarge
 
     inst = _tiny(0, shared=True).replace(relaunch_hours=1000.0)
@@ -421,3 +422,17 @@ def test_a_tiny_currency_unit_gives_the_same_optimum_scaled(seed):
     assert b.bound == pytest.approx(a.bound * 1e-4, rel=1e-6)
     assert cost_scale(np.array([0.5, -3.0])) == 1.0  # the usual units: not scaled
     assert cost_scale(np.array([3e-5, 0.0])) == 2.0**16
+
+
+def test_costs_near_the_smallest_double_are_scaled_without_overflow():
+    """Free energy and a weight of 5e-324 (both read) made the scale 2**1075, an
+    OverflowError where the instance had solved before (found in review, 2026-12-05)."""
+    from dataclasses import replace
+
+    from heuristic.core.highs_run import cost_scale
+
+    assert cost_scale(np.array([5e-324])) == 2.0**1000
+    base = _tiny(1).replace(energy_price=0.0)
+    inst = replace(base, jobs=tuple(replace(j, weight=5e-324) for j in base.jobs))
+    res = solve(inst, slots=9, time_limit=30)
+    assert res.optimal and res.objective is not None and res.objective >= 0

@@ -2,6 +2,7 @@
 evaluator, the Monte Carlo replay, the engine and the checker read it with one
 tolerance (instances.distribution.STOP_TOL)."""
 
+import itertools
 import math
 
 import pytest
@@ -98,7 +99,47 @@ def test_late_short_epochs_reach_their_stop_despite_the_clock(release, tau):
     inst = Instance((GpuType("v100", 32.0, 300.0),), (Node("n0", "v100", 1),), (job,))
     for mode in ("rollout", "sampled"):
         res = simulate(inst, make_policy("fifo"), mode=mode, seed=1)
-        check_plan(inst, res.plan)
+        assert check_plan(inst, res.plan) == []
         assert Timeline.of(inst, "j0", res.plan.for_job("j0")).complete
     ev = evaluate(inst, simulate(inst, make_policy("fifo")).plan)
     assert ev.total_cost == pytest.approx(3 * tau * 0.3 * inst.energy_price, rel=1e-6)
+
+
+def test_an_early_stop_a_clock_step_short_is_reached_by_every_reader():
+    """A step ending one float step short of an early stop late in a trace (5.2e-8
+    epochs, above STOP_TOL), then a pause: the evaluator read the stop as reached at
+    the resume, 5 h later, doubling the tardiness of the runs that stop there, where the
+    engine ends them at the step's end (found in review, 2026-12-05)."""
+    tau, release = 1.3e-5, 5000.3
+    dist = EpochDistribution((1.5, 3.0), (0.5, 0.5))
+    job = Job("j0", release, release + 1.0, dist, {C1: tau}, 6.0)
+    inst = Instance((GpuType("v100", 32.0, 300.0),), (Node("n0", "v100", 1),), (job,))
+    exact = release + 1.5 * tau  # reaches 1.5 (1.8e-8 epochs over)
+    short = math.nextafter(exact, 0.0)  # 5.2e-8 epochs short
+    plans = [
+        Plan.of(
+            [
+                Segment(release, end, "j0", C1, GPU),
+                Segment(end + 5, end + 5 + 1.5 * tau, "j0", C1, GPU),
+            ]
+        )
+        for end in (exact, short)
+    ]
+    assert not reaches((short - release) / tau, 1.5)
+    assert Timeline.of(inst, "j0", plans[1].for_job("j0")).pieces[0].w1 == 1.5
+    costs = [evaluate(inst, plan, tardiness="expected").total_cost for plan in plans]
+    assert costs[1] == pytest.approx(costs[0], rel=1e-9)
+    assert check_plan(inst, plans[1]) == []
+
+
+def test_many_segments_do_not_hide_a_real_shortfall():
+    """The clock's rounding is counted per segment but never above the engine's clock
+    tolerance (1e-9 h): 1,000 contiguous segments ending 2e-8 h short of the last epoch
+    are short, as they were before (found in review, 2026-12-05)."""
+    tau, release = 1e-3, 50000.1
+    job = Job("j0", release, release + 10.0, EpochDistribution((3.0,), (1.0,)), {C1: tau}, 6.0)
+    inst = Instance((GpuType("v100", 32.0, 300.0),), (Node("n0", "v100", 1),), (job,))
+    times = [release + (3 * tau - 2e-8) * k / 1000 for k in range(1001)]
+    plan = Plan.of(Segment(a, b, "j0", C1, GPU) for a, b in itertools.pairwise(times))
+    assert not Timeline.of(inst, "j0", plan.for_job("j0")).complete
+    assert any("incomplete" in str(v) for v in check_plan(inst, plan))
