@@ -332,9 +332,10 @@ def _plan(
     violations = check_plan(start.space.instance, plan)
     if violations:
         # not seen at the weights and prices of any bundled instance; at a tardiness
-        # weight of 1e20 against energy costs of 1e-2 the master's rows hold only to
-        # the solver's tolerance and a job's columns can sum to nearly 0 (found by a
-        # probe, 2026-12-05): refused as the size limits are, not a traceback
+        # weight of 1e20 against energy costs of 1e-2 the integer master left a job
+        # without a column (found by a probe, 2026-12-05; why is not traced: not
+        # HiGHS's infinite cost of 1e20, raising it changed nothing): refused as the
+        # size limits are, not a traceback
         inst = start.space.instance
         weights = max(inst.tardiness_weight(j.id) for j in inst.jobs)
         raise MilpError(
