@@ -106,9 +106,11 @@ def run_highs(
     log_file: Path,
     stream: bool,
     options: Mapping[str, Any] | None = None,
+    size: float | None = None,
 ) -> Answer:
     """Solve the matrices with HiGHS; ``start`` (column values) is a MIP start;
-    ``options`` are further HiGHS options by name (set last)."""
+    ``options`` are further HiGHS options by name (set last); ``size``, a lower bound
+    on the objective where known, sets its scale (:func:`highs_run.cost_scale`)."""
     h = highspy.Highs()
     h.setOptionValue("output_flag", True)
     h.setOptionValue("log_to_console", stream)
@@ -119,7 +121,7 @@ def run_highs(
         h.setOptionValue("threads", threads)
     for name, value in (options or {}).items():
         h.setOptionValue(name, value)
-    scale = highs_run.cost_scale(mats.cost)
+    scale = highs_run.cost_scale(mats.cost, size)
     h.passModel(_lp(mats, scale))
     if start is not None:
         sol = highspy.HighsSolution()

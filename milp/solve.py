@@ -163,7 +163,7 @@ def _solve(
         model, mats, size = _build(data, initial_plan, clock)
     except _OutOfTime as out:
         return _stopped(data, initial_plan, warm, clock, out)
-    answer = _run(mats, initial_plan is not None, clock, settings)
+    answer = _run(mats, initial_plan is not None, clock, settings, data.separable_bound())
     if answer.termination is Termination.INFEASIBLE:
         raise MilpError(
             f"no slot-aligned plan of instance {instance.name!r} finishes every job within "
@@ -236,9 +236,11 @@ def _build(
     return model, mats, size
 
 
-def _run(mats: Matrices, warm_started: bool, clock: _Clock, settings: _Settings) -> Answer:
+def _run(
+    mats: Matrices, warm_started: bool, clock: _Clock, settings: _Settings, size: float
+) -> Answer:
     """HiGHS on the matrices, for the time left; the MIP start is the variables'
-    values."""
+    values; ``size``, a lower bound on the objective, sets its scale."""
     with tempfile.TemporaryDirectory() as tmp:
         log = settings.log_file
         return run_highs(
@@ -249,6 +251,7 @@ def _run(mats: Matrices, warm_started: bool, clock: _Clock, settings: _Settings)
             threads=settings.threads,
             log_file=Path(log) if log is not None else Path(tmp) / "highs.log",
             stream=settings.stream,
+            size=size,
         )
 
 

@@ -436,3 +436,26 @@ def test_costs_near_the_smallest_double_are_scaled_without_overflow():
     inst = replace(base, jobs=tuple(replace(j, weight=5e-324) for j in base.jobs))
     res = solve(inst, slots=9, time_limit=30)
     assert res.optimal and res.objective is not None and res.objective >= 0
+
+
+@pytest.mark.parametrize("seed", [3, 5])
+def test_mixed_units_scale_by_the_objective_not_the_largest_coefficient(seed):
+    """A tiny energy price beside tardiness weights near 1 left the largest coefficient
+    at 1.2 and the objective at 1e-5: a cold solve "proved" a plan 6-10% above the
+    usual optimum in those units (found in review, 2026-12-05). The separable bound
+    sets the scale."""
+    from dataclasses import replace
+
+    usual = _tiny(seed)
+    loose = usual.replace(
+        jobs=tuple(
+            replace(j, due=round(j.release + 2.5 * (j.due - j.release), 3)) for j in usual.jobs
+        )
+    )
+    weights = {j.id: loose.tardiness_weight(j.id) for j in loose.jobs}
+    pinned = loose.replace(jobs=tuple(replace(j, weight=weights[j.id]) for j in loose.jobs))
+    mixed = pinned.replace(energy_price=loose.energy_price * 1e-4)
+    a, b = solve(loose, slots=9, time_limit=30), solve(mixed, slots=9, time_limit=30)
+    assert a.optimal and b.optimal and a.objective is not None and b.objective is not None
+    assert b.objective == pytest.approx(a.objective * 1e-4, rel=1e-6)
+    assert b.bound is not None and b.bound <= b.objective * (1 + 1e-6)
