@@ -123,6 +123,17 @@ class Series:
             )
         return cls(tuple(i * hours for i in range(n + 1)), values, after, upper=upper)
 
+    def scaled(self, factor: float) -> Series:
+        """Every value times ``factor`` (a solver's change of currency unit), refused
+        where one passes the series' bound."""
+        values = tuple(v * factor for v in self.values)
+        top = max(values, default=0.0)
+        if not math.isfinite(top) or top > self.upper:
+            raise InstanceError(
+                "values", top, f"scaled by {factor:g}, must be at most {self.upper:g}"
+            )
+        return Series._trusted(self.times, values, self.after)
+
     @classmethod
     def _trusted(cls, times: tuple[float, ...], values: tuple[float, ...], after: After) -> Series:
         """A series derived from a valid one (values checked, times increasing from 0),

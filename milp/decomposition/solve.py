@@ -28,6 +28,7 @@ from milp.decomposition.search import Incumbent, Outcome, branch_and_price
 from milp.decomposition.space import Space, build_space
 from milp.decomposition.spread import cores
 from milp.decomposition.support import improve_by_support
+from milp.decomposition.units import cost_factor, in_unit
 from milp.requirements import (
     MilpError,
     ModelTooLarge,
@@ -122,6 +123,46 @@ def solve(
     (:mod:`milp.decomposition.lower`): the bound stays valid, the search ranks plans by
     that bound, and the plan returned is the cheaper by the evaluator of the warm start
     and the search's, called optimal only where its cost meets the bound."""
+    if not instance.node_power:  # (its note names the bound's figures: left as is)
+        # a currency unit too small for HiGHS's absolute tolerances is changed, read
+        # from the warm start's cost (milp.decomposition.units)
+        require_slot(instance)
+        if initial_plan is None:
+            initial_plan = rollout(instance, StsPolicy())  # the default, made here
+        factor = cost_factor(evaluate(instance, initial_plan, tardiness=tardiness).total_cost)
+        restated = in_unit(instance, factor) if factor != 1.0 else None
+        if restated is not None:
+            res = _solve(restated, initial_plan, slots, time_limit, tardiness, options, branch)
+            return _in_own_unit(res, instance, factor, tardiness)
+    return _solve(instance, initial_plan, slots, time_limit, tardiness, options, branch)
+
+
+def _in_own_unit(
+    res: DecompositionResult, instance: Instance, factor: float, tardiness: TardinessMode | None
+) -> DecompositionResult:
+    """A result on the instance restated in a larger unit, in the instance's own: the
+    plan is the same, its cost re-evaluated, the bounds divided back."""
+    evaluation = None if res.plan is None else evaluate(instance, res.plan, tardiness=tardiness)
+    warm = None if res.warm_start_cost is None else res.warm_start_cost / factor
+    return replace(
+        res,
+        evaluation=evaluation,
+        bound=res.bound / factor,
+        root_bound=res.root_bound / factor,
+        root_lp=res.root_lp / factor,
+        warm_start_cost=warm,
+    )
+
+
+def _solve(
+    instance: Instance,
+    initial_plan: Plan | None,
+    slots: int | None,
+    time_limit: float | None,
+    tardiness: TardinessMode | None,
+    options: CgOptions | None,
+    branch: bool,
+) -> DecompositionResult:
     t0 = time.perf_counter()
     time_limit = require_time_limit(time_limit)
     slots = require_slots(slots)

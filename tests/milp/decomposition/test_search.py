@@ -154,3 +154,37 @@ def test_columns_that_make_no_plan_are_refused_not_asserted():
     inst = read_instance(DATA / "extreme" / "huge_weight.json")
     with pytest.raises(MilpError, match=r"'t1': the columns chosen do not make a plan.*1e\+20"):
         decompose(inst, time_limit=20)
+
+
+@pytest.mark.parametrize("seed", [3])
+def test_a_tiny_currency_unit_gives_the_decomposition_the_same_optimum_scaled(seed):
+    """The decomposition holds its costs in columns, masters, duals and pricing, none
+    scaled: at an energy price of 1e-4 of the usual its bound was 0.75% above the
+    optimum (found in review, 2026-12-05). The instance is restated in a unit a power
+    of two larger (milp.decomposition.units) and the result read back."""
+    from milp.decomposition.solve import solve as decompose
+    from milp.decomposition.units import cost_factor, in_unit
+    from tests.milp.test_milp import _tiny
+
+    usual = _tiny(seed)
+    tiny = usual.replace(energy_price=usual.energy_price * 1e-4)
+    a, b = decompose(usual, slots=9, time_limit=20), decompose(tiny, slots=9, time_limit=20)
+    assert a.optimal and b.optimal and a.objective is not None and b.objective is not None
+    assert b.objective == pytest.approx(a.objective * 1e-4, rel=1e-9)
+    assert b.bound == pytest.approx(a.bound * 1e-4, rel=1e-6)
+    assert b.warm_start_cost == pytest.approx(a.warm_start_cost * 1e-4, rel=1e-9)
+    assert cost_factor(0.5) == 1.0 and cost_factor(3e-5) == 2.0**16
+    restated = in_unit(tiny, 2.0**16)
+    assert restated is not None and restated.energy_price == tiny.energy_price * 2.0**16
+
+
+def test_a_series_restated_in_another_unit_keeps_its_times_and_bound():
+    from instances import InstanceError
+    from instances.energy import Series
+
+    series = Series.regular(1.0, [0.1, 0.3], "hold")
+    scaled = series.scaled(4.0)
+    assert scaled.values == (0.4, 1.2) and scaled.times == series.times
+    assert scaled.after == "hold" and scaled.integral(0.0, 2.0) == pytest.approx(1.6)
+    with pytest.raises(InstanceError, match="scaled by 1e\\+07"):
+        series.scaled(1e7)
