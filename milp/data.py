@@ -56,6 +56,11 @@ class JobData:
     slot_kwh: tuple[float, ...] = ()
     slot_price: tuple[float, ...] | None = None
 
+    @property
+    def relaunch_slots(self) -> int:
+        """The slots a relaunch's overhead reaches into (the last perhaps in part)."""
+        return math.ceil(self.relaunch - 1e-12)
+
     def epoch_cost(self, k: int, t: int) -> float:
         """The cost of one epoch on configuration ``k`` in slot ``t``."""
         return self.cost[k] if self.slot_price is None else self.energy[k] * self.slot_price[t]
@@ -410,17 +415,17 @@ def _check_size(
     # holding a few): with 1,000 h of overhead on 0.25-h slots two jobs' rows held over
     # 80 million, built for minutes before the solver's clock started (found by a
     # probe, 2026-12-05)
-    terms, longest = 0, 0.0
+    terms = 0
     for jd in jobs.values():
-        if jd.relaunch > 0:  # in slots
-            window = jd.last_slot - jd.first_slot + 1
-            terms += window * min(window, math.ceil(jd.relaunch)) * len(jd.configs)
-            longest = max(longest, jd.relaunch * slot)
+        window = jd.last_slot - jd.first_slot + 1
+        terms += window * min(window, jd.relaunch_slots) * len(jd.configs)
     if terms > limit:
+        longest = max(jobs.values(), key=lambda jd: jd.relaunch)
         raise ModelTooLarge(
             f"{what} would hold at least {terms:,} relaunch terms (limit {limit:,}): "
-            f"a relaunch overhead of {longest:g} h spans {math.ceil(longest / slot - 1e-9):,} "
-            f"slots of {slot:g} h; use a longer slot or a heuristic policy"
+            f"a relaunch overhead of {longest.relaunch * slot:g} h spans "
+            f"{longest.relaunch_slots:,} slots of {slot:g} h; use a longer slot or a "
+            "heuristic policy"
         )
 
 

@@ -132,7 +132,7 @@ def run_highs(
     return _answer(h, log_file, scale)
 
 
-def _lp(mats: Matrices, scale: float = 1.0) -> highspy.HighsLp:
+def _lp(mats: Matrices, scale: float) -> highspy.HighsLp:
     """The matrices as HiGHS's model (column-wise, with integrality), the objective
     multiplied by ``scale``."""
     a = mats.matrix
@@ -158,9 +158,10 @@ def _lp(mats: Matrices, scale: float = 1.0) -> highspy.HighsLp:
     return lp
 
 
-def _answer(h: highspy.Highs, log_file: Path, scale: float = 1.0) -> Answer:
+def _answer(h: highspy.Highs, log_file: Path, scale: float) -> Answer:
     """What a finished run found: its termination, the best solution if HiGHS holds a
-    feasible one, its dual bound (``None`` before it had one), and its log."""
+    feasible one, its dual bound (``None`` before it had one), the two divided by the
+    objective's ``scale``, and its log."""
     termination = _STATUS.get(h.getModelStatus(), Termination.UNKNOWN)
     info = h.getInfo()
     solution = h.getSolution()

@@ -59,8 +59,7 @@ from milp.data import JobData, MilpData
 
 def lost_fractions(jd: JobData) -> tuple[float, ...]:
     """``λ_i``: the share of the ``i``-th slot after a relaunch lost to overhead."""
-    r = jd.relaunch
-    return tuple(min(1.0, r - i) for i in range(math.ceil(r - 1e-12)))
+    return tuple(min(1.0, jd.relaunch - i) for i in range(jd.relaunch_slots))
 
 
 def relaunch_jobs(d: MilpData) -> list[str]:

@@ -123,6 +123,16 @@ def solve(
     (:mod:`milp.decomposition.lower`): the bound stays valid, the search ranks plans by
     that bound, and the plan returned is the cheaper by the evaluator of the warm start
     and the search's, called optimal only where its cost meets the bound."""
+    t0 = time.perf_counter()  # the whole call's clock, the warm start's rollout included
+    time_limit = require_time_limit(time_limit)  # checked before any work
+    slots = require_slots(slots)
+    options = options or CgOptions()
+    if options.workers is not None and not (
+        isinstance(options.workers, int) and options.workers >= 1
+    ):
+        raise MilpError(
+            f"workers = {options.workers!r}: must be a whole number of processes, at least 1"
+        )
     if not instance.node_power:  # (its note names the bound's figures: left as is)
         # a currency unit too small for HiGHS's absolute tolerances is changed, read
         # from the warm start's cost (milp.decomposition.units)
@@ -132,9 +142,9 @@ def solve(
         factor = cost_factor(evaluate(instance, initial_plan, tardiness=tardiness).total_cost)
         restated = in_unit(instance, factor) if factor != 1.0 else None
         if restated is not None:
-            res = _solve(restated, initial_plan, slots, time_limit, tardiness, options, branch)
+            res = _solve(restated, initial_plan, slots, time_limit, tardiness, options, branch, t0)
             return _in_own_unit(res, instance, factor, tardiness)
-    return _solve(instance, initial_plan, slots, time_limit, tardiness, options, branch)
+    return _solve(instance, initial_plan, slots, time_limit, tardiness, options, branch, t0)
 
 
 def _in_own_unit(
@@ -160,19 +170,11 @@ def _solve(
     slots: int | None,
     time_limit: float | None,
     tardiness: TardinessMode | None,
-    options: CgOptions | None,
+    options: CgOptions,
     branch: bool,
+    t0: float,
 ) -> DecompositionResult:
-    t0 = time.perf_counter()
-    time_limit = require_time_limit(time_limit)
-    slots = require_slots(slots)
-    options = options or CgOptions()
-    if options.workers is not None and not (
-        isinstance(options.workers, int) and options.workers >= 1
-    ):
-        raise MilpError(
-            f"workers = {options.workers!r}: must be a whole number of processes, at least 1"
-        )
+    """:func:`solve` on arguments it checked, its clock started at ``t0``."""
     own = None  # the nodes' own power, split over the jobs and a constant
     if instance.node_power:
         own = _lower(instance, initial_plan, slots, tardiness)
