@@ -20,7 +20,7 @@ import numpy as np
 from heuristic.sts.compiled import Compiled
 
 
-def _path(a: Any, w: Any, resume: Any, running: bool) -> tuple[float, Any]:
+def _path(a: Any, w: Any, resume: Any, running: bool, tail: Any) -> tuple[float, Any]:
     # (run compiled; the operations are numpy's row form of the search, element by
     # element, so that the sums round alike)
     n = a.shape[0]
@@ -46,9 +46,9 @@ def _path(a: Any, w: Any, resume: Any, running: bool) -> tuple[float, Any]:
             rows[j, k] = v + aj * w[k]
     k = 0  # the earliest cell on ties
     for i in range(1, cells):
-        if rows[n - 1, i] < rows[n - 1, k]:
+        if rows[n - 1, i] + tail[i] < rows[n - 1, k] + tail[k]:
             k = i
-    cost = rows[n - 1, k]
+    cost = rows[n - 1, k] + tail[k]
     runs = np.empty(n, np.int64)
     if not math.isfinite(cost):
         return cost, runs[:0]
@@ -78,11 +78,17 @@ _compiled_path = Compiled(_path)
 
 
 def place_runs(
-    a: np.ndarray, w: np.ndarray, resume: np.ndarray, running: bool
+    a: np.ndarray,
+    w: np.ndarray,
+    resume: np.ndarray,
+    running: bool,
+    tail: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray]:
     """The cheapest choice of cells for ``len(a)`` portions in order: portion ``j`` in
     cell ``k`` costs ``a[j]·w[k]``; a portion after an idle cell (or the first, if the
-    job is ``running`` before cell 0 and idles) adds ``resume[j]·w[k]``. Exact (a
+    job is ``running`` before cell 0 and idles) adds ``resume[j]·w[k]``; the last
+    portion in cell ``k`` adds ``tail[k]`` (the tardiness of a run ending there; none
+    where ``tail`` is ``None``). Exact (a
     shortest path over portions and the cell each runs in: portion ``j`` in cell ``k``
     follows portion ``j - 1`` in cell ``k - 1``, or, resuming, the cheapest in a cell
     before ``k - 1``), in ``O(cells · portions)``; returns the cost and the cells that
@@ -96,6 +102,7 @@ def place_runs(
         np.ascontiguousarray(w, dtype=f64),
         np.ascontiguousarray(resume, dtype=f64),
         bool(running),
+        np.zeros(len(w)) if tail is None else np.ascontiguousarray(tail, dtype=f64),
     )
     if not math.isfinite(cost):
         return math.inf, np.empty(0, dtype=np.int64)

@@ -147,7 +147,7 @@ class HullTable:
             fastest = fastest_epoch_time(inst, job)
             worst = inst.relaunch(job) + job.distribution.max_epochs * fastest
             loose = job.due - job.release >= rule.loose * worst
-            found = self._rules[job.id] = rule if loose else PLAIN
+            found = self._rules[job.id] = rule if loose else rule.plain()
         return found
 
     def capped(self) -> HullTable:

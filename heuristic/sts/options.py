@@ -10,7 +10,7 @@ from typing import Literal
 from heuristic.core.options import hours, require
 from heuristic.sts.contention import WORK_SHARE
 from heuristic.sts.spare import SPARE
-from heuristic.sts.timing import FINE_FRACTIONS, FRACTIONS, PLAIN, TimingRule
+from heuristic.sts.timing import FINE_FRACTIONS, FRACTIONS, TimingRule
 
 # the ledger's safety margin for jobs not yet arrived: a quarter of each type's large
 # nodes beyond three hours from now (docs/model.md measures 0, 0.25 and 0.34)
@@ -112,6 +112,9 @@ class StsOptions:
     ``loose_window``: they time only the jobs whose window (release to due date) holds
     at least this many of their fastest worst-case runs (the relaunch, then every epoch
     on the fastest configuration); 0: every job.
+    ``late_for_price``: the timing also weighs runs that end after the due date, where
+    an hour the job would run costs more than an hour late (a price spike;
+    docs/prices.md, 'Late for a price spike'); off, a timed run ends by the due date.
     ``power_states``: where empty nodes are powered off, best fit prefers, among the
     nodes that fit a placement equally well, one already on (then one booting, then one
     off; heuristic/core/power.py); off, STS is blind to power states (its nodes still
@@ -150,6 +153,7 @@ class StsOptions:
     fine_shares: bool = True
     margin_recovers: bool = True
     loose_window: float = LOOSE_WINDOW
+    late_for_price: bool = True
     power_states: bool = True
     plan_boots: bool = True
     idle_tail: bool = True
@@ -164,9 +168,9 @@ class StsOptions:
     def timing_rule(self) -> TimingRule:
         """How the timing searches (:class:`heuristic.sts.timing.TimingRule`)."""
         if not (self.fine_shares or self.margin_recovers):
-            return PLAIN
+            return TimingRule(late=self.late_for_price)
         shares = FINE_FRACTIONS if self.fine_shares else FRACTIONS
-        return TimingRule(shares, self.margin_recovers, self.loose_window)
+        return TimingRule(shares, self.margin_recovers, self.loose_window, self.late_for_price)
 
     def __post_init__(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")

@@ -66,7 +66,7 @@ from heuristic.sts.profile import Profile, Step
 from heuristic.sts.spare import spared, standing
 from heuristic.sts.steps import grid, keep, place, rescue, step_now
 from heuristic.sts.tail import charges_tail
-from heuristic.sts.timing import PLAIN, TimingRule
+from heuristic.sts.timing import TimingRule
 from instances import EpochDistribution, Instance, Job
 
 # a profile chosen for a job, the step it runs now, when that step ends, and whether it
@@ -292,13 +292,13 @@ class StsPolicy:
         elif now < self._clock:
             self._forget_run()
         self._clock = now
-        if self.contended and table.rule != PLAIN:
+        if self.contended and table.rule != table.rule.plain():
             # where capacity bound at the last decision of this run (in sts-incremental,
             # also a partial decision at this event, set aside for a full one) the
             # timing options are set aside: under contention they cost more
             # (docs/prices.md)
             if self._plain is None or self._plain.instance is not inst:
-                self._plain = self._new_table(inst, PLAIN)
+                self._plain = self._new_table(inst, table.rule.plain())
             table = self._plain
         if not self.options.shared_slots:
             return table.unshared()

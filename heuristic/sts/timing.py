@@ -66,11 +66,18 @@ class TimingRule:
     speeding up; only what it cannot catch up is kept). With ``loose`` above 0, a job
     whose window (release to due date) is shorter than ``loose`` times its fastest
     worst-case run (every epoch on its fastest configuration, after its relaunch) is
-    timed by :data:`PLAIN` instead (:meth:`heuristic.sts.hulls.HullTable.rule_for`)."""
+    timed by :data:`PLAIN` instead (:meth:`heuristic.sts.hulls.HullTable.rule_for`).
+    With ``late``, a run may also end after the due date where a price spike costs more
+    than being late (:func:`_late`); it is kept where :data:`PLAIN` replaces a rule."""
 
     shares: tuple[float, ...] = FRACTIONS
     recover: bool = False
     loose: float = 0.0
+    late: bool = True
+
+    def plain(self) -> TimingRule:
+        """:data:`PLAIN`, with this rule's ``late``."""
+        return replace(PLAIN, late=self.late)
 
 
 PLAIN = TimingRule()
@@ -228,11 +235,14 @@ def timing(
     resume_hours: float,
     running: bool,
     beat: float = math.inf,
+    late: tuple[float, float] | None = None,
 ) -> tuple[float, tuple[tuple[float, float], ...]] | None:
     """The cheapest run windows (hours from now) of a profile whose expected power over
     its run is ``rows``, on ``grid``, and their bill; ``None`` if the run does not fit
     or cannot cost less than ``beat``. A short first cell is run (its hours first) or
-    idled: both are solved."""
+    idled: both are solved. ``late``: ``(weight, due)``, a run ending after ``due``
+    (hours from now) also pays ``weight`` per hour past it (its worst-case tardiness),
+    included in the cost returned."""
     if len(rows) == 0 or len(grid.price) == 0:
         return None
     total = float(rows[-1, 1])
@@ -253,6 +263,8 @@ def timing(
     for done, k0 in cases:
         if done >= total - TOL:
             cost = float(kwh(np.array([0.0, total]))[0] * grid.price[0])
+            if late is not None:
+                cost += late[0] * max(0.0, total - late[1])
             windows: tuple[tuple[float, float], ...] = ((0.0, total),)
         else:
             n = math.ceil((total - done) / d - TOL)
@@ -270,7 +282,11 @@ def timing(
             floor = dot(np.sort(a)[::-1], np.sort(np.partition(w, n - 1)[:n]))
             if floor + head_cost >= min(beat, best[0] if best else math.inf):
                 continue
-            cost, cells = place_runs(a, w, resume, running or done > 0)
+            tail = None
+            if late is not None:  # the last portion's end in each cell, past the due date
+                ends = edges[k0 : k0 + len(w)] + (cuts[-1] - cuts[-2])
+                tail = late[0] * np.maximum(ends - late[1], 0.0)
+            cost, cells = place_runs(a, w, resume, running or done > 0, tail)
             if not len(cells) or cost >= FULL:
                 continue
             if done > 0:
@@ -418,6 +434,63 @@ def timed(
             # late only for its shorter budget: within the job's own it is on time
             best = replace(
                 prof, energy_cost=found[0], tardiness_cost=0.0, runs=found[1], budget=budget
+            )
+    if rule.late:
+        best = _late(inst, job, tariff, now, budget, current, [base, *seen], rows_of, room, best)
+    return best
+
+
+def _late(
+    inst: Instance,
+    job: Job,
+    tariff: Tariff,
+    now: float,
+    budget: float,
+    current: Config | None,
+    profiles: Sequence[Profile],
+    rows_of: Callable[[Profile], np.ndarray],
+    room: Room | None,
+    best: Profile,
+) -> Profile:
+    """``best``, or a run of one of ``profiles`` ending after the ``budget`` (hours from
+    now) where its worst-case tardiness costs less than the dear hours it leaves: a
+    price spike before the due date can cost more than being late (docs/prices.md,
+    'Late for a price spike'). Searched only where some cell the job would run in, to
+    its due date or back to back from now, bills an hour of the profile's highest
+    expected power above an hour late (moving an hour of run past the due date saves at
+    most that hour's bill and costs the weight); the run may end as late as the
+    tardiness alone stays below ``best``'s objective, within :data:`HORIZON_CELLS`."""
+    omega = inst.tardiness_weight(job.id)
+    resume = inst.relaunch(job)
+    seen: set[tuple[object, ...]] = set()
+    for prof in profiles:
+        if prof.steps in seen:
+            continue
+        seen.add(prof.steps)
+        rows = rows_of(prof)
+        if not len(rows):
+            continue
+        # (a cell more: the grid leaves out a last part-cell)
+        near = tariff.grid(now, max(budget, float(rows[-1, 1])) + tariff.cell)
+        if not len(near.price) or float(near.price.max()) * float(rows[:, 2].max()) <= omega:
+            continue
+        reach = HORIZON_CELLS * tariff.cell
+        if omega > 0:  # (a cell more: the grid leaves out a last part-cell)
+            reach = min(reach, max(budget, 0.0) + best.objective / omega + tariff.cell)
+        grid = tariff.grid(now, reach)
+        fits = None if room is None else _kept_room(room)
+        running = current is not None and prof.steps[0].config == current
+        found = timing(
+            rows, _booked(grid, prof, fits), resume, running, best.objective, (omega, budget)
+        )
+        if found is not None and found[0] < best.objective * (1 - 1e-9):
+            tardiness = omega * max(0.0, found[1][-1][1] - budget)
+            best = replace(
+                prof,
+                energy_cost=found[0] - tardiness,
+                tardiness_cost=tardiness,
+                runs=found[1],
+                budget=budget,
             )
     return best
 

@@ -377,7 +377,7 @@ def test_solve_takes_policy_options_and_refuses_a_bad_one(capsys):
     options = (
         "lookahead, reserve, lead_hours, book_parts, urgency, work_share, scale_work, backfill,"
         " backfill_ahead, unstick, pull, pull_needed, pull_holds, timing, fine_shares,"
-        " margin_recovers, loose_window, power_states, plan_boots,"
+        " margin_recovers, loose_window, late_for_price, power_states, plan_boots,"
         " idle_tail, spare, stay_put, capped, displace_cost, mixed_types, shared_slots,"
         " full_below, calm_hours, alternative, rollout_below, rollout_quantile,"
         " weigh_sharing, burst_jobs, weigh_greedy, greedy_yields"

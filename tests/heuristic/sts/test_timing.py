@@ -69,11 +69,11 @@ def test_price_blind_sts_decides_as_without_a_series(inst):
     assert evaluate(priced, timed).energy_cost < evaluate(priced, blind).energy_cost
 
 
-def _brute(a, w, resume, running):
+def _brute(a, w, resume, running, tail=None):
     n, cells = len(a), len(w)
     best = math.inf
     for chosen in itertools.combinations(range(cells), n):
-        cost = 0.0
+        cost = 0.0 if tail is None else tail[chosen[-1]]
         for j, k in enumerate(chosen):
             cost += a[j] * w[k]
             after_idle = k > 0 and (j == 0 or chosen[j - 1] != k - 1)
@@ -135,6 +135,28 @@ def test_run_windows_join_back_to_back_portions(cells, hours, done):
     spans = [(0.0, done)] if done > 0 else []
     spans += [(float(s), float(s) + float(h)) for s, h in zip(starts, lengths, strict=True)]
     assert run_windows(starts, lengths, done) == _merged_one_by_one(spans)
+
+
+@settings(max_examples=150)
+@given(
+    st.integers(1, 4),
+    st.integers(0, 4),
+    st.booleans(),
+    st.lists(st.floats(0.0, 5.0), min_size=16, max_size=16),
+    st.floats(0.0, 3.0),
+)
+def test_place_runs_with_a_tardy_tail_is_the_enumeration(n, extra, running, values, due):
+    """The last portion's cell pays ``tail`` (its tardiness where the run ends after a
+    due date): the search is still exact, and the cost returned includes it."""
+    a = np.array(values[:n])
+    w = np.array(values[5 : 5 + n + extra])
+    resume = np.array(values[11 : 11 + n]) * 0.3
+    tail = 2.0 * np.maximum(np.arange(len(w)) + 1.0 - due, 0.0)
+    cost, found = place_runs(a, w, resume, running, tail)
+    assert cost == pytest.approx(_brute(a, w, resume, running, tail), rel=1e-9, abs=1e-12)
+    assert len(found) == n
+    without, _ = place_runs(a, w, resume, running)
+    assert without <= cost + 1e-12
 
 
 def test_place_runs_refuses_more_portions_than_cells():
@@ -216,6 +238,58 @@ def test_a_profile_late_by_a_hair_still_times_a_faster_one():
     assert ev.missed == 0
     assert all(s.start >= 1.0 - 1e-9 for s in plan.segments)  # the dear hour left idle
     assert ev.total_cost < blind.total_cost
+
+
+def _spike(weight: float) -> Instance:
+    """Three epochs (three hours on one V100, 1.2 h on four) due at hour 2, in the two
+    hours of a price spike (100 per kWh, then 0.5)."""
+    job = Job(
+        "j",
+        0.0,
+        2.0,
+        EpochDistribution.deterministic(3.0),
+        {ONE: 1.0, FOUR: 0.4},
+        4.0,
+        weight=weight,
+    )
+    return Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        (Node("n", "v100", 4),),
+        (job,),
+        energy_price=0.55,
+        prices=Series.regular(1.0, [100.0, 100.0] + [0.5] * 22),
+    )
+
+
+def test_sts_is_late_where_a_price_spike_costs_more_than_the_tardiness():
+    """On time, the job runs at least 1.2 h in the spike (1.2 kW: 144); waiting for hour
+    2 makes it late but costs under 6 (four V100s from hour 2: 0.72 of energy and 4.8 of
+    tardiness at 4.0 an hour). STS waits and pays what it planned; with
+    ``late_for_price`` off it runs in the spike, on time (the probe of 2026-12-05 found
+    111,000 against the MILP's 0.24 on such a case)."""
+    inst = _spike(4.0)
+    plan = simulate(inst, make_policy("sts")).plan
+    ev = evaluate(inst, plan)
+    assert all(s.start >= 2.0 - 1e-9 for s in plan.segments)
+    assert ev.missed == 1 and ev.total_cost < 6.0
+    on_time = evaluate(inst, simulate(inst, make_policy("sts", late_for_price=False)).plan)
+    assert on_time.missed == 0 and on_time.total_cost > 100.0
+    # a weight above what the spike costs an hour: on time again
+    heavy = _spike(1e4)
+    assert evaluate(heavy, simulate(heavy, make_policy("sts")).plan).missed == 0
+
+
+def test_the_late_search_prices_the_plan_it_returns():
+    """The profile a late search returns bills its windows and its tardiness as the
+    evaluator does."""
+    inst = _spike(4.0)
+    table = HullTable(inst)
+    status = JobStatus(inst.jobs[0], 0.0, None)
+    found = next(iter(JobProfiles(inst, status, 0.0, ("v100",), table).in_order())).profile
+    assert found.runs and found.runs[0][0] >= 2.0 - 1e-9
+    assert found.tardiness_cost == pytest.approx(4.0 * (found.runs[-1][1] - 2.0))
+    ev = evaluate(inst, simulate(inst, make_policy("sts")).plan)
+    assert found.objective == pytest.approx(ev.total_cost, rel=1e-9)
 
 
 def test_the_grid_and_the_windows_of_a_profile():
