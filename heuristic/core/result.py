@@ -72,11 +72,15 @@ class Outcome(Protocol):
 
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
-    """``(objective - bound) / max(|objective|, 1e-12)``, never below 0; ``None`` when
-    either is missing."""
+    """``(objective - bound) / |objective|``, never below 0, in any unit of cost (at an
+    objective of 0: 0 where the bound is not below it, else ``inf``); ``None`` when
+    either is missing. (A floor under ``|objective|`` read a 36% gap as 0 at costs of
+    1e-300, in a currency unit small enough: the numeric probe of 2026-12-05.)"""
     if objective is None or bound is None:
         return None
-    return max(0.0, objective - bound) / max(abs(objective), 1e-12)
+    if objective == 0:
+        return 0.0 if bound >= 0 else math.inf
+    return max(0.0, objective - bound) / abs(objective)
 
 
 def certified_gap(cost: float, bound: float) -> float:

@@ -21,6 +21,9 @@ def test_the_relative_gap_is_highs_s_and_missing_where_a_figure_is():
     assert relative_gap(10.0, 11.0) == 0.0  # a bound above the plan (rounding) reads 0
     assert relative_gap(None, 9.0) is None and relative_gap(10.0, None) is None
     assert relative_gap(0.0, 0.0) == 0.0
+    # relative in any unit: a 36% gap at costs of 1e-300 is still 36%
+    assert relative_gap(1e-300, 0.64e-300) == pytest.approx(0.36)
+    assert relative_gap(0.0, -1.0) == math.inf
 
 
 def test_the_certified_gap_is_relative_to_the_bound():
