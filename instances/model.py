@@ -542,6 +542,12 @@ class Instance:
             self._check_topology()
         if self.prices is not None and not isinstance(self.prices, Series):
             raise InstanceError("prices", self.prices, "must be a Series")
+        if self.prices is not None:
+            for i, v in enumerate(self.prices.values):
+                if 0 < v < MIN_PRICE:  # as for energy_price, above
+                    raise InstanceError(
+                        f"prices.values[{i}]", v, f"must be 0 or at least {MIN_PRICE:g} per kWh"
+                    )
         if self.carbon is not None and not isinstance(self.carbon, Carbon):
             raise InstanceError("carbon", self.carbon, "must be a Carbon")
         if self.power_off is not None and not isinstance(self.power_off, PowerOff):

@@ -70,6 +70,19 @@ def test_values_beyond_the_bounds_are_refused_naming_the_field(tmp_path, doc, pa
     assert exc.value.path.replace(".[", "[") == field.replace(".[", "[")
 
 
+def test_a_price_series_value_below_the_least_price_is_refused_naming_it(tmp_path, doc):
+    """As the flat price: a positive hour below 1e-9 per kWh is refused (0 is read)."""
+    file = tmp_path / "i.json"
+    doc = {**doc, "prices": {"step": 1.0, "values": [0.2, 0.0, 2e-16]}}
+    file.write_text(json.dumps(doc))
+    with pytest.raises(InstanceError, match="must be 0 or at least 1e-09 per kWh") as exc:
+        read_instance(file)
+    assert exc.value.path == "prices.values[2]"
+    doc["prices"]["values"][2] = 1e-9
+    file.write_text(json.dumps(doc))
+    assert read_instance(file).prices.values == (0.2, 0.0, 1e-9)
+
+
 @pytest.mark.parametrize("end", ["1e308", "Infinity", "NaN", "-1"])
 def test_a_plan_segment_ending_at_no_real_time_is_refused(tmp_path, end):
     from heuristic.baselines.fifo import FifoPolicy
