@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from heuristic.core.occupancy import Occupancy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
 from instances.energy import Carbon, Series
+from instances.limits import MIN_PRICE
 from validation.timeline import continues, start_overhead
 
 GPU_NAMES = ("k80", "p100", "v100")
@@ -137,11 +138,13 @@ def serial_plans(draw: st.DrawFn, instance: Instance) -> Plan:
 
 
 @st.composite
-def series(draw: st.DrawFn, upper: float = 1.0) -> Series:
+def series(draw: st.DrawFn, upper: float = 1.0, least: float = 0.0) -> Series:
     """A piecewise-constant series: a regular grid or uneven breakpoints, repeated or
-    held past its end, values from 0 (a free hour) to ``upper``."""
+    held past its end, values from 0 (a free hour) to ``upper``, none positive below
+    ``least`` (a price's least positive value)."""
     n = draw(st.integers(1, 8))
     values = draw(st.lists(st.floats(0.0, upper), min_size=n, max_size=n))
+    values = [v if v >= least else 0.0 for v in values]
     after = draw(st.sampled_from(["repeat", "hold"]))
     if draw(st.booleans()):
         step = draw(st.sampled_from([0.25, 0.5, 1.0, 3.0]))
@@ -173,4 +176,4 @@ def priced_instances(
     if draw(st.booleans()):
         intensity = draw(series(upper=800.0))
         carbon = Carbon(intensity, draw(st.sampled_from([0.0, 50.0, 400.0])))
-    return inst.replace(prices=draw(series(upper=0.6)), carbon=carbon)
+    return inst.replace(prices=draw(series(upper=0.6, least=MIN_PRICE)), carbon=carbon)

@@ -20,7 +20,7 @@ import numpy as np
 from heuristic.sts.compiled import Compiled
 
 
-def _path(a: Any, w: Any, resume: Any, running: bool, tail: Any) -> tuple[float, Any]:
+def _path(a: Any, w: Any, resume: Any, running: bool, tail: Any, extra: float) -> tuple[float, Any]:
     # (run compiled; the operations are numpy's row form of the search, element by
     # element, so that the sums round alike)
     n = a.shape[0]
@@ -28,7 +28,7 @@ def _path(a: Any, w: Any, resume: Any, running: bool, tail: Any) -> tuple[float,
     inf = math.inf
     rows = np.full((n, cells), inf)  # rows[j, k]: least cost with portion j in cell k
     for k in range(cells):
-        rows[0, k] = a[0] * w[k] + (resume[0] * w[k] if running else 0.0)
+        rows[0, k] = a[0] * w[k] + (resume[0] * w[k] + extra if running else 0.0)
     if running:
         rows[0, 0] = a[0] * w[0]  # it goes on in cell 0: no relaunch
     for j in range(1, n):
@@ -40,7 +40,7 @@ def _path(a: Any, w: Any, resume: Any, running: bool, tail: Any) -> tuple[float,
             if k >= 2:  # or resumed after an idle cell, from the least before that
                 if rows[j - 1, k - 2] < low:
                     low = rows[j - 1, k - 2]
-                resumed = low + r * w[k]
+                resumed = low + r * w[k] + extra
                 if resumed < v:
                     v = resumed
             rows[j, k] = v + aj * w[k]
@@ -63,7 +63,7 @@ def _path(a: Any, w: Any, resume: Any, running: bool, tail: Any) -> tuple[float,
             for i in range(1, k - 1):
                 if rows[j - 1, i] < rows[j - 1, best]:
                     best = i
-            resumed = rows[j - 1, best] + resume[j] * w[k]
+            resumed = rows[j - 1, best] + resume[j] * w[k] + extra
             same = abs(resumed - here) <= 1e-9 * max(1.0, abs(resumed), abs(here))
             if resumed <= rows[j - 1, k - 1] and same:
                 k = best
@@ -83,12 +83,14 @@ def place_runs(
     resume: np.ndarray,
     running: bool,
     tail: np.ndarray | None = None,
+    extra: float = 0.0,
 ) -> tuple[float, np.ndarray]:
     """The cheapest choice of cells for ``len(a)`` portions in order: portion ``j`` in
     cell ``k`` costs ``a[j]·w[k]``; a portion after an idle cell (or the first, if the
     job is ``running`` before cell 0 and idles) adds ``resume[j]·w[k]``; the last
     portion in cell ``k`` adds ``tail[k]`` (the tardiness of a run ending there; none
-    where ``tail`` is ``None``). Exact (a
+    where ``tail`` is ``None``); each resume also adds ``extra`` (the tardiness its
+    relaunch hours add to a run that ends late). Exact (a
     shortest path over portions and the cell each runs in: portion ``j`` in cell ``k``
     follows portion ``j - 1`` in cell ``k - 1``, or, resuming, the cheapest in a cell
     before ``k - 1``), in ``O(cells · portions)``; returns the cost and the cells that
@@ -103,6 +105,7 @@ def place_runs(
         np.ascontiguousarray(resume, dtype=f64),
         bool(running),
         np.zeros(len(w)) if tail is None else np.ascontiguousarray(tail, dtype=f64),
+        float(extra),
     )
     if not math.isfinite(cost):
         return math.inf, np.empty(0, dtype=np.int64)

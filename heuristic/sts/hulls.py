@@ -18,7 +18,7 @@ from heuristic.sts.chainset import ChainSet, chain_indices, chain_set, continuin
 from heuristic.sts.memo import kept
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
 from heuristic.sts.switching import Relaunch, relaunch_profile
-from heuristic.sts.timing import PLAIN, Room, Tariff, TimingRule, load, timed
+from heuristic.sts.timing import HORIZON_CELLS, PLAIN, Room, Tariff, TimingRule, load, timed
 from instances import Config, Instance, Job
 
 # the name of the pseudo GPU type whose options are every type's (``mixed_types``): a
@@ -365,8 +365,23 @@ class JobProfiles:
             # slowest hull option at worst
             hours = max(self.budget, self.dist.max_epochs * table.slowest(job))
             hours += instance.relaunch(job) + 1.0
+            if self.rule.late and self._may_be_late(hours):
+                # a late run may go as far as the late search reaches
+                hours = max(hours, HORIZON_CELLS * table.tariff.cell)
             ratio = table.tariff.least(now, now + hours) / instance.energy_price
             self.bounds = [(b * ratio, t) for b, t in self.bounds]
+
+    def _may_be_late(self, hours: float) -> bool:
+        """Whether the late search (:func:`heuristic.sts.timing._late`) may open for a
+        profile of the job within ``hours`` from now: some hour there bills an hour of
+        its most powerful configuration above an hour late (the search's gate, at the
+        least expected power it could read)."""
+        tariff, inst = self.table.tariff, self.instance
+        if tariff is None or self.omega <= 0:
+            return False
+        top = max(inst.power_w(c) for c in inst.allowed_configs(self.job)) / 1000.0
+        end = self.now + max(hours, self.job.due - self.now) + tariff.cell
+        return tariff.most(self.now, end) * top > self.omega
 
     def solve(self, gpu_type: str) -> TypeProfile:
         tariff = self.table.tariff

@@ -229,6 +229,12 @@ class StsPolicy:
         ahead = rnd.replan_interval if self.options.backfill_ahead else 0.0
         if sl > 0 and (sl > ahead or job_id in rnd.waiting):
             return
+        chosen = rnd.chosen.get(job_id)
+        if job_id in rnd.waiting and chosen is not None and chosen[0].tardiness_cost > 0:
+            # late by its own plan, waiting out dear hours (a price spike: only
+            # ``late_for_price`` plans a wait that is late): backfilled, it would run in
+            # them (a review, 2026-12-05: planned 9.52, realised 38.37)
+            return
         types = self._types(status.job, rnd.all_types)
         self._off_profile(rnd, status, backfill(rnd.inst, rnd.occ, status, rnd.now, types))
 

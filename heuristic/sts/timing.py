@@ -126,6 +126,13 @@ class Tariff:
             out += self.per_gram * _least(self.carbon, a, b)
         return out
 
+    def most(self, a: float, b: float) -> float:
+        """An upper bound on the price per kWh over ``[a, b]`` (as :meth:`least`)."""
+        out = _least(self.price, a, b, most=True)
+        if self.carbon is not None:
+            out += self.per_gram * _least(self.carbon, a, b, most=True)
+        return out
+
     def grid(self, now: float, hours: float) -> Grid:
         """:meth:`Grid.of` from ``now`` for ``hours``, kept by the cells it holds (at most
         10,000 kept: then the memo starts again). A timing that recovers its margin asks
@@ -143,17 +150,57 @@ class Tariff:
         return out
 
 
-def _least(series: Series, a: float, b: float) -> float:
+@dataclass(frozen=True)
+class Lateness:
+    """What a run that may end after its due date pays for it, as the evaluator counts
+    ``worst_case`` tardiness: ``weight`` per hour from ``due`` (absolute) to its end,
+    counted at the end of its slot (``slot`` hours from time 0; ``None`` unslotted), for
+    a run that starts ``now``. Each resume adds its ``relaunch`` hours to the end (the
+    windows leave them out: on time the margin absorbs them), so the search charges
+    ``weight · relaunch`` a resume. An end after ``due - margin`` and by ``due`` costs
+    :data:`FULL`: that margin is the on-time search's, kept free for the cluster."""
+
+    weight: float
+    due: float
+    now: float
+    slot: float | None
+    relaunch: float
+    margin: float
+
+    def tardiness(self, end: float) -> float:
+        """The tardiness of a run ending ``end`` hours from now."""
+        t = self._clock(np.array([end]))
+        return float(self.weight * max(float(t[0]) - self.due, 0.0))
+
+    def cost(self, ends: np.ndarray) -> np.ndarray:
+        """The tardiness of runs ending at ``ends`` (hours from now), :data:`FULL` in the
+        margin."""
+        t = self._clock(ends)
+        out = self.weight * np.maximum(t - self.due, 0.0)
+        kept = (t > self.due - self.margin + TOL) & (t <= self.due + TOL)
+        return np.where(kept, FULL, out)
+
+    def _clock(self, ends: np.ndarray) -> np.ndarray:
+        t = self.now + ends
+        if self.slot is not None:
+            t = np.ceil(t / self.slot - TOL) * self.slot
+        return t
+
+
+def _least(series: Series, a: float, b: float, most: bool = False) -> float:
     """The least value of ``series`` over ``[a, b]`` (its least value anywhere, unless
-    it repeats with a regular step: then only the intervals met are read)."""
+    it repeats with a regular step: then only the intervals met are read); with
+    ``most``, the greatest."""
+    pick = max if most else min
     step = series.step
     n = len(series.values)
     if step is None or series.after != "repeat" or (b - a) / step >= n:
-        return min(series.values)
+        return pick(series.values)
     first = math.floor(a / step + TOL)
     count = math.floor(b / step + TOL) - first + 1
     idx = (first + np.arange(count)) % n
-    return float(series.values_array[idx].min())
+    found = series.values_array[idx]
+    return float(found.max() if most else found.min())
 
 
 def load(inst: Instance, job: Job, profile: Profile, dist: EpochDistribution) -> np.ndarray:
@@ -235,14 +282,14 @@ def timing(
     resume_hours: float,
     running: bool,
     beat: float = math.inf,
-    late: tuple[float, float] | None = None,
+    late: Lateness | None = None,
 ) -> tuple[float, tuple[tuple[float, float], ...]] | None:
     """The cheapest run windows (hours from now) of a profile whose expected power over
     its run is ``rows``, on ``grid``, and their bill; ``None`` if the run does not fit
     or cannot cost less than ``beat``. A short first cell is run (its hours first) or
-    idled: both are solved. ``late``: ``(weight, due)``, a run ending after ``due``
-    (hours from now) also pays ``weight`` per hour past it (its worst-case tardiness),
-    included in the cost returned."""
+    idled: both are solved. ``late``: a run may end after the due date, paying its
+    worst-case tardiness and ``late.weight`` times the relaunch hours of each resume
+    (:class:`Lateness`), included in the cost returned."""
     if len(rows) == 0 or len(grid.price) == 0:
         return None
     total = float(rows[-1, 1])
@@ -264,7 +311,7 @@ def timing(
         if done >= total - TOL:
             cost = float(kwh(np.array([0.0, total]))[0] * grid.price[0])
             if late is not None:
-                cost += late[0] * max(0.0, total - late[1])
+                cost += float(late.cost(np.array([total]))[0])
             windows: tuple[tuple[float, float], ...] = ((0.0, total),)
         else:
             n = math.ceil((total - done) / d - TOL)
@@ -282,11 +329,11 @@ def timing(
             floor = dot(np.sort(a)[::-1], np.sort(np.partition(w, n - 1)[:n]))
             if floor + head_cost >= min(beat, best[0] if best else math.inf):
                 continue
-            tail = None
+            tail, extra = None, 0.0
             if late is not None:  # the last portion's end in each cell, past the due date
-                ends = edges[k0 : k0 + len(w)] + (cuts[-1] - cuts[-2])
-                tail = late[0] * np.maximum(ends - late[1], 0.0)
-            cost, cells = place_runs(a, w, resume, running or done > 0, tail)
+                tail = late.cost(edges[k0 : k0 + len(w)] + (cuts[-1] - cuts[-2]))
+                extra = late.weight * late.relaunch
+            cost, cells = place_runs(a, w, resume, running or done > 0, tail, extra)
             if not len(cells) or cost >= FULL:
                 continue
             if done > 0:
@@ -452,16 +499,22 @@ def _late(
     room: Room | None,
     best: Profile,
 ) -> Profile:
-    """``best``, or a run of one of ``profiles`` ending after the ``budget`` (hours from
-    now) where its worst-case tardiness costs less than the dear hours it leaves: a
-    price spike before the due date can cost more than being late (docs/prices.md,
-    'Late for a price spike'). Searched only where some cell the job would run in, to
-    its due date or back to back from now, bills an hour of the profile's highest
-    expected power above an hour late (moving an hour of run past the due date saves at
-    most that hour's bill and costs the weight); the run may end as late as the
-    tardiness alone stays below ``best``'s objective, within :data:`HORIZON_CELLS`."""
+    """``best``, or a run of one of ``profiles`` ending after the due date where its
+    worst-case tardiness costs less than the dear hours it leaves: a price spike before
+    the due date can cost more than being late (docs/prices.md, 'Late for a price
+    spike'). Searched only where some cell the job would run in, to its due date or back
+    to back from now, bills an hour of the profile's highest expected power above an
+    hour late (moving an hour of run past the due date saves at most that hour's bill
+    and costs the weight: a heuristic gate, not a bound, docs/model.md), and never for
+    a job without a tardiness weight (nothing would bound its wait). The run may end as
+    late as the tardiness alone stays below ``best``'s objective, within
+    :data:`HORIZON_CELLS`; the margin before the due date stays the on-time search's."""
     omega = inst.tardiness_weight(job.id)
+    if omega <= 0:
+        return best
     resume = inst.relaunch(job)
+    due = job.due - now  # hours from now: tardiness counts from the due date itself
+    late = Lateness(omega, job.due, now, inst.slot, resume, max(MARGIN * budget, 0.0))
     seen: set[tuple[object, ...]] = set()
     for prof in profiles:
         if prof.steps in seen:
@@ -471,25 +524,39 @@ def _late(
         if not len(rows):
             continue
         # (a cell more: the grid leaves out a last part-cell)
-        near = tariff.grid(now, max(budget, float(rows[-1, 1])) + tariff.cell)
+        near = tariff.grid(now, max(due, float(rows[-1, 1])) + tariff.cell)
         if not len(near.price) or float(near.price.max()) * float(rows[:, 2].max()) <= omega:
             continue
-        reach = HORIZON_CELLS * tariff.cell
-        if omega > 0:  # (a cell more: the grid leaves out a last part-cell)
-            reach = min(reach, max(budget, 0.0) + best.objective / omega + tariff.cell)
+        reach = min(
+            HORIZON_CELLS * tariff.cell,
+            max(due, 0.0) + best.objective / omega + tariff.cell,
+        )
         grid = tariff.grid(now, reach)
         fits = None if room is None else _kept_room(room)
         running = current is not None and prof.steps[0].config == current
-        found = timing(
-            rows, _booked(grid, prof, fits), resume, running, best.objective, (omega, budget)
-        )
-        if found is not None and found[0] < best.objective * (1 - 1e-9):
-            tardiness = omega * max(0.0, found[1][-1][1] - budget)
+        found = timing(rows, _booked(grid, prof, fits), resume, running, best.objective, late)
+        if found is None or found[0] >= best.objective * (1 - 1e-9):
+            continue
+        windows = found[1]
+        # the bill is the search's cost less what it charged for lateness; the windows
+        # end later by each resume's relaunch hours. (A running job that idles a short
+        # first cell resumes, but the search charges that resume only where its first
+        # window starts after the next cell's start: docs/model.md, 'Late for a price
+        # spike')
+        resumes = len(windows) - 1 + int(running and windows[0][0] > TOL)
+        head = float(grid.edges[1]) if len(grid.edges) > 1 else 0.0
+        short = head < tariff.cell - TOL
+        charged_first = running and windows[0][0] > (head if short else 0.0) + TOL
+        charged = late.tardiness(windows[-1][1])
+        charged += omega * resume * (len(windows) - 1 + int(charged_first))
+        tardiness = late.tardiness(windows[-1][1] + resume * resumes)
+        objective = found[0] - charged + tardiness
+        if objective < best.objective * (1 - 1e-9):
             best = replace(
                 prof,
-                energy_cost=found[0] - tardiness,
+                energy_cost=found[0] - charged,
                 tardiness_cost=tardiness,
-                runs=found[1],
+                runs=windows,
                 budget=budget,
             )
     return best

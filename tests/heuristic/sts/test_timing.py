@@ -240,13 +240,19 @@ def test_a_profile_late_by_a_hair_still_times_a_faster_one():
     assert ev.total_cost < blind.total_cost
 
 
-def _spike(weight: float) -> Instance:
+def _spike(
+    weight: float,
+    prices: tuple[float, ...] = (100.0, 100.0),
+    due: float = 2.0,
+    release: float = 0.0,
+    **changes: object,
+) -> Instance:
     """Three epochs (three hours on one V100, 1.2 h on four) due at hour 2, in the two
     hours of a price spike (100 per kWh, then 0.5)."""
     job = Job(
         "j",
-        0.0,
-        2.0,
+        release,
+        due,
         EpochDistribution.deterministic(3.0),
         {ONE: 1.0, FOUR: 0.4},
         4.0,
@@ -257,8 +263,17 @@ def _spike(weight: float) -> Instance:
         (Node("n", "v100", 4),),
         (job,),
         energy_price=0.55,
-        prices=Series.regular(1.0, [100.0, 100.0] + [0.5] * 22),
+        prices=Series.regular(1.0, list(prices) + [0.5] * 22),
+        **changes,
     )
+
+
+def _first_profile(inst: Instance) -> Profile:
+    job = inst.jobs[0]
+    status = JobStatus(job, 0.0, None)
+    types = tuple(g.name for g in inst.gpu_types)
+    table = HullTable(inst, rule=make_policy("sts").options.timing_rule)
+    return next(iter(JobProfiles(inst, status, job.release, types, table).in_order())).profile
 
 
 def test_sts_is_late_where_a_price_spike_costs_more_than_the_tardiness():
@@ -290,6 +305,73 @@ def test_the_late_search_prices_the_plan_it_returns():
     assert found.tardiness_cost == pytest.approx(4.0 * (found.runs[-1][1] - 2.0))
     ev = evaluate(inst, simulate(inst, make_policy("sts")).plan)
     assert found.objective == pytest.approx(ev.total_cost, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("changes", "spike", "release"),
+    [
+        ({}, (100.0, 100.0), 0.0),
+        ({"slot": 1.0}, (100.0, 100.0), 0.0),  # the end counted at its slot's end
+        ({"relaunch_hours": 0.25}, (0.5, 100.0, 0.5), 0.5),  # a resume's hours
+        ({"relaunch_hours": 0.25}, (100.0, 100.0, 0.5, 100.0), 0.0),  # a pause when late
+    ],
+    ids=["plain", "slot", "resume", "late-pause"],
+)
+def test_a_late_run_is_priced_as_the_evaluator_prices_it(changes, spike, release):
+    """The late search's tardiness is the evaluator's: the end at its slot's end, from
+    the due date itself, each resume's relaunch hours added to the end (the review of
+    2026-12-05 found 5.52 planned against 8.72 billed with hourly slots)."""
+    inst = _spike(4.0, spike, **changes, release=release)
+    found = _first_profile(inst)
+    ev = evaluate(inst, simulate(inst, make_policy("sts", backfill=False)).plan)
+    assert found.tardiness_cost > 0 and found.runs
+    assert found.tardiness_cost == pytest.approx(ev.tardiness_cost, rel=1e-9)
+    if "slot" not in changes:  # (slotted steps round their energy: as on time)
+        assert found.objective == pytest.approx(ev.total_cost, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["sts", "sts-full"])
+def test_a_job_late_by_its_plan_is_not_backfilled_into_the_spike(name):
+    """Due at hour 1 inside a two-hour spike: STS plans to wait for hour 2 (9.52). The
+    backfill of late waiting jobs put it back on the free GPUs in the spike (38.37
+    under `sts`, 144.8 under `sts-full`, a review of 2026-12-05)."""
+    inst = _spike(4.0, due=1.0)
+    ev = evaluate(inst, simulate(inst, make_policy(name)).plan)
+    assert ev.total_cost == pytest.approx(9.52)
+
+
+def test_a_job_without_a_tardiness_weight_is_not_timed_late():
+    """With no weight nothing bounds a late wait: the timing keeps such a job within its
+    due date, as before the late search (it waited 2,000 h on a falling series)."""
+    inst = _spike(0.0, (100.0, 100.0, 1.0, 1.0, 1.0, 1.0), due=6.0)  # cheaper after
+    plan = simulate(inst, make_policy("sts")).plan
+    assert evaluate(inst, plan).missed == 0
+
+
+def test_the_type_bounds_cover_a_late_run():
+    """A fast 2-kW type's bound is read at the spike's price, the slow type's first
+    solved: with a late run possible the bounds read the hours it may reach, so the
+    fast type's late run (36.6) is found first, not the slow one's (60.45)."""
+    slow, fast = Config("slow", 1), Config("fast", 1)
+    job = Job(
+        "j",
+        0.0,
+        3.0,
+        EpochDistribution.deterministic(3.0),
+        {slow: 1.0, fast: 0.2},
+        4.0,
+        weight=10.0,
+    )
+    inst = Instance(
+        (GpuType("slow", 80.0, 300.0), GpuType("fast", 80.0, 2000.0)),
+        (Node("n1", "slow", 1), Node("n2", "fast", 1)),
+        (job,),
+        energy_price=0.55,
+        prices=Series.regular(1.0, [100.0] * 6 + [0.5] * 20),
+    )
+    found = _first_profile(inst)
+    assert found.steps[0].config == fast
+    assert found.objective == pytest.approx(36.6)
 
 
 def test_the_grid_and_the_windows_of_a_profile():
