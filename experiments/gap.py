@@ -131,7 +131,10 @@ def analyse(
     tuned_plan = rollout(instance, StsPolicy(tuning=found.tuning))
     slots = default_slots(instance, tuned_plan)
     if colgen_time > 0:
-        require_decomposable(instance, slots)
+        # with no `improve` the decomposition starts from this plan: its space of
+        # schedules is known now (after `improve` a cheaper start only cuts it smaller)
+        improves = improve_time > 0 and not instance.node_power
+        require_decomposable(instance, slots, None if improves else tuned_plan)
     lag = lagrangian_bound(instance, slots, upper=found.objective, time_limit=time_limit)
     warm, cold = _milp_solves(instance, tuned_plan, time_limit, threads)
     solved = [r.bound for r in (warm, cold) if r is not None and r.bound is not None]

@@ -316,9 +316,10 @@ def _fix(
     return refix(oracle, root.centre, upper, options.labels, end)
 
 
-def require_decomposable(instance: Instance, slots: int) -> None:
+def require_decomposable(instance: Instance, slots: int, start: Plan | None = None) -> None:
     """Refuse, before any work, what the decomposition would refuse at its start: more
-    slots than it takes, or nodes' power it cannot lower (a MilpError naming it). The
+    slots than it takes, or nodes' power it cannot lower, and, given the warm ``start``
+    it will be called with, a space of schedules too large (a MilpError naming it). The
     gap analysis asks first, so that a refusal does not come after minutes of MILP
     solves whose figures it then drops (a probe, 2026-12-05)."""
     if slots > MAX_DECOMPOSITION_SLOTS:
@@ -328,7 +329,30 @@ def require_decomposable(instance: Instance, slots: int) -> None:
             f"slots = {slots:,}: branch-and-price takes at most {MAX_DECOMPOSITION_SLOTS:,} "
             "slots; use a longer slot or a shorter horizon"
         )
-    lowered(instance)
+    splits = lowered(instance)
+    if start is not None:  # (where nodes draw power, each split is sized as it is solved)
+        for case in [split.instance for split in splits] or [instance]:
+            _data(case, slots, None, start, evaluate(case, start))
+
+
+def _data(
+    instance: Instance,
+    slots: int,
+    tardiness: TardinessMode | None,
+    warm: Plan,
+    warm_eval: Evaluation,
+) -> tuple[bool, MilpData]:
+    """Whether the warm start ends within the horizon, and the index sets its cost cuts
+    (a warm start that does not fit cannot seed it, nor cut it), refused where the space
+    of schedules would be too large."""
+    fits = warm.makespan <= slots * require_slot(instance) + 1e-9
+    cutoff = warm_eval.total_cost if fits else None
+    d = milp_data(instance, slots, tardiness, cutoff, check_size=False)
+    # no model is built, but the space of schedules grows with the jobs, their
+    # configurations and windows as the MILP's variables do (the slot cap stops a
+    # long horizon whose windows the warm start's cost cuts short)
+    check_size(d, MAX_DECOMPOSITION_SIZE, "its space of schedules (as a MILP)")
+    return fits, d
 
 
 def _start(
@@ -340,15 +364,7 @@ def _start(
     warm_eval = evaluate(instance, warm, tardiness=tardiness)
     slots = slots or default_slots(instance, warm)
     require_decomposable(instance, slots)
-    # a warm start that does not end within the horizon cannot seed it, nor cut it
-    fits = warm.makespan <= slots * require_slot(instance) + 1e-9
-    d = milp_data(
-        instance, slots, tardiness, warm_eval.total_cost if fits else None, check_size=False
-    )
-    # no model is built, but the space of schedules grows with the jobs, their
-    # configurations and windows as the MILP's variables do (the slot cap above stops a
-    # long horizon whose windows the warm start's cost cuts short)
-    check_size(d, MAX_DECOMPOSITION_SIZE, "its space of schedules (as a MILP)")
+    fits, d = _data(instance, slots, tardiness, warm, warm_eval)
     space = build_space(d)
     return _Start(warm, warm_eval, fits, d, space, columns_of_plan(space, warm) if fits else [])
 

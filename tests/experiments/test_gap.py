@@ -308,3 +308,26 @@ def test_what_column_generation_refuses_is_refused_before_the_milp_solves(monkey
     inst = read_instance(DATA / "extreme" / "huge_base_power.json")
     with pytest.raises(MilpError, match="column generation cannot bound it"):
         gap.analyse(inst, time_limit=5, evaluations=2, improve_time=0, colgen_time=5)
+
+
+def test_a_space_too_large_for_column_generation_is_refused_before_the_milp_solves(
+    monkeypatch,
+):
+    """Without `improve` column generation starts from the tuned STS plan, so the size of
+    its space of schedules is known after the search: a space too large is refused
+    then, not after the bounds and MILP solves (it came after them until 2026-12-05)."""
+    import importlib
+
+    from experiments import gap
+    from instances.bundled import bundled
+    from milp.requirements import ModelTooLarge
+
+    def not_reached(*args, **kwargs):
+        raise AssertionError("a bound was computed before the refusal")
+
+    monkeypatch.setattr(gap, "lagrangian_bound", not_reached)
+    # (the module, not the function the package exports under its name)
+    decomposition = importlib.import_module("milp.decomposition.solve")
+    monkeypatch.setattr(decomposition, "MAX_DECOMPOSITION_SIZE", 1)
+    with pytest.raises(ModelTooLarge, match="space of schedules"):
+        gap.analyse(bundled("tiny"), time_limit=5, evaluations=2, improve_time=0, colgen_time=5)
