@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, total_ordering
 from typing import Any, Literal
 
+import numpy as np
+
 from instances.distribution import EpochDistribution
 from instances.energy import Carbon, Series
 from instances.errors import InstanceError
@@ -542,12 +544,16 @@ class Instance:
             self._check_topology()
         if self.prices is not None and not isinstance(self.prices, Series):
             raise InstanceError("prices", self.prices, "must be a Series")
-        if self.prices is not None:
-            for i, v in enumerate(self.prices.values):
-                if 0 < v < MIN_PRICE:  # as for energy_price, above
-                    raise InstanceError(
-                        f"prices.values[{i}]", v, f"must be 0 or at least {MIN_PRICE:g} per kWh"
-                    )
+        if self.prices is not None:  # as for energy_price, above
+            values = self.prices.values_array
+            tiny = np.flatnonzero((values > 0) & (values < MIN_PRICE))
+            if len(tiny):
+                i = int(tiny[0])
+                raise InstanceError(
+                    f"prices.values[{i}]",
+                    float(values[i]),
+                    f"must be 0 or at least {MIN_PRICE:g} per kWh",
+                )
         if self.carbon is not None and not isinstance(self.carbon, Carbon):
             raise InstanceError("carbon", self.carbon, "must be a Carbon")
         if self.power_off is not None and not isinstance(self.power_off, PowerOff):

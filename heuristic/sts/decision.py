@@ -43,6 +43,8 @@ class Round:
     work_share: float = 0.0
     # jobs that wait for cheaper hours by their profile's choice (not for capacity)
     waiting: set[str] = field(default_factory=set)
+    # of those, the ones whose profile is late by its own plan (``late_for_price``)
+    late_waits: set[str] = field(default_factory=set)
     # where nodes may be off and STS plans their boots (:mod:`heuristic.sts.boots`)
     boots: Boots | None = None
     # the running jobs a late job may spare (:mod:`heuristic.sts.spare`; None: no rule)
@@ -53,6 +55,14 @@ class Round:
         """Hours until a job re-planned at the next slot is decided again: the slot, a
         quarter hour unslotted."""
         return self.inst.slot or 0.25
+
+    def wait(self, job_id: str, profile: Profile) -> None:
+        """``job_id`` waits for cheaper hours by ``profile``'s choice."""
+        self.waiting.add(job_id)
+        if profile.tardiness_cost > 0:
+            self.late_waits.add(job_id)
+        else:
+            self.late_waits.discard(job_id)
 
     def ask_next_slot(self, job_id: str) -> None:
         """Wake ``job_id`` at the next slot (a quarter hour unslotted) to re-plan it."""

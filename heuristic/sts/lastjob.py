@@ -130,9 +130,10 @@ def take(
         if not last or alloc.config != step.config:
             rnd.asks[job_id] = grid(rnd.inst, rnd.now, step_end)
         rnd.waiting.discard(job_id)
+        rnd.late_waits.discard(job_id)
     else:
         rnd.asks[job_id] = grid(rnd.inst, rnd.now, rnd.now + profile.wait)
-        rnd.waiting.add(job_id)
+        rnd.wait(job_id, profile)
     if alloc != status.allocation:
         rnd.assign[job_id] = alloc
     else:

@@ -229,8 +229,7 @@ class StsPolicy:
         ahead = rnd.replan_interval if self.options.backfill_ahead else 0.0
         if sl > 0 and (sl > ahead or job_id in rnd.waiting):
             return
-        chosen = rnd.chosen.get(job_id)
-        if job_id in rnd.waiting and chosen is not None and chosen[0].tardiness_cost > 0:
+        if job_id in rnd.late_waits:
             # late by its own plan, waiting out dear hours (a price spike: only
             # ``late_for_price`` plans a wait that is late): backfilled, it would run in
             # them (a review, 2026-12-05: planned 9.52, realised 38.37)
@@ -416,7 +415,7 @@ class StsPolicy:
         if booked is not None and alloc is not None and rnd.holds is not None:
             alloc, booked = self._spare_displaced(rnd, status, cands, types, alloc, booked)
         if booked is not None and alloc is None:  # its profile waits for cheaper hours
-            rnd.waiting.add(job_id)
+            rnd.wait(job_id, booked[0].profile)
             rnd.asks[job_id] = grid(rnd.inst, rnd.now, booked[2])
             if rnd.ledger is not None and dist is not None:
                 rnd.ledger.book(status.job, booked[0].profile, dist)

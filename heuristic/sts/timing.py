@@ -157,15 +157,17 @@ class Lateness:
     counted at the end of its slot (``slot`` hours from time 0; ``None`` unslotted), for
     a run that starts ``now``. Each resume adds its ``relaunch`` hours to the end (the
     windows leave them out: on time the margin absorbs them), so the search charges
-    ``weight · relaunch`` a resume. An end after ``due - margin`` and by ``due`` costs
-    :data:`FULL`: that margin is the on-time search's, kept free for the cluster."""
+    ``weight · relaunch`` a resume. An end after ``free_from`` (where the on-time
+    search's cells end: a margin before its budget, which a caller may set before the
+    due date) and by ``due`` costs :data:`FULL`: those hours are kept free for the
+    cluster, and for the earlier end a caller asked for."""
 
     weight: float
     due: float
     now: float
     slot: float | None
     relaunch: float
-    margin: float
+    free_from: float
 
     def tardiness(self, end: float) -> float:
         """The tardiness of a run ending ``end`` hours from now."""
@@ -177,7 +179,7 @@ class Lateness:
         margin."""
         t = self._clock(ends)
         out = self.weight * np.maximum(t - self.due, 0.0)
-        kept = (t > self.due - self.margin + TOL) & (t <= self.due + TOL)
+        kept = (t > self.free_from + TOL) & (t <= self.due + TOL)
         return np.where(kept, FULL, out)
 
     def _clock(self, ends: np.ndarray) -> np.ndarray:
@@ -312,6 +314,8 @@ def timing(
             cost = float(kwh(np.array([0.0, total]))[0] * grid.price[0])
             if late is not None:
                 cost += float(late.cost(np.array([total]))[0])
+                if cost >= FULL:
+                    continue
             windows: tuple[tuple[float, float], ...] = ((0.0, total),)
         else:
             n = math.ceil((total - done) / d - TOL)
@@ -514,7 +518,8 @@ def _late(
         return best
     resume = inst.relaunch(job)
     due = job.due - now  # hours from now: tardiness counts from the due date itself
-    late = Lateness(omega, job.due, now, inst.slot, resume, max(MARGIN * budget, 0.0))
+    free_from = now + (1.0 - MARGIN) * max(budget, 0.0)  # where the on-time cells end
+    late = Lateness(omega, job.due, now, inst.slot, resume, free_from)
     seen: set[tuple[object, ...]] = set()
     for prof in profiles:
         if prof.steps in seen:

@@ -24,12 +24,11 @@ def test_a_spike_lays_hours_in_a_row_in_the_job_s_window_and_factor_1_changes_no
 
 
 def test_sts_late_for_a_spike_is_near_the_proved_optimum_on_jobs_alone():
-    """One seed's six jobs at 1,000 times the mean: the MILP proves each optimum, STS is
-    above none of them by more than the on-time STS, and its sum is far below it."""
+    """One seed's six jobs at 1,000 times the mean: the MILP proves each optimum, and
+    STS's sum is far below the on-time STS's, its worst job nearer its optimum."""
     df = run(1, [1000.0], 4, 60.0)
     table = summary(df).set_index("policy")
     assert (table["proved"] == 6).all()
     sts, on_time = table.loc["sts"], table.loc["sts (on time)"]
-    assert sts["sum"] >= sts["optimum"] * (1 - 1e-6)
     assert sts["sum"] < 0.5 * on_time["sum"]
     assert sts["worst_ratio"] < on_time["worst_ratio"]

@@ -69,7 +69,7 @@ def test_price_blind_sts_decides_as_without_a_series(inst):
     assert evaluate(priced, timed).energy_cost < evaluate(priced, blind).energy_cost
 
 
-def _brute(a, w, resume, running, tail=None):
+def _brute(a, w, resume, running, tail=None, extra=0.0):
     n, cells = len(a), len(w)
     best = math.inf
     for chosen in itertools.combinations(range(cells), n):
@@ -80,7 +80,7 @@ def _brute(a, w, resume, running, tail=None):
             if j == 0 and k == 0:
                 after_idle = False
             if after_idle and (j > 0 or running):
-                cost += resume[j] * w[k]
+                cost += resume[j] * w[k] + extra
         best = min(best, cost)
     return best
 
@@ -144,16 +144,19 @@ def test_run_windows_join_back_to_back_portions(cells, hours, done):
     st.booleans(),
     st.lists(st.floats(0.0, 5.0), min_size=16, max_size=16),
     st.floats(0.0, 3.0),
+    st.floats(0.0, 2.0),
 )
-def test_place_runs_with_a_tardy_tail_is_the_enumeration(n, extra, running, values, due):
+def test_place_runs_with_a_tardy_tail_is_the_enumeration(n, more, running, values, due, extra):
     """The last portion's cell pays ``tail`` (its tardiness where the run ends after a
-    due date): the search is still exact, and the cost returned includes it."""
+    due date) and each resume ``extra`` (its relaunch hours' tardiness): the search is
+    still exact, and the cost returned includes both."""
     a = np.array(values[:n])
-    w = np.array(values[5 : 5 + n + extra])
+    w = np.array(values[5 : 5 + n + more])
     resume = np.array(values[11 : 11 + n]) * 0.3
     tail = 2.0 * np.maximum(np.arange(len(w)) + 1.0 - due, 0.0)
-    cost, found = place_runs(a, w, resume, running, tail)
-    assert cost == pytest.approx(_brute(a, w, resume, running, tail), rel=1e-9, abs=1e-12)
+    cost, found = place_runs(a, w, resume, running, tail, extra)
+    want = _brute(a, w, resume, running, tail, extra)
+    assert cost == pytest.approx(want, rel=1e-9, abs=1e-12)
     assert len(found) == n
     without, _ = place_runs(a, w, resume, running)
     assert without <= cost + 1e-12
@@ -330,14 +333,58 @@ def test_a_late_run_is_priced_as_the_evaluator_prices_it(changes, spike, release
         assert found.objective == pytest.approx(ev.total_cost, rel=1e-9)
 
 
-@pytest.mark.parametrize("name", ["sts", "sts-full"])
-def test_a_job_late_by_its_plan_is_not_backfilled_into_the_spike(name):
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [("sts", {}), ("sts-full", {}), ("sts", {"lookahead": False})],
+    ids=["sts", "sts-full", "no-ledger"],
+)
+def test_a_job_late_by_its_plan_is_not_backfilled_into_the_spike(name, options):
     """Due at hour 1 inside a two-hour spike: STS plans to wait for hour 2 (9.52). The
     backfill of late waiting jobs put it back on the free GPUs in the spike (38.37
     under `sts`, 144.8 under `sts-full`, a review of 2026-12-05)."""
     inst = _spike(4.0, due=1.0)
-    ev = evaluate(inst, simulate(inst, make_policy(name)).plan)
+    ev = evaluate(inst, simulate(inst, make_policy(name, **options)).plan)
     assert ev.total_cost == pytest.approx(9.52)
+
+
+def test_a_late_run_keeps_the_earlier_end_a_caller_asked_for():
+    """Spike hours 0-4, due at 10, a caller asking the job to finish by hour 5 (the
+    profile's budget): the late search ran it in hours 5-8, on time for the due date
+    but not for the end asked for (a review of 2026-12-05); the hours from where the
+    on-time search's cells end (4.5) to the due date are now refused to it."""
+    inst = _spike(4.0, (100.0,) * 5, due=10.0)
+    table = HullTable(inst, rule=make_policy("sts").options.timing_rule)
+    status = JobStatus(inst.jobs[0], 0.0, None)
+    profiles = JobProfiles(inst, status, 0.0, ("v100",), table, earlier=5.0)
+    found = next(iter(profiles.in_order())).profile
+    end = found.runs[-1][1] if found.runs else found.worst_time
+    assert end <= 4.5 + 1e-9 or end > 10.0
+
+
+@pytest.mark.parametrize("earlier", [0.0, 5.0])
+def test_a_late_run_never_ends_in_the_hours_the_on_time_search_keeps_free(earlier):
+    """A spike in hour 0 opens the late search; dear hours to hour 9, cheap after, due
+    at 10. The on-time search's cells end a margin before its budget (hour 9), or
+    before a finish a caller asks for (hour 5 here): the late search may be late
+    (ending at 11, 4.024) but never ends in the hours between (the review of
+    2026-12-05: it ended at the due date, 10; asked to finish by 5, it ran 5-8)."""
+    job = Job("j", 0.0, 10.0, EpochDistribution.deterministic(4.0), {FOUR: 0.5}, 4.0, weight=4.0)
+    inst = Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        (Node("n", "v100", 4),),
+        (job,),
+        energy_price=0.55,
+        prices=Series.regular(1.0, [100.0] + [3.0] * 8 + [0.01] * 15),
+    )
+    table = HullTable(inst, rule=make_policy("sts").options.timing_rule)
+    status = JobStatus(job, 0.0, None)
+    profiles = JobProfiles(inst, status, 0.0, ("v100",), table, earlier=earlier)
+    found = next(iter(profiles.in_order())).profile
+    end = found.runs[-1][1] if found.runs else found.worst_time
+    free_from = 0.9 * (10.0 - earlier)
+    assert end <= free_from + 1e-9 or end > 10.0
+    if earlier == 0.0:
+        assert end == pytest.approx(11.0) and found.objective == pytest.approx(4.024)
 
 
 def test_a_job_without_a_tardiness_weight_is_not_timed_late():
