@@ -248,16 +248,19 @@ def _spike(
     prices: tuple[float, ...] = (100.0, 100.0),
     due: float = 2.0,
     release: float = 0.0,
+    epochs: float = 3.0,
+    times: dict[Config, float] | None = None,
     **changes: object,
 ) -> Instance:
-    """Three epochs (three hours on one V100, 1.2 h on four) due at hour 2, in the two
-    hours of a price spike (100 per kWh, then 0.5)."""
+    """Three epochs (three hours on one V100, 1.2 h on four; or ``epochs`` at
+    ``times``) due at hour 2, in the two hours of a price spike (100 per kWh, then
+    0.5)."""
     job = Job(
         "j",
         release,
         due,
-        EpochDistribution.deterministic(3.0),
-        {ONE: 1.0, FOUR: 0.4},
+        EpochDistribution.deterministic(epochs),
+        {ONE: 1.0, FOUR: 0.4} if times is None else times,
         4.0,
         weight=weight,
     )
@@ -271,12 +274,15 @@ def _spike(
     )
 
 
-def _first_profile(inst: Instance) -> Profile:
+def _first_profile(inst: Instance, earlier: float = 0.0) -> Profile:
+    """The profile STS's table gives the job at its release first (``earlier``: the
+    hours before its due date a caller asks it to end by)."""
     job = inst.jobs[0]
     status = JobStatus(job, 0.0, None)
     types = tuple(g.name for g in inst.gpu_types)
     table = HullTable(inst, rule=make_policy("sts").options.timing_rule)
-    return next(iter(JobProfiles(inst, status, job.release, types, table).in_order())).profile
+    profiles = JobProfiles(inst, status, job.release, types, table, earlier=earlier)
+    return next(iter(profiles.in_order())).profile
 
 
 def test_sts_is_late_where_a_price_spike_costs_more_than_the_tardiness():
@@ -352,11 +358,7 @@ def test_a_late_run_keeps_the_earlier_end_a_caller_asked_for():
     profile's budget): the late search ran it in hours 5-8, on time for the due date
     but not for the end asked for (a review of 2026-12-05); the hours from where the
     on-time search's cells end (4.5) to the due date are now refused to it."""
-    inst = _spike(4.0, (100.0,) * 5, due=10.0)
-    table = HullTable(inst, rule=make_policy("sts").options.timing_rule)
-    status = JobStatus(inst.jobs[0], 0.0, None)
-    profiles = JobProfiles(inst, status, 0.0, ("v100",), table, earlier=5.0)
-    found = next(iter(profiles.in_order())).profile
+    found = _first_profile(_spike(4.0, (100.0,) * 5, due=10.0), earlier=5.0)
     end = found.runs[-1][1] if found.runs else found.worst_time
     assert end <= 4.5 + 1e-9 or end > 10.0
 
@@ -368,18 +370,9 @@ def test_a_late_run_never_ends_in_the_hours_the_on_time_search_keeps_free(earlie
     before a finish a caller asks for (hour 5 here): the late search may be late
     (ending at 11, 4.024) but never ends in the hours between (the review of
     2026-12-05: it ended at the due date, 10; asked to finish by 5, it ran 5-8)."""
-    job = Job("j", 0.0, 10.0, EpochDistribution.deterministic(4.0), {FOUR: 0.5}, 4.0, weight=4.0)
-    inst = Instance(
-        (GpuType("v100", 16.0, 300.0),),
-        (Node("n", "v100", 4),),
-        (job,),
-        energy_price=0.55,
-        prices=Series.regular(1.0, [100.0] + [3.0] * 8 + [0.01] * 15),
-    )
-    table = HullTable(inst, rule=make_policy("sts").options.timing_rule)
-    status = JobStatus(job, 0.0, None)
-    profiles = JobProfiles(inst, status, 0.0, ("v100",), table, earlier=earlier)
-    found = next(iter(profiles.in_order())).profile
+    prices = (100.0,) + (3.0,) * 8 + (0.01,) * 15  # (then 0.5, past any hour read)
+    inst = _spike(4.0, prices, due=10.0, epochs=4.0, times={FOUR: 0.5})
+    found = _first_profile(inst, earlier=earlier)
     end = found.runs[-1][1] if found.runs else found.worst_time
     free_from = 0.9 * (10.0 - earlier)
     assert end <= free_from + 1e-9 or end > 10.0
