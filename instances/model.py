@@ -648,8 +648,13 @@ class Instance:
         if job.weight is not None:
             return job.weight * job.priority
         # docs/model.md: a configuration no node can host is ignored, here too
-        top = max(self.power_w(cfg) for cfg in self.allowed_configs(job))
+        top = self.top_power_w(job)
         return DEFAULT_TARDINESS_FACTOR * self.energy_price * top / 1000.0 * job.priority
+
+    def top_power_w(self, job: Job | str) -> float:
+        """The power (W) of the job's most powerful allowed configuration: what its
+        default tardiness weight is counted at."""
+        return max(self.power_w(cfg) for cfg in self.allowed_configs(job))
 
     # -- lookups ---------------------------------------------------------------------------
     def gpu(self, name: str) -> GpuType:

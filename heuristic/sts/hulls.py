@@ -376,10 +376,10 @@ class JobProfiles:
         profile of the job within ``hours`` from now: some hour there bills an hour of
         its most powerful configuration above an hour late (the search's gate, at the
         least expected power it could read)."""
-        tariff, inst = self.table.tariff, self.instance
+        tariff = self.table.tariff
         if tariff is None or self.omega <= 0:
             return False
-        top = max(inst.power_w(c) for c in inst.allowed_configs(self.job)) / 1000.0
+        top = self.instance.top_power_w(self.job) / 1000.0
         end = self.now + max(hours, self.job.due - self.now) + tariff.cell
         return tariff.most(self.now, end) * top > self.omega
 
