@@ -20,7 +20,9 @@ import numpy as np
 from heuristic.sts.compiled import Compiled
 
 
-def _path(a: Any, w: Any, resume: Any, running: bool, tail: Any, extra: float) -> tuple[float, Any]:
+def _path(
+    a: Any, w: Any, resume: Any, running: bool, idled: bool, tail: Any, extra: float
+) -> tuple[float, Any]:
     # (run compiled; the operations are numpy's row form of the search, element by
     # element, so that the sums round alike)
     n = a.shape[0]
@@ -29,7 +31,7 @@ def _path(a: Any, w: Any, resume: Any, running: bool, tail: Any, extra: float) -
     rows = np.full((n, cells), inf)  # rows[j, k]: least cost with portion j in cell k
     for k in range(cells):
         rows[0, k] = a[0] * w[k] + (resume[0] * w[k] + extra if running else 0.0)
-    if running:
+    if running and not idled:
         rows[0, 0] = a[0] * w[0]  # it goes on in cell 0: no relaunch
     for j in range(1, n):
         r, aj = resume[j], a[j]
@@ -84,10 +86,12 @@ def place_runs(
     running: bool,
     tail: np.ndarray | None = None,
     extra: float = 0.0,
+    idled: bool = False,
 ) -> tuple[float, np.ndarray]:
     """The cheapest choice of cells for ``len(a)`` portions in order: portion ``j`` in
     cell ``k`` costs ``a[j]·w[k]``; a portion after an idle cell (or the first, if the
-    job is ``running`` before cell 0 and idles) adds ``resume[j]·w[k]``; the last
+    job is ``running`` before cell 0 and idles; with ``idled``, a running job already
+    idle before cell 0, the first wherever it runs) adds ``resume[j]·w[k]``; the last
     portion in cell ``k`` adds ``tail[k]`` (the tardiness of a run ending there; none
     where ``tail`` is ``None``); each resume also adds ``extra`` (the tardiness its
     relaunch hours add to a run that ends late). Exact (a
@@ -104,6 +108,7 @@ def place_runs(
         np.ascontiguousarray(w, dtype=f64),
         np.ascontiguousarray(resume, dtype=f64),
         bool(running),
+        bool(running and idled),
         np.zeros(len(w)) if tail is None else np.ascontiguousarray(tail, dtype=f64),
         float(extra),
     )

@@ -14,8 +14,9 @@ cells run is then a shortest path over (cell, portions done, running or not):
 :func:`heuristic.sts.cells.place_runs`, exact on the grid for the profile given, in
 ``O(cells · portions)``.
 A run that resumes after an idle cell pays the relaunch overhead's energy (``δ`` hours
-at the portion's power and survival); its ``δ`` hours are not added to the run (the
-last portion's spare time and the re-plan at every decision absorb them).
+at the portion's power and survival), and so does a running job that idles a short
+first cell, wherever it next runs; its ``δ`` hours are not added to the run (the last
+portion's spare time and the re-plan at every decision absorb them).
 
 The speed profile and the timing are not optimised jointly: :func:`timed` tries the
 exact profiles for a few shorter budgets (faster profiles leave more hours to choose
@@ -337,7 +338,9 @@ def timing(
             if late is not None:  # the last portion's end in each cell, past the due date
                 tail = late.cost(edges[k0 : k0 + len(w)] + (cuts[-1] - cuts[-2]))
                 extra = late.weight * late.relaunch
-            cost, cells = place_runs(a, w, resume, running or done > 0, tail, extra)
+            # a running job that idles a short first cell resumes wherever it next runs
+            idled = running and done == 0 and k0 > 0
+            cost, cells = place_runs(a, w, resume, running or done > 0, tail, extra, idled)
             if not len(cells) or cost >= FULL:
                 continue
             if done > 0:
@@ -544,16 +547,10 @@ def _late(
             continue
         windows = found[1]
         # the bill is the search's cost less what it charged for lateness; the windows
-        # end later by each resume's relaunch hours. (A running job that idles a short
-        # first cell resumes, but the search charges that resume only where its first
-        # window starts after the next cell's start: docs/model.md, 'Late for a price
-        # spike')
+        # end later by each resume's relaunch hours (a running job whose first window
+        # starts later resumes too)
         resumes = len(windows) - 1 + int(running and windows[0][0] > TOL)
-        head = float(grid.edges[1]) if len(grid.edges) > 1 else 0.0
-        short = head < tariff.cell - TOL
-        charged_first = running and windows[0][0] > (head if short else 0.0) + TOL
-        charged = late.tardiness(windows[-1][1])
-        charged += omega * resume * (len(windows) - 1 + int(charged_first))
+        charged = late.tardiness(windows[-1][1]) + omega * resume * resumes
         tardiness = late.tardiness(windows[-1][1] + resume * resumes)
         objective = found[0] - charged + tardiness
         if objective < best.objective * (1 - 1e-9):

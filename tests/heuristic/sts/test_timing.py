@@ -69,7 +69,7 @@ def test_price_blind_sts_decides_as_without_a_series(inst):
     assert evaluate(priced, timed).energy_cost < evaluate(priced, blind).energy_cost
 
 
-def _brute(a, w, resume, running, tail=None, extra=0.0):
+def _brute(a, w, resume, running, tail=None, extra=0.0, idled=False):
     n, cells = len(a), len(w)
     best = math.inf
     for chosen in itertools.combinations(range(cells), n):
@@ -78,32 +78,37 @@ def _brute(a, w, resume, running, tail=None, extra=0.0):
             cost += a[j] * w[k]
             after_idle = k > 0 and (j == 0 or chosen[j - 1] != k - 1)
             if j == 0 and k == 0:
-                after_idle = False
+                after_idle = idled
             if after_idle and (j > 0 or running):
                 cost += resume[j] * w[k] + extra
         best = min(best, cost)
     return best
 
 
-@settings(max_examples=150)
+@settings(max_examples=200)
 @given(
     st.integers(1, 5),
     st.integers(0, 3),
-    st.booleans(),
+    st.sampled_from(["new", "running", "idled"]),
     st.lists(st.floats(0.0, 5.0), min_size=16, max_size=16),
 )
-def test_place_runs_is_the_enumeration_of_every_choice_of_cells(n, extra, running, values):
+def test_place_runs_is_the_enumeration_of_every_choice_of_cells(n, extra, state, values):
+    """Exact for a job that starts (its launch is in ``a``), one that runs on into cell
+    0, and one that ran but is idle before cell 0 (it resumes wherever it runs first)."""
+    running, idled = state != "new", state == "idled"
     a = np.array(values[:n])
     w = np.array(values[5 : 5 + n + extra])
     resume = np.array(values[11 : 11 + n]) * 0.3
-    cost, found = place_runs(a, w, resume, running)
+    cost, found = place_runs(a, w, resume, running, idled=idled)
     cells = found.tolist()
-    assert cost == pytest.approx(_brute(a, w, resume, running), rel=1e-9, abs=1e-12)
+    want = _brute(a, w, resume, running, idled=idled)
+    assert cost == pytest.approx(want, rel=1e-9, abs=1e-12)
     assert len(cells) == n and cells == sorted(set(cells))
     # the cells returned cost what the search says
     again = sum(a[j] * w[k] for j, k in enumerate(cells))
     for j, k in enumerate(cells):
-        if (j == 0 and k > 0 and running) or (j > 0 and cells[j - 1] != k - 1):
+        first = j == 0 and running and (k > 0 or idled)
+        if first or (j > 0 and cells[j - 1] != k - 1):
             again += resume[j] * w[k]
     assert again == pytest.approx(cost, rel=1e-9, abs=1e-12)
 
@@ -145,8 +150,11 @@ def test_run_windows_join_back_to_back_portions(cells, hours, done):
     st.lists(st.floats(0.0, 5.0), min_size=16, max_size=16),
     st.floats(0.0, 3.0),
     st.floats(0.0, 2.0),
+    st.booleans(),
 )
-def test_place_runs_with_a_tardy_tail_is_the_enumeration(n, more, running, values, due, extra):
+def test_place_runs_with_a_tardy_tail_is_the_enumeration(
+    n, more, running, values, due, extra, idled
+):
     """The last portion's cell pays ``tail`` (its tardiness where the run ends after a
     due date) and each resume ``extra`` (its relaunch hours' tardiness): the search is
     still exact, and the cost returned includes both."""
@@ -154,12 +162,26 @@ def test_place_runs_with_a_tardy_tail_is_the_enumeration(n, more, running, value
     w = np.array(values[5 : 5 + n + more])
     resume = np.array(values[11 : 11 + n]) * 0.3
     tail = 2.0 * np.maximum(np.arange(len(w)) + 1.0 - due, 0.0)
-    cost, found = place_runs(a, w, resume, running, tail, extra)
-    want = _brute(a, w, resume, running, tail, extra)
+    cost, found = place_runs(a, w, resume, running, tail, extra, idled)
+    want = _brute(a, w, resume, running, tail, extra, running and idled)
     assert cost == pytest.approx(want, rel=1e-9, abs=1e-12)
     assert len(found) == n
     without, _ = place_runs(a, w, resume, running)
     assert without <= cost + 1e-12
+
+
+def test_a_running_job_that_idles_a_short_first_cell_pays_its_relaunch():
+    """A job runs now at 1 kW for an hour more; the first cell is half an hour at 1.0
+    per kWh, the next ones 0.9. Idling the half hour and running the next cell whole
+    costs 0.9 plus the relaunch's 0.2 hours at 1 kW and 0.9 (1.08): dearer than running
+    on (0.5 + 0.45). The search used to charge no relaunch there and chose to pause."""
+    rows = np.array([[0.0, 1.0, 1.0]])
+    grid = Grid(np.array([0.0, 0.5, 1.5, 2.5]), np.array([1.0, 0.9, 0.9]))
+    cost, windows = timing(rows, grid, 0.2, running=True)
+    assert (cost, windows) == (pytest.approx(0.95), ((0.0, 1.0),))
+    # a job that does not run now pays no relaunch to start in the cheap cell
+    cost, windows = timing(rows, grid, 0.2, running=False)
+    assert (cost, windows) == (pytest.approx(0.9), ((0.5, 1.5),))
 
 
 def test_place_runs_refuses_more_portions_than_cells():
