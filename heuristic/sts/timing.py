@@ -490,78 +490,109 @@ def timed(
                 prof, energy_cost=found[0], tardiness_cost=0.0, runs=found[1], budget=budget
             )
     if rule.late:
-        best = _late(inst, job, tariff, now, budget, current, [base, *seen], rows_of, room, best)
+        late = _Late(inst, job, tariff, now, budget, current, rows_of, room, solve)
+        best = late.search([base, *seen], best)
     return best
 
 
-def _late(
-    inst: Instance,
-    job: Job,
-    tariff: Tariff,
-    now: float,
-    budget: float,
-    current: Config | None,
-    profiles: Sequence[Profile],
-    rows_of: Callable[[Profile], np.ndarray],
-    room: Room | None,
-    best: Profile,
-) -> Profile:
-    """``best``, or a run of one of ``profiles`` ending after the due date where its
-    worst-case tardiness costs less than the dear hours it leaves: a price spike before
-    the due date can cost more than being late (docs/prices.md, 'Late for a price
-    spike'). Searched only where some cell the job would run in, to its due date or back
-    to back from now, bills an hour of the profile's highest expected power above an
-    hour late (moving an hour of run past the due date saves at most that hour's bill
-    and costs the weight: a heuristic gate, not a bound, docs/model.md), and never for
-    a job without a tardiness weight (nothing would bound its wait). The run may end as
-    late as the tardiness alone stays below ``best``'s objective, within
-    :data:`HORIZON_CELLS`; the margin before the due date stays the on-time search's."""
-    omega = inst.tardiness_weight(job.id)
-    if omega <= 0:
-        return best
-    resume = inst.relaunch(job)
-    due = job.due - now  # hours from now: tardiness counts from the due date itself
-    free_from = now + (1.0 - MARGIN) * max(budget, 0.0)  # where the on-time cells end
-    late = Lateness(omega, job.due, now, inst.slot, resume, free_from)
-    seen: set[tuple[object, ...]] = set()
-    for prof in profiles:
-        if prof.steps in seen:
-            continue
-        seen.add(prof.steps)
-        rows = rows_of(prof)
-        if not len(rows):
-            continue
-        # (a cell more: the grid leaves out a last part-cell)
-        near = tariff.grid(now, max(due, float(rows[-1, 1])) + tariff.cell)
-        if not len(near.price) or float(near.price.max()) * float(rows[:, 2].max()) <= omega:
-            continue
-        reach = min(
-            HORIZON_CELLS * tariff.cell,
-            max(due, 0.0) + best.objective / omega + tariff.cell,
-        )
-        grid = tariff.grid(now, reach)
-        fits = None if room is None else _kept_room(room)
-        running = current is not None and prof.steps[0].config == current
-        found = timing(rows, _booked(grid, prof, fits), resume, running, best.objective, late)
-        if found is None or found[0] >= best.objective * (1 - 1e-9):
-            continue
-        windows = found[1]
-        # the bill is the search's cost less what it charged for lateness; the windows
-        # end later by each resume's relaunch hours (a running job whose first window
-        # starts later resumes too)
-        resumes = len(windows) - 1 + int(running and windows[0][0] > TOL)
-        charged = late.tardiness(windows[-1][1]) + omega * resume * resumes
-        tardiness = late.tardiness(windows[-1][1] + resume * resumes)
-        objective = found[0] - charged + tardiness
-        if objective < best.objective * (1 - 1e-9):
-            best = replace(
-                prof,
-                energy_cost=found[0] - charged,
-                tardiness_cost=tardiness,
-                runs=windows,
-                budget=budget,
+@dataclass
+class _Late:
+    """The late search of a job at a decision: :meth:`search`."""
+
+    inst: Instance
+    job: Job
+    tariff: Tariff
+    now: float
+    budget: float
+    current: Config | None
+    rows_of: Callable[[Profile], np.ndarray]
+    room: Room | None
+    solve: Callable[[float], Profile]
+
+    def search(self, profiles: Sequence[Profile], best: Profile) -> Profile:
+        """``best``, or a run of one of ``profiles`` ending after the due date where its
+        worst-case tardiness costs less than the dear hours it leaves: a price spike
+        before the due date can cost more than being late (docs/prices.md, 'Late for a
+        price spike'). Searched only where some cell the job would run in, to its due
+        date or back to back from now, bills an hour of the profile's highest expected
+        power above an hour late (moving an hour of run past the due date saves at most
+        that hour's bill and costs the weight: a heuristic gate, not a bound,
+        docs/model.md), and never for a job without a tardiness weight (nothing would
+        bound its wait). Once the gate opens, the profiles that fill whole cells
+        (:meth:`_whole`) are searched too: a late run pays its tardiness to the end of
+        its slot, and once late, a slower profile may cost less. The run may end as late
+        as the tardiness alone stays below ``best``'s objective, within
+        :data:`HORIZON_CELLS`; the margin before the due date stays the on-time
+        search's."""
+        inst, job, tariff, now = self.inst, self.job, self.tariff, self.now
+        omega = inst.tardiness_weight(job.id)
+        if omega <= 0:
+            return best
+        resume = inst.relaunch(job)
+        due = job.due - now  # hours from now: tardiness counts from the due date itself
+        free_from = now + (1.0 - MARGIN) * max(self.budget, 0.0)  # where on-time cells end
+        late = Lateness(omega, job.due, now, inst.slot, resume, free_from)
+        seen: set[tuple[object, ...]] = set()
+        queue, opened = list(profiles), False
+        while queue:
+            prof = queue.pop(0)
+            if prof.steps in seen:
+                continue
+            seen.add(prof.steps)
+            rows = self.rows_of(prof)
+            if not len(rows):
+                continue
+            # (a cell more: the grid leaves out a last part-cell)
+            near = tariff.grid(now, max(due, float(rows[-1, 1])) + tariff.cell)
+            top = float(rows[:, 2].max())
+            if not len(near.price) or float(near.price.max()) * top <= omega:
+                continue
+            reach = min(
+                HORIZON_CELLS * tariff.cell,
+                max(due, 0.0) + best.objective / omega + tariff.cell,
             )
-    return best
+            if not opened:
+                opened = True
+                queue += self._whole(reach)
+            grid = tariff.grid(now, reach)
+            fits = None if self.room is None else _kept_room(self.room)
+            running = self.current is not None and prof.steps[0].config == self.current
+            booked = _booked(grid, prof, fits)
+            found = timing(rows, booked, resume, running, best.objective, late)
+            if found is None or found[0] >= best.objective * (1 - 1e-9):
+                continue
+            windows = found[1]
+            # the bill is the search's cost less what it charged for lateness; the
+            # windows end later by each resume's relaunch hours (a running job whose
+            # first window starts later resumes too)
+            resumes = len(windows) - 1 + int(running and windows[0][0] > TOL)
+            charged = late.tardiness(windows[-1][1]) + omega * resume * resumes
+            tardiness = late.tardiness(windows[-1][1] + resume * resumes)
+            objective = found[0] - charged + tardiness
+            if objective < best.objective * (1 - 1e-9):
+                best = replace(
+                    prof,
+                    energy_cost=found[0] - charged,
+                    tardiness_cost=tardiness,
+                    runs=windows,
+                    budget=self.budget,
+                )
+        return best
+
+    def _whole(self, reach: float) -> list[Profile]:
+        """The profiles for budgets of ``m`` whole cells, ``m`` from 1 (every ``m`` to 8,
+        then by half again) while the run fits in ``reach`` hours and the budget binds:
+        once a profile runs a cell short of its budget, a longer one is the same."""
+        cell = self.tariff.cell
+        out: list[Profile] = []
+        m = 1
+        while m * cell <= reach + TOL:
+            prof = self.solve(m * cell)
+            out.append(prof)
+            if prof.worst_time < (m - 1) * cell - TOL:
+                break
+            m = m + 1 if m < 8 else math.ceil(1.5 * m)
+        return out
 
 
 def _catch_up(

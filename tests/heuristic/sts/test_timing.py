@@ -325,6 +325,30 @@ def test_sts_is_late_where_a_price_spike_costs_more_than_the_tardiness():
     assert evaluate(heavy, simulate(heavy, make_policy("sts")).plan).missed == 0
 
 
+def test_a_late_run_may_take_a_faster_profile_that_fills_whole_slots():
+    """Hourly slots, spike hours 0-3 (7.0 per kWh), due at 4.02. Three epochs on four
+    V100s take 0.9 h: from hour 4 they end in slot 5 (3.92 of tardiness at 4.0 an
+    hour, 0.54 of energy). The fastest profile of the budgets STS tried took 1.005 h,
+    ending in slot 6 (late by 1.98 h), so STS ran on time in the spike (6.3); the
+    late search now also tries the profiles that fill whole cells."""
+    inst = _spike(4.0, (7.0,) * 4, due=4.02, slot=1.0, times={ONE: 1.0, FOUR: 0.3})
+    ev = evaluate(inst, simulate(inst, make_policy("sts")).plan)
+    assert ev.total_cost == pytest.approx(0.54 + 4.0 * 0.98)
+    on_time = evaluate(inst, simulate(inst, make_policy("sts", late_for_price=False)).plan)
+    assert on_time.total_cost == pytest.approx(6.3)
+
+
+def test_a_late_run_may_take_a_slower_profile():
+    """Due at 2 in a two-hour spike, then 10 per kWh, a weight of 0.5 an hour: once the
+    job is late, three hours on one V100 (9.0 of energy, 1.5 of tardiness) cost less
+    than 1.2 h on four (14.4 and 1.0, slotted to two hours), which the profiles of
+    STS's budgets ran (15.4); the late search now tries slower ones too."""
+    inst = _spike(0.5, (1000.0,) * 2 + (10.0,) * 300, due=2.0, slot=1.0)
+    plan = simulate(inst, make_policy("sts")).plan
+    assert evaluate(inst, plan).total_cost == pytest.approx(10.5)
+    assert {s.config for s in plan.segments} == {ONE}
+
+
 def test_the_late_search_prices_the_plan_it_returns():
     """The profile a late search returns bills its windows and its tardiness as the
     evaluator does."""
