@@ -372,7 +372,7 @@ class JobProfiles:
             self.bounds = [(b * ratio, t) for b, t in self.bounds]
 
     def _may_be_late(self, hours: float) -> bool:
-        """Whether the late search (:func:`heuristic.sts.timing._late`) may open for a
+        """Whether the late search (:meth:`heuristic.sts.timing._Late.search`) may open for a
         profile of the job within ``hours`` from now: some hour there bills an hour of
         its most powerful configuration above an hour late (the search's gate, at the
         least expected power it could read)."""

@@ -69,7 +69,7 @@ class TimingRule:
     worst-case run (every epoch on its fastest configuration, after its relaunch) is
     timed by :data:`PLAIN` instead (:meth:`heuristic.sts.hulls.HullTable.rule_for`).
     With ``late``, a run may also end after the due date where a price spike costs more
-    than being late (:func:`_late`); it is kept where :data:`PLAIN` replaces a rule."""
+    than being late (:meth:`_Late.search`); it is kept where :data:`PLAIN` replaces a rule."""
 
     shares: tuple[float, ...] = FRACTIONS
     recover: bool = False
@@ -581,18 +581,25 @@ class _Late:
 
     def _whole(self, reach: float) -> list[Profile]:
         """The profiles for budgets of ``m`` whole cells, ``m`` from 1 (every ``m`` to 8,
-        then by half again) while the run fits in ``reach`` hours and the budget binds:
-        once a profile runs a cell short of its budget, a longer one is the same."""
+        then by half again) while the run fits in ``reach`` hours, up to the first equal
+        to the longest budget's. (Not "up to the first that runs short of its budget":
+        with a relaunch overhead the cheapest chain can run short of one budget and a
+        slower chain win at a longer one, a review of 2026-12-06.)"""
         cell = self.tariff.cell
-        out: list[Profile] = []
-        m = 1
+        budgets, m = [], 1
         while m * cell <= reach + TOL:
-            prof = self.solve(m * cell)
-            out.append(prof)
-            if prof.worst_time < (m - 1) * cell - TOL:
-                break
+            budgets.append(m * cell)
             m = m + 1 if m < 8 else math.ceil(1.5 * m)
-        return out
+        if not budgets:
+            return []
+        longest = self.solve(budgets[-1])
+        out: list[Profile] = []
+        for b in budgets[:-1]:
+            prof = self.solve(b)
+            if prof.steps == longest.steps:
+                break
+            out.append(prof)
+        return [*out, longest]
 
 
 def _catch_up(

@@ -349,6 +349,29 @@ def test_a_late_run_may_take_a_slower_profile():
     assert {s.config for s in plan.segments} == {ONE}
 
 
+def test_a_late_run_may_take_a_slower_chain_with_a_relaunch_overhead():
+    """Ten epochs due at 2 in a three-hour spike, then 5 per kWh for ever, a weight of
+    0.3 an hour and a relaunch of 0.75 h: the cheapest late run is one V100 from hour 3
+    (19.65). With a relaunch overhead the profile for a budget is the cheapest chain,
+    which can run short of one budget while a slower chain wins at a longer one: the
+    search stopped at the first profile a cell short of its budget and ran four V100s
+    (30.225, a review of 2026-12-06)."""
+    job = Job(
+        "j", 0.0, 2.0, EpochDistribution.deterministic(10.0), {ONE: 1.0, FOUR: 0.4}, 4.0, weight=0.3
+    )
+    inst = Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        (Node("n", "v100", 4),),
+        (job,),
+        energy_price=0.55,
+        prices=Series.regular(1.0, [100.0] * 3 + [5.0] * 60, after="hold"),
+        relaunch_hours=0.75,
+    )
+    plan = simulate(inst, make_policy("sts")).plan
+    assert evaluate(inst, plan).total_cost == pytest.approx(19.65)
+    assert {s.config for s in plan.segments} == {ONE}
+
+
 def test_the_late_search_prices_the_plan_it_returns():
     """The profile a late search returns bills its windows and its tardiness as the
     evaluator does."""
