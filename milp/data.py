@@ -429,6 +429,39 @@ def _check_size(
         )
 
 
+def improving_end(instance: Instance, cutoff: float, mode: TardinessMode) -> float:
+    """The latest time any job of a plan costing at most ``cutoff`` can end (its due date
+    plus the lateness the cutoff allows it, as in :func:`_cut_windows`, with every
+    job's least energy at the least price anywhere in the series), or the latest due
+    date where that is later; jobs without a tardiness weight (whose lateness nothing
+    bounds) are left out. Under a bill that changes with time a plan can gain by being
+    late (a job that waits out a price spike): a horizon that ends at the last due
+    date cuts such plans off, and the MILP's optimum over it is not the instance's."""
+    least = float(instance.price_series.values_array.min())
+    carbon = instance.carbon
+    if carbon is not None and carbon.price > 0:
+        least += carbon.price_per_gram * float(carbon.intensity.values_array.min())
+    floor = 0.0
+    for job in instance.jobs:
+        configs = instance.allowed_configs(job)
+        dist = job.distribution
+        epochs = math.fsum(
+            q * n for q, n in zip(dist.block_survival, dist.block_lengths, strict=True)
+        )
+        kwh = min(instance.epoch_energy(job, c) for c in configs) * epochs
+        kwh += instance.relaunch(job) * min(instance.power_w(c) for c in configs) / 1000.0
+        floor += least * kwh
+    room = max(cutoff - floor, 0.0) + 1e-9 * max(1.0, abs(cutoff))
+    end = max(job.due for job in instance.jobs)
+    for job in instance.jobs:
+        dist = job.distribution
+        full = dict(zip(dist.stops, dist.probabilities, strict=True)).get(dist.stops[-1], 0.0)
+        weight = instance.tardiness_weight(job.id) * (1.0 if mode == "worst_case" else full)
+        if weight > 0 and math.isfinite(room / weight):
+            end = max(end, job.due + room / weight)
+    return end
+
+
 def _cut_windows(
     jobs: dict[str, JobData], slots: int, slot: float, cutoff: float, mode: TardinessMode
 ) -> dict[str, JobData]:

@@ -20,7 +20,7 @@ import pyomo.environ as pyo
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
 from instances.fields import is_number, whole_at_least
-from milp.data import MilpData, Outside, milp_data
+from milp.data import MilpData, Outside, improving_end, milp_data, one_price
 from milp.highs import Answer, Matrices, compile_model, load_values, run_highs, start_vector
 from milp.model import model_of_data
 from milp.plan_io import solution_plan, start_values
@@ -63,12 +63,21 @@ class _Clock:
             raise _OutOfTime(stage, need)
 
 
-def default_slots(instance: Instance, initial_plan: Plan | None = None) -> int:
+def default_slots(
+    instance: Instance, initial_plan: Plan | None = None, tardiness: TardinessMode | None = None
+) -> int:
     """The horizon in slots: the latest due date, or the end of the initial plan (else of
-    the STS worst-case rollout) if later, so that a known feasible plan fits."""
+    the STS worst-case rollout) if later, so that a known feasible plan fits. Under a
+    bill that changes with time, also as far as any plan at least as good as that one
+    can reach (:func:`milp.data.improving_end`, in the ``tardiness`` mode): being late
+    can pay there, and a horizon that cuts late plans off would make the optimum over
+    it a wrong claim (docs/milp.md, 'The horizon')."""
     slot = require_slot(instance)
     plan = initial_plan if initial_plan is not None else rollout(instance, StsPolicy())
     end = max([s.end for s in plan] + [j.due for j in instance.jobs])
+    if not one_price(instance):
+        cost = evaluate(instance, plan, tardiness=tardiness).total_cost
+        end = max(end, improving_end(instance, cost, instance.tardiness_mode(tardiness)))
     return math.ceil(end / slot - 1e-9)
 
 
@@ -151,7 +160,7 @@ def _solve(
     warm: Evaluation | None = None
     if initial_plan is not None:
         warm = evaluate(instance, initial_plan, tardiness=tardiness)
-    slots = slots if slots is not None else default_slots(instance, initial_plan)
+    slots = slots if slots is not None else default_slots(instance, initial_plan, tardiness)
     # the warm start's cost bounds every job's lateness in a plan at least as good, so
     # the model leaves out the slots after that (milp.data.milp_data)
     cutoff = None if warm is None else warm.total_cost
