@@ -104,13 +104,18 @@ def test_place_runs_is_the_enumeration_of_every_choice_of_cells(n, extra, state,
     want = _brute(a, w, resume, running, idled=idled)
     assert cost == pytest.approx(want, rel=1e-9, abs=1e-12)
     assert len(cells) == n and cells == sorted(set(cells))
-    # the cells returned cost what the search says
-    again = sum(a[j] * w[k] for j, k in enumerate(cells))
+    assert _billed(cells, a, w, resume, running, idled) == pytest.approx(cost, rel=1e-9, abs=1e-12)
+
+
+def _billed(cells, a, w, resume, running, idled, tail=None, extra=0.0):
+    """What the cells chosen cost, portion by portion."""
+    out = 0.0 if tail is None else tail[cells[-1]]
     for j, k in enumerate(cells):
+        out += a[j] * w[k]
         first = j == 0 and running and (k > 0 or idled)
         if first or (j > 0 and cells[j - 1] != k - 1):
-            again += resume[j] * w[k]
-    assert again == pytest.approx(cost, rel=1e-9, abs=1e-12)
+            out += resume[j] * w[k] + extra
+    return out
 
 
 def _merged_one_by_one(spans):
@@ -166,6 +171,9 @@ def test_place_runs_with_a_tardy_tail_is_the_enumeration(
     want = _brute(a, w, resume, running, tail, extra, running and idled)
     assert cost == pytest.approx(want, rel=1e-9, abs=1e-12)
     assert len(found) == n
+    # the cells returned cost what the search says
+    billed = _billed(found.tolist(), a, w, resume, running, running and idled, tail, extra)
+    assert billed == pytest.approx(cost, rel=1e-9, abs=1e-12)
     without, _ = place_runs(a, w, resume, running)
     assert without <= cost + 1e-12
 
