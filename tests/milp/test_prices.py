@@ -9,7 +9,6 @@ import pytest
 
 from heuristic.core.registry import make_policy
 from heuristic.sts.policy import StsPolicy
-from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.energy import Carbon, Series
 from instances.generators.prices import lay_prices
 from instances.generators.suite import milp_suite
@@ -18,6 +17,7 @@ from milp import MilpError, SolutionStatus, default_slots, solve
 from milp.data import milp_data
 from milp.lagrange import lagrangian_bound
 from milp.rolling import remaining_instance
+from tests.heuristic.sts.test_timing import _spike
 from tests.milp.brute_force import brute_force, solved_at_brute_force
 from tests.milp.test_milp import SLOT, _start_violations, _tiny
 from validation.evaluate import evaluate
@@ -144,18 +144,7 @@ def test_the_default_horizon_reaches_a_plan_late_for_a_price_spike():
     date, and the MILP called the on-time plan's 126.0 optimal (and a benchmark's
     `optimum` 5.00 where 2.997 exists); it now reaches as far as a plan as good as the
     warm start can be late."""
-    one, four = Config("v100", 1), Config("v100", 4)
-    job = Job(
-        "j", 0.0, 2.0, EpochDistribution.deterministic(3.0), {one: 1.0, four: 0.4}, 4.0, weight=4.0
-    )
-    inst = Instance(
-        (GpuType("v100", 16.0, 300.0),),
-        (Node("n", "v100", 4),),
-        (job,),
-        energy_price=0.55,
-        prices=Series.regular(1.0, [100.0, 100.0] + [0.5] * 22),
-        slot=1.0,
-    )
+    inst = _spike(4.0, slot=1.0)
     on_time = rollout(inst, make_policy("sts", late_for_price=False))
     assert evaluate(inst, on_time).missed == 0
     assert default_slots(inst, on_time) > 2
