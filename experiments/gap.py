@@ -34,8 +34,8 @@ from milp.decomposition import DecompositionResult
 from milp.decomposition import solve as decompose
 from milp.decomposition.solve import require_decomposable
 from milp.improve import tune_sts
-from milp.requirements import ModelTooLarge, require_no_distributed, require_slot
-from milp.solve import default_slots
+from milp.requirements import MilpError, ModelTooLarge, require_no_distributed, require_slot
+from milp.solve import horizon
 from validation.simulator import rollout
 
 SEARCH_EVALUATIONS = 2000  # rollouts per instance for the STS search (2-5 s on the suite)
@@ -129,7 +129,14 @@ def analyse(
     sts_plan = rollout(instance, StsPolicy())
     found = tune_sts(instance, evaluations=evaluations)
     tuned_plan = rollout(instance, StsPolicy(tuning=found.tuning))
-    slots = default_slots(instance, tuned_plan)
+    reach = horizon(instance, tuned_plan)
+    if reach.short:
+        # a bound over a horizon that may cut off a cheaper late plan bounds nothing
+        raise MilpError(
+            f"instance {instance.name!r}: no certified gap under its series, {reach.short} "
+            "(a plan late past it may cost less than any bound over it)"
+        )
+    slots = reach.slots
     if colgen_time > 0:
         # with no `improve` the decomposition starts from this plan: its space of
         # schedules is known now (after `improve` a cheaper start only cuts it smaller)

@@ -429,14 +429,17 @@ def _check_size(
         )
 
 
-def improving_end(instance: Instance, cutoff: float, mode: TardinessMode) -> float:
+def improving_end(
+    instance: Instance, cutoff: float, mode: TardinessMode
+) -> tuple[float, str | None]:
     """The latest time any job of a plan costing at most ``cutoff`` can end (its due date
     plus the lateness the cutoff allows it, as in :func:`_cut_windows`, with every
-    job's least energy at the least price anywhere in the series), or the latest due
-    date where that is later; jobs without a tardiness weight (whose lateness nothing
-    bounds) are left out. Under a bill that changes with time a plan can gain by being
-    late (a job that waits out a price spike): a horizon that ends at the last due
-    date cuts such plans off, and the MILP's optimum over it is not the instance's."""
+    job's least energy and first launch at the least price anywhere in the series), or
+    the latest due date where that is later; and the first job whose lateness nothing
+    bounds (no tardiness weight, or one so small that the bound overflows), or
+    ``None``. Under a bill that changes with time a plan can gain by being late (a job
+    that waits out a price spike): a horizon that ends at the last due date cuts such
+    plans off, and the MILP's optimum over it is not the instance's."""
     least = float(instance.price_series.values_array.min())
     carbon = instance.carbon
     if carbon is not None and carbon.price > 0:
@@ -457,9 +460,11 @@ def improving_end(instance: Instance, cutoff: float, mode: TardinessMode) -> flo
         dist = job.distribution
         full = dict(zip(dist.stops, dist.probabilities, strict=True)).get(dist.stops[-1], 0.0)
         weight = instance.tardiness_weight(job.id) * (1.0 if mode == "worst_case" else full)
-        if weight > 0 and math.isfinite(room / weight):
-            end = max(end, job.due + room / weight)
-    return end
+        late = room / weight if weight > 0 else math.inf
+        if not math.isfinite(late):
+            return end, job.id
+        end = max(end, job.due + late)
+    return end, None
 
 
 def _cut_windows(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyomo.environ as pyo
@@ -24,7 +24,13 @@ from milp.data import MilpData, Outside, improving_end, milp_data, one_price
 from milp.highs import Answer, Matrices, compile_model, load_values, run_highs, start_vector
 from milp.model import model_of_data
 from milp.plan_io import solution_plan, start_values
-from milp.requirements import MilpError, require_slot, require_slots, require_time_limit
+from milp.requirements import (
+    MilpError,
+    ModelTooLarge,
+    require_slot,
+    require_slots,
+    require_time_limit,
+)
 from milp.result import Result, SolutionStatus, Termination, relative_gap
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
@@ -63,22 +69,67 @@ class _Clock:
             raise _OutOfTime(stage, need)
 
 
-def default_slots(
+# the most slots the horizon grows by to reach every plan late past it (beyond, the
+# model would not be built anyway: a weight of 1e-12 asked for 434 TiB, a review)
+MAX_REACH_SLOTS = 100_000
+
+
+@dataclass(frozen=True)
+class Horizon:
+    """The default horizon in ``slots``; ``base``, the latest due date or the plan's end;
+    ``short``, where the horizon may cut off a cheaper plan (under a bill that changes
+    with time), why; empty where it cannot."""
+
+    slots: int
+    base: int
+    short: str = ""
+
+    def kept_short(self, why: str) -> Horizon:
+        """The base horizon, kept for ``why``."""
+        return Horizon(
+            self.base,
+            self.base,
+            f"{why}: the horizon ends at the latest due date or the start's end",
+        )
+
+
+def horizon(
     instance: Instance, initial_plan: Plan | None = None, tardiness: TardinessMode | None = None
-) -> int:
-    """The horizon in slots: the latest due date, or the end of the initial plan (else of
-    the STS worst-case rollout) if later, so that a known feasible plan fits. Under a
-    bill that changes with time, also as far as any plan at least as good as that one
-    can reach (:func:`milp.data.improving_end`, in the ``tardiness`` mode): being late
-    can pay there, and a horizon that cuts late plans off would make the optimum over
-    it a wrong claim (docs/milp.md, 'The horizon')."""
+) -> Horizon:
+    """The latest due date, or the end of the initial plan (else of the STS worst-case
+    rollout) if later, so that a known feasible plan fits. Under a bill that changes
+    with time, also as far as any plan at least as good as that one can reach
+    (:func:`milp.data.improving_end`, in the ``tardiness`` mode): being late can pay
+    there, and a horizon that cuts late plans off makes the optimum over it a wrong
+    claim (docs/milp.md, 'The horizon'). Where that reach is unbounded (a job without a
+    tardiness weight), more than :data:`MAX_REACH_SLOTS` further, or crosses a change of
+    price inside a slot, the base horizon is kept and ``short`` says why."""
     slot = require_slot(instance)
     plan = initial_plan if initial_plan is not None else rollout(instance, StsPolicy())
     end = max([s.end for s in plan] + [j.due for j in instance.jobs])
-    if not one_price(instance):
-        cost = evaluate(instance, plan, tardiness=tardiness).total_cost
-        end = max(end, improving_end(instance, cost, instance.tardiness_mode(tardiness)))
-    return math.ceil(end / slot - 1e-9)
+    base = math.ceil(end / slot - 1e-9)
+    if one_price(instance):
+        return Horizon(base, base)
+    cost = evaluate(instance, plan, tardiness=tardiness).total_cost
+    reach, free = improving_end(instance, cost, instance.tardiness_mode(tardiness))
+    found = Horizon(max(base, math.ceil(reach / slot - 1e-9)), base)
+    if free is not None:
+        return found.kept_short(f"job {free!r}'s lateness is not bounded (no tardiness weight)")
+    if found.slots > base + MAX_REACH_SLOTS:
+        return found.kept_short(f"a plan as good as the start may end at {reach:g} h")
+    series = [instance.price_series]
+    if instance.carbon is not None and instance.carbon.price > 0:
+        series.append(instance.carbon.intensity)
+    if any(s.on_grid(slot, found.slots * slot) for s in series):
+        return found.kept_short("the price changes inside a slot past it")
+    return found
+
+
+def default_slots(
+    instance: Instance, initial_plan: Plan | None = None, tardiness: TardinessMode | None = None
+) -> int:
+    """:func:`horizon`'s slots."""
+    return horizon(instance, initial_plan, tardiness).slots
 
 
 @dataclass(frozen=True)
@@ -160,18 +211,41 @@ def _solve(
     warm: Evaluation | None = None
     if initial_plan is not None:
         warm = evaluate(instance, initial_plan, tardiness=tardiness)
-    slots = slots if slots is not None else default_slots(instance, initial_plan, tardiness)
+    reach = (
+        Horizon(slots, slots) if slots is not None else horizon(instance, initial_plan, tardiness)
+    )
     # the warm start's cost bounds every job's lateness in a plan at least as good, so
     # the model leaves out the slots after that (milp.data.milp_data)
     cutoff = None if warm is None else warm.total_cost
     whole = outside == Outside()  # idle power is bounded over every job (milp.idle)
-    data = milp_data(
-        instance, slots, tardiness, cutoff, outside=None if whole else outside, idle_bound=whole
-    )
+
+    def data_of(h: Horizon) -> MilpData:
+        return milp_data(
+            instance,
+            h.slots,
+            tardiness,
+            cutoff,
+            outside=None if whole else outside,
+            idle_bound=whole,
+        )
+
+    try:
+        data = data_of(reach)
+    except ModelTooLarge:
+        if reach.slots == reach.base:
+            raise
+        # the horizon that reaches every plan late past the base one is too large: the
+        # base one is solved, and its optimum is not claimed for the instance
+        reach = reach.kept_short(f"a model reaching {reach.slots} slots would be too large")
+        data = data_of(reach)
+    slots = reach.slots
     try:
         model, mats, size = _build(data, initial_plan, clock)
     except _OutOfTime as out:
-        return _stopped(data, initial_plan, warm, clock, out)
+        stopped = _stopped(data, initial_plan, warm, clock, out)
+        if not reach.short:
+            return stopped
+        return replace(stopped, bound=None, note=f"{stopped.note}; {reach.short}")
     answer = _run(mats, initial_plan is not None, clock, settings, data.separable_bound())
     if answer.termination is Termination.INFEASIBLE:
         raise MilpError(
@@ -198,12 +272,19 @@ def _solve(
         status = SolutionStatus.OPTIMAL if optimal else SolutionStatus.FEASIBLE
     elif plan is not None:
         status = SolutionStatus.FEASIBLE
+    bound: float | None = _bound(data, answer)
+    note = ""
+    if reach.short:
+        # a plan late past the horizon may cost less: neither the optimum nor the bound
+        # is the instance's
+        status = SolutionStatus.FEASIBLE if status is SolutionStatus.OPTIMAL else status
+        bound, note = None, f"{reach.short}; a plan late past it may cost less"
     return Result(
         instance=instance.name,
         plan=plan,
         evaluation=evaluation,
         solver_objective=value,
-        bound=_bound(data, answer),
+        bound=bound,
         termination=answer.termination,
         status=status,
         runtime=clock.elapsed(),
@@ -212,6 +293,7 @@ def _solve(
         log=answer.log,
         variables=size[0],
         constraints=size[1],
+        note=note,
     )
 
 

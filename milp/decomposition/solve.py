@@ -36,7 +36,7 @@ from milp.requirements import (
     require_slots,
     require_time_limit,
 )
-from milp.solve import default_slots
+from milp.solve import Horizon, horizon
 from validation.check import check_plan
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
@@ -86,6 +86,7 @@ class _Start:
     d: MilpData
     space: Space
     columns: list[Column]
+    short: str = ""  # why the horizon may cut off a cheaper plan (milp.solve.Horizon)
 
 
 # the longest horizon branch-and-price takes, in slots (the suite's are 12-116; a week
@@ -233,10 +234,14 @@ def _solve(
     if own is not None:
         found = _priced(instance, own, found, tardiness)
     result = _result(instance, start, found, root, outcome, len(pool), t0, fixed, shift)
+    if start.short:
+        # a plan late past the horizon may cost less: no bound of the instance, no proof
+        short = f"{start.short}; a plan late past it may cost less"
+        result = replace(result, bound=-math.inf, note=short)
     if own is None:
         return result
     surely = f", {shift:.6g} for the hours the cluster is surely powered" if shift else ""
-    note = (
+    note = (f"{result.note}; " if result.note else "") + (
         f"the nodes' own power bounded ({own.split.split} split{surely}): the search "
         "solves that bound, not the plans' costs"
     )
@@ -362,11 +367,20 @@ def _start(
     require_slot(instance)
     warm = plan if plan is not None else rollout(instance, StsPolicy())
     warm_eval = evaluate(instance, warm, tardiness=tardiness)
-    slots = slots or default_slots(instance, warm)
-    require_decomposable(instance, slots)
-    fits, d = _data(instance, slots, tardiness, warm, warm_eval)
+    reach = Horizon(slots, slots) if slots else horizon(instance, warm, tardiness)
+    try:
+        require_decomposable(instance, reach.slots)
+        fits, d = _data(instance, reach.slots, tardiness, warm, warm_eval)
+    except ModelTooLarge:
+        if reach.slots == reach.base:
+            raise
+        # as milp.solve: the base horizon, its optimum not claimed for the instance
+        reach = reach.kept_short(f"a space reaching {reach.slots} slots would be too large")
+        require_decomposable(instance, reach.slots)
+        fits, d = _data(instance, reach.slots, tardiness, warm, warm_eval)
     space = build_space(d)
-    return _Start(warm, warm_eval, fits, d, space, columns_of_plan(space, warm) if fits else [])
+    columns = columns_of_plan(space, warm) if fits else []
+    return _Start(warm, warm_eval, fits, d, space, columns, reach.short)
 
 
 def _incumbent(start: list[Column], chosen: list[Column] | None) -> Incumbent:

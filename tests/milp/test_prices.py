@@ -9,14 +9,17 @@ import pytest
 
 from heuristic.core.registry import make_policy
 from heuristic.sts.policy import StsPolicy
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
 from instances.energy import Carbon, Series
 from instances.generators.prices import lay_prices
 from instances.generators.suite import milp_suite
 from instances.power import PowerOff
 from milp import MilpError, SolutionStatus, default_slots, solve
 from milp.data import milp_data
+from milp.decomposition import solve as decompose
 from milp.lagrange import lagrangian_bound
 from milp.rolling import remaining_instance
+from milp.solve import horizon
 from tests.heuristic.sts.test_timing import _spike
 from tests.milp.brute_force import brute_force, solved_at_brute_force
 from tests.milp.test_milp import SLOT, _start_violations, _tiny
@@ -152,3 +155,55 @@ def test_the_default_horizon_reaches_a_plan_late_for_a_price_spike():
     best, _ = brute_force(inst, 8)
     assert res.status is SolutionStatus.OPTIMAL
     assert res.objective == pytest.approx(best) == pytest.approx(8.63)
+
+
+def _one_job(weight: float | None, dist: EpochDistribution, due: float, prices: Series, **kw):
+    """One job on one V100 node, hourly slots."""
+    job = Job("j", kw.pop("release", 0.0), due, dist, {Config("v100", 1): 1.0}, 4.0, weight=weight)
+    return Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        (Node("n", "v100", 1),),
+        (job,),
+        energy_price=0.5,
+        prices=prices,
+        slot=1.0,
+        **kw,
+    )
+
+
+def _slots_plan(inst: Instance, slots: list[int]) -> Plan:
+    one = Config("v100", 1)
+    return Plan.of([Segment(float(t), t + 1.0, "j", one, (("n", 0),)) for t in slots])
+
+
+def test_branch_and_price_reads_the_horizon_in_the_mode_it_solves():
+    """A worst-case instance solved in expected mode: the late plan pays its tardiness
+    only with probability 0.1, so the horizon reaches further than in worst-case mode.
+    Branch-and-price read the instance's mode and proved 3.2325 on the short horizon
+    (a review of 2026-12-06); it now finds the compact MILP's 1.2475."""
+    dist = EpochDistribution((1.0, 2.0, 3.0), (0.45, 0.45, 0.10))
+    prices = Series.regular(1.0, [0.5, 0.5] + [100.0] * 10 + [0.5] * 12)
+    inst = _one_job(1.0, dist, 3.0, prices, tardiness="worst_case")
+    on_time = _slots_plan(inst, [0, 1, 2])
+    compact = solve(inst, initial_plan=on_time, tardiness="expected", time_limit=60)
+    bp = decompose(inst, on_time, tardiness="expected", time_limit=60)
+    assert compact.optimal and bp.optimal
+    assert bp.objective == pytest.approx(compact.objective) == pytest.approx(1.2475)
+
+
+@pytest.mark.parametrize("weight", [0.0, 5e-324, 1e-12])
+def test_an_unbounded_reach_is_solved_on_the_base_horizon_and_not_called_optimal(weight):
+    """A job whose lateness nothing bounds (no weight, or one so small that the reach
+    overflows or runs past any model) under a spike: the base horizon is solved, the
+    result is not called optimal and has no bound, and the note says why (it said
+    OPTIMAL 60.0 where 0.3 exists; 1e-12 crashed on a 434-TiB array, a review)."""
+    prices = Series.regular(1.0, [0.5, 0.5, 100.0, 100.0, 100.0, 0.5, 0.5, 0.5], after="hold")
+    inst = _one_job(weight, EpochDistribution.deterministic(2.0), 4.0, prices, release=2.0)
+    warm = _slots_plan(inst, [2, 3])
+    reach = horizon(inst, warm)
+    assert reach.short and reach.slots == reach.base == 4
+    res = solve(inst, initial_plan=warm, time_limit=60)
+    assert res.status is SolutionStatus.FEASIBLE and res.bound is None
+    assert "late past it may cost less" in res.note
+    bp = decompose(inst, warm, time_limit=60)
+    assert not bp.optimal and "late past it may cost less" in bp.note
