@@ -21,7 +21,7 @@ from heuristic.sts.compiled import Compiled
 
 
 def _path(
-    a: Any, w: Any, resume: Any, running: bool, idled: bool, tail: Any, extra: float
+    a: Any, w: Any, resume: Any, running: bool, idled: bool, tail: Any, extra: float, stay: bool
 ) -> tuple[float, Any]:
     # (run compiled; the operations are numpy's row form of the search, element by
     # element, so that the sums round alike)
@@ -31,6 +31,8 @@ def _path(
     rows = np.full((n, cells), inf)  # rows[j, k]: least cost with portion j in cell k
     for k in range(cells):
         rows[0, k] = a[0] * w[k] + (resume[0] * w[k] + extra if running else 0.0)
+        if running and stay:
+            rows[0, k] = inf  # it may not resume
     if running and not idled:
         rows[0, 0] = a[0] * w[0]  # it goes on in cell 0: no relaunch
     for j in range(1, n):
@@ -39,7 +41,7 @@ def _path(
         low = inf  # the least of row j - 1 before cell k - 1
         for k in range(1, cells):
             v = rows[j - 1, k - 1]  # on from the cell before
-            if k >= 2:  # or resumed after an idle cell, from the least before that
+            if k >= 2 and not stay:  # or resumed after an idle cell, from the least before
                 if rows[j - 1, k - 2] < low:
                     low = rows[j - 1, k - 2]
                 resumed = low + r * w[k] + extra
@@ -60,7 +62,7 @@ def _path(
         # to the earlier cells: runs come as early as they can)
         here = rows[j, k] - a[j] * w[k]
         moved = False
-        if k >= 2:
+        if k >= 2 and not stay:
             best = 0
             for i in range(1, k - 1):
                 if rows[j - 1, i] < rows[j - 1, best]:
@@ -87,6 +89,7 @@ def place_runs(
     tail: np.ndarray | None = None,
     extra: float = 0.0,
     idled: bool = False,
+    stay: bool = False,
 ) -> tuple[float, np.ndarray]:
     """The cheapest choice of cells for ``len(a)`` portions in order: portion ``j`` in
     cell ``k`` costs ``a[j]·w[k]``; a portion after an idle cell (or the first, if the
@@ -99,7 +102,9 @@ def place_runs(
     follows portion ``j - 1`` in cell ``k - 1``, or, resuming, the cheapest in a cell
     before ``k - 1``), in ``O(cells · portions)``; returns the cost and the cells that
     run, an array (``inf`` and an empty one if the portions do not fit). Ties go to the
-    earliest cells: runs come as early as they can, keeping slack."""
+    earliest cells: runs come as early as they can, keeping slack. With ``stay`` no
+    portion resumes: the portions run back to back from the first, and a running job
+    goes on in cell 0."""
     if len(a) > len(w):
         return math.inf, np.empty(0, dtype=np.int64)
     f64 = np.float64
@@ -111,6 +116,7 @@ def place_runs(
         bool(running and idled),
         np.zeros(len(w)) if tail is None else np.ascontiguousarray(tail, dtype=f64),
         float(extra),
+        bool(stay),
     )
     if not math.isfinite(cost):
         return math.inf, np.empty(0, dtype=np.int64)

@@ -340,7 +340,13 @@ def timing(
                 extra = late.weight * late.relaunch
             # a running job that idles a short first cell resumes wherever it next runs
             idled = running and done == 0 and k0 > 0
-            cost, cells = place_runs(a, w, resume, running or done > 0, tail, extra, idled)
+            # a resume whose relaunch lasts a cell or more would make no progress in a
+            # cell's window (its hours are not added to the run): the run does not pause
+            # (a job relaunched for 1.2 h into one-hour cheap windows, paused and resumed
+            # for ever, a review of 2026-12-06)
+            stay = resume_hours >= d - TOL
+            run_on = running or done > 0
+            cost, cells = place_runs(a, w, resume, run_on, tail, extra, idled, stay)
             if not len(cells) or cost >= FULL:
                 continue
             if done > 0:

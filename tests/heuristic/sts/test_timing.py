@@ -721,3 +721,58 @@ def test_a_loose_window_must_be_a_finite_number_at_least_0(value):
 
     with pytest.raises(OptionError, match="loose_window"):
         StsOptions(loose_window=value)
+
+
+def test_a_relaunch_longer_than_a_cell_does_not_pause_the_run_for_ever():
+    """A 1.2-h relaunch, cheap hours one at a time between dear ones, a weight of 0.1 an
+    hour: the search, which leaves a resume's hours out of the run, paused the job
+    across each dear hour and resumed it in the next cheap one, where its relaunch ate
+    the whole hour; no epoch ever ran (the simulator stopped after 100,000 events, a
+    review of 2026-12-06). A resume that lasts a cell or more is no longer planned."""
+    one, shared = Config("v100", 1), Config("v100", 1, shared=True)
+    dist = EpochDistribution((1.0, 2.0), (0.45, 0.55))
+    job = Job(
+        "j1",
+        1.0,
+        3.0,
+        dist,
+        {one: 1.0, shared: 1.5},
+        4.0,
+        weight=0.05,
+        priority=2.0,
+        relaunch_hours=1.2,
+    )
+    inst = Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        (Node("n", "v100", 4),),
+        (job,),
+        energy_price=0.3,
+        tardiness="expected",
+        slot=1.0,
+        prices=Series.regular(1.0, [3.0, 3.0, 30.0, 0.3, 30.0, 0.3]),
+    )
+    plan = simulate(inst, make_policy("sts")).plan
+    assert plan.makespan < 24.0
+    assert evaluate(inst, plan).total_cost > 0
+
+
+@settings(max_examples=100)
+@given(
+    st.integers(1, 4),
+    st.integers(0, 3),
+    st.sampled_from(["new", "running"]),
+    st.lists(st.floats(0.0, 5.0), min_size=16, max_size=16),
+)
+def test_place_runs_that_may_not_resume_is_the_enumeration(n, more, state, values):
+    """With ``stay`` the portions run back to back: from the cheapest first cell for a
+    job that starts, from cell 0 for a running one."""
+    a = np.array(values[:n])
+    w = np.array(values[5 : 5 + n + more])
+    resume = np.array(values[11 : 11 + n]) * 0.3
+    running = state == "running"
+    cost, found = place_runs(a, w, resume, running, stay=True)
+    firsts = [0] if running else range(len(w) - n + 1)
+    want = min(sum(a[j] * w[k + j] for j in range(n)) for k in firsts)
+    assert cost == pytest.approx(want, rel=1e-9, abs=1e-12)
+    cells = found.tolist()
+    assert cells == list(range(cells[0], cells[0] + n)) and (not running or cells[0] == 0)
