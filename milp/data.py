@@ -9,7 +9,7 @@ progress or finish at the job's top speed.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -107,12 +107,8 @@ class JobData:
         else:  # at the cheapest slot's price: no slot is cheaper
             cheapest = min(self.energy) * self.cheapest_price
             power = min(self.slot_kwh) * self.cheapest_price
-        energy = cheapest * math.fsum(
-            q * n for q, n in zip(self.survival, self.lengths, strict=True)
-        )
-        if self.relaunch > 0:
-            energy += self.relaunch * power
-        return energy
+        overhead = self.relaunch * power if self.relaunch > 0 else 0.0
+        return _least_use(self.survival, self.lengths, cheapest, overhead)
 
     def earliest_work_slot(self, b: int) -> int:
         """First slot in which block ``b`` can progress."""
@@ -448,39 +444,63 @@ def improving_end(
     for job in instance.jobs:
         configs = instance.allowed_configs(job)
         dist = job.distribution
-        epochs = math.fsum(
-            q * n for q, n in zip(dist.block_survival, dist.block_lengths, strict=True)
+        kwh = _least_use(
+            dist.block_survival,
+            dist.block_lengths,
+            min(instance.epoch_energy(job, c) for c in configs),
+            instance.relaunch(job) * min(instance.power_w(c) for c in configs) / 1000.0,
         )
-        kwh = min(instance.epoch_energy(job, c) for c in configs) * epochs
-        kwh += instance.relaunch(job) * min(instance.power_w(c) for c in configs) / 1000.0
         floor += least * kwh
-    room = max(cutoff - floor, 0.0) + 1e-9 * max(1.0, abs(cutoff))
+    room = _room(cutoff, floor)
     end = max(job.due for job in instance.jobs)
     for job in instance.jobs:
         dist = job.distribution
         full = dict(zip(dist.stops, dist.probabilities, strict=True)).get(dist.stops[-1], 0.0)
-        weight = instance.tardiness_weight(job.id) * (1.0 if mode == "worst_case" else full)
-        late = room / weight if weight > 0 else math.inf
+        late = _allowed_lateness(room, instance.tardiness_weight(job.id), full, mode)
         if not math.isfinite(late):
             return end, job.id
         end = max(end, job.due + late)
     return end, None
 
 
+def _least_use(
+    survival: Sequence[float], lengths: Sequence[float], per_epoch: float, overhead: float
+) -> float:
+    """A job's least expected use: every block's epochs, each with its survival
+    probability, at the least ``per_epoch`` figure, plus its first start's ``overhead``
+    (every plan starts it once). Shared by the energy floor of the cutoff
+    (:meth:`JobData.least_energy`) and the horizon's reach (:func:`improving_end`), so
+    that the two cannot drift apart."""
+    epochs = math.fsum(q * n for q, n in zip(survival, lengths, strict=True))
+    return per_epoch * epochs + overhead
+
+
+def _room(cutoff: float, floor: float) -> float:
+    """What a plan at most ``cutoff`` has left for tardiness above the energy ``floor``;
+    a little more, so that rounding never cuts the cutoff plan itself off."""
+    return max(cutoff - floor, 0.0) + 1e-9 * max(1.0, abs(cutoff))
+
+
+def _allowed_lateness(room: float, omega: float, full: float, mode: TardinessMode) -> float:
+    """How late a job's full run may end within ``room``: its weight is ``omega`` in
+    the worst case, ``omega * P(N = E)`` (``full``) in expectation. Infinite where no
+    weight bounds it, or one so small that the quotient overflows (a weight of 5e-324:
+    found by a probe, 2026-12-05)."""
+    weight = omega * (1.0 if mode == "worst_case" else full)
+    return room / weight if weight > 0 else math.inf
+
+
 def _cut_windows(
     jobs: dict[str, JobData], slots: int, slot: float, cutoff: float, mode: TardinessMode
 ) -> dict[str, JobData]:
     """Each job's last slot under a cost cutoff (see :func:`milp_data`)."""
-    room = cutoff - _energy_floor(jobs)
-    room = max(room, 0.0) + 1e-9 * max(1.0, abs(cutoff))  # rounding never cuts the cutoff plan
+    room = _room(cutoff, _energy_floor(jobs))
     out = {}
     for j, jd in jobs.items():
-        weight = jd.omega * (1.0 if mode == "worst_case" else jd.stop_probability[jd.last])
         last = slots - 1
-        # completing at the end of slot s is late by slot * (s + 1) - due; a weight so
-        # small that the cutoff allows any lateness (room / weight overflows, a weight
-        # of 5e-324: found by a probe, 2026-12-05) cuts nothing
-        late = room / weight if weight > 0 else math.inf
+        # completing at the end of slot s is late by slot * (s + 1) - due; where the
+        # cutoff allows any lateness, nothing is cut
+        late = _allowed_lateness(room, jd.omega, jd.stop_probability[jd.last], mode)
         if late < slots * slot:
             last = math.floor((jd.job.due + late) / slot - 1 + EPS)
         last = min(slots - 1, max(last, jd.earliest_finish_slot(jd.last)))

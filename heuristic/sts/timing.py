@@ -307,6 +307,11 @@ def timing(
     edges = grid.edges
     d = float(edges[-1] - edges[-2])
     head = float(edges[1] - edges[0])
+    # a resume whose relaunch lasts a cell or more would make no progress in a cell's
+    # window (its hours are not added to the run): the run does not pause (a job
+    # relaunched for 1.2 h into one-hour cheap windows, paused and resumed for ever, a
+    # review of 2026-12-06)
+    stay = resume_hours >= d - TOL
     best: tuple[float, tuple[tuple[float, float], ...]] | None = None
     # (hours of the run done in cell 0, first cell of the search)
     cases = [(0.0, 0)] if head >= d - TOL else [(head, 1), (0.0, 1)]
@@ -340,11 +345,6 @@ def timing(
                 extra = late.weight * late.relaunch
             # a running job that idles a short first cell resumes wherever it next runs
             idled = running and done == 0 and k0 > 0
-            # a resume whose relaunch lasts a cell or more would make no progress in a
-            # cell's window (its hours are not added to the run): the run does not pause
-            # (a job relaunched for 1.2 h into one-hour cheap windows, paused and resumed
-            # for ever, a review of 2026-12-06)
-            stay = resume_hours >= d - TOL
             run_on = running or done > 0
             cost, cells = place_runs(a, w, resume, run_on, tail, extra, idled, stay)
             if not len(cells) or cost >= FULL:
