@@ -18,7 +18,7 @@ import numpy as np
 from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from heuristic.sts.policy import StsPolicy
 from instances import Instance
-from milp import Result, solve
+from milp import MilpError, Result, solve
 from validation.scenario import scenario_epochs, scenario_instance
 from validation.simulator import rollout
 
@@ -119,7 +119,13 @@ def clairvoyant_bound(
     runs = []
     for s in range(scenarios):
         res = scenario_optimum(instance, scenario_epochs(instance, seed + s), time_limit=time_limit)
-        assert res.bound is not None and res.objective is not None  # solve's contract
+        if res.bound is None:
+            # the horizon could not reach every plan as good as the start (a job of no
+            # tardiness weight, a reach too far or a model too large): nothing is bounded
+            raise MilpError(
+                f"instance {instance.name!r}, scenario {s}: no clairvoyant bound, {res.note}"
+            )
+        assert res.objective is not None  # solve's contract: the STS start at least
         runs.append(res)
     return BoundResult(
         instance=instance.name,

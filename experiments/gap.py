@@ -133,7 +133,7 @@ def analyse(
     if reach.short:
         # a bound over a horizon that may cut off a cheaper late plan bounds nothing
         raise MilpError(
-            f"instance {instance.name!r}: no certified gap under its series, {reach.short} "
+            f"instance {instance.name!r}: no certified gap, {reach.short} "
             "(a plan late past it may cost less than any bound over it)"
         )
     slots = reach.slots

@@ -20,7 +20,7 @@ import pyomo.environ as pyo
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
 from instances.fields import is_number, whole_at_least
-from milp.data import MilpData, Outside, improving_end, milp_data, one_price
+from milp.data import MilpData, Outside, improving_end, milp_data
 from milp.highs import Answer, Matrices, compile_model, load_values, run_highs, start_vector
 from milp.model import model_of_data
 from milp.plan_io import solution_plan, start_values
@@ -106,10 +106,7 @@ def horizon(
     price inside a slot, the base horizon is kept and ``short`` says why."""
     slot = require_slot(instance)
     plan = initial_plan if initial_plan is not None else rollout(instance, StsPolicy())
-    end = max([s.end for s in plan] + [j.due for j in instance.jobs])
-    base = math.ceil(end / slot - 1e-9)
-    if one_price(instance):
-        return Horizon(base, base)
+    base = _base(instance, plan, slot)
     cost = evaluate(instance, plan, tardiness=tardiness).total_cost
     reach, free = improving_end(instance, cost, instance.tardiness_mode(tardiness))
     found = Horizon(max(base, math.ceil(reach / slot - 1e-9)), base)
@@ -123,6 +120,21 @@ def horizon(
     if any(s.on_grid(slot, found.slots * slot) for s in series):
         return found.kept_short("the price changes inside a slot past it")
     return found
+
+
+def base_slots(instance: Instance, initial_plan: Plan | None = None) -> int:
+    """The latest due date, or the end of the initial plan (else of the STS worst-case
+    rollout) if later, in slots: :func:`horizon` before its reach. Comparisons on one
+    fixed horizon (a brute force, a relaxation against the MILP on the same slots) are
+    sized by it."""
+    slot = require_slot(instance)
+    plan = initial_plan if initial_plan is not None else rollout(instance, StsPolicy())
+    return _base(instance, plan, slot)
+
+
+def _base(instance: Instance, plan: Plan, slot: float) -> int:
+    end = max([s.end for s in plan] + [j.due for j in instance.jobs])
+    return math.ceil(end / slot - 1e-9)
 
 
 def default_slots(

@@ -20,3 +20,19 @@ def test_clairvoyant_bound_is_below_the_online_sts_cost_per_scenario():
         online = evaluate(scenario_instance(inst, run.epochs), run.plan).total_cost
         assert bound <= online + 1e-9
         assert res.costs[s] <= online + 1e-9
+
+
+def test_a_job_of_no_weight_gets_a_clear_error_not_an_assertion():
+    """A job whose lateness costs nothing may be late past any horizon, so no scenario's
+    MILP bounds the instance: the bound said AssertionError (a review of 2026-12-06);
+    it now names the instance and the reason."""
+    from dataclasses import replace
+
+    import pytest
+
+    from milp import MilpError
+
+    base = milp_suite()[0]
+    jobs = (replace(base.jobs[0], weight=0.0), *base.jobs[1:])
+    with pytest.raises(MilpError, match=r"no clairvoyant bound.*no tardiness weight"):
+        clairvoyant_bound(replace(base, jobs=jobs), scenarios=1, time_limit=20)

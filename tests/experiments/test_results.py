@@ -16,7 +16,7 @@ from heuristic.sts.policy import StsPolicy
 from instances.generators.suite import milp_suite
 from milp import improve, lagrangian_bound, solve
 from milp.improve import tune_sts
-from milp.solve import default_slots
+from milp.solve import base_slots
 from validation.evaluate import evaluate
 from validation.simulator import rollout
 
@@ -28,7 +28,7 @@ OLD_NAMES = ("seconds", "cost", "value", "mean", "first")
 def results():
     inst = milp_suite()[0]  # 2 nodes, 4 jobs: every method runs in seconds
     start = rollout(inst, StsPolicy())
-    slots = default_slots(inst, start)
+    slots = base_slots(inst, start)
     return inst, {
         "solve": solve(inst, initial_plan=start, time_limit=30, threads=1),
         "improve": improve(inst, time_limit=30, search_evaluations=20, iterations=2),

@@ -18,7 +18,7 @@ from instances.generators.suite import milp_suite
 from milp import MilpError
 from milp.improve import _sub_solve, improve
 from milp.neighbourhood import Chooser, Neighbourhood, outside
-from milp.solve import default_slots
+from milp.solve import base_slots
 from tests.milp.brute_force import _fits, _segments, job_schedules, own_cost
 from tests.milp.test_milp import _tiny
 from validation.check import check_plan
@@ -43,7 +43,7 @@ def test_a_sub_milp_beside_a_fixed_job_is_exact(seed, mode):
     place beside it on its shared GPU) costs what brute force over j1's schedules says."""
     inst = _tiny(seed, shared=seed % 2 == 0, tardiness=mode)
     plan = rollout(inst, StsPolicy())
-    slots = default_slots(inst, plan)
+    slots = base_slots(inst, plan)
     fixed = _schedule(inst, plan, "j0", slots)
     node = inst.nodes[0]
 
@@ -86,7 +86,7 @@ def test_merged_plans_pass_the_checker_and_never_cost_more(seed, size):
     inst = _two_to_a_gpu()
     plan = rollout(inst, StsPolicy())
     base = evaluate(inst, plan)
-    slots = default_slots(inst, plan)
+    slots = base_slots(inst, plan)
     weights = {c.job: c.total_cost for c in base.jobs}
     hood = Chooser(inst, seed).draw(plan, weights, weights, size)
     merged, proved, _, _ = _sub_solve(inst, plan, hood, slots, 60.0, 1e-2, 1)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from instances.generators import SyntheticSpec, synthetic
 from instances.generators.power import lay_idle
 from milp.lagrange import lagrangian_bound
-from milp.solve import default_slots
+from milp.solve import base_slots
 from tests.milp.brute_force import brute_force, joint_brute_force
 from tests.milp.test_idle import _idle, _off
 from tests.milp.test_milp import _tiny
@@ -49,7 +49,7 @@ def test_the_bound_beats_the_capacity_relaxation_where_the_gpus_are_contended(se
 
 def test_without_contention_one_round_suffices_and_the_bound_is_the_relaxation():
     inst = synthetic(SyntheticSpec(nodes=8, jobs=6, rate="low", slot=0.25), seed=1)
-    lb = lagrangian_bound(inst, default_slots(inst), states=32)
+    lb = lagrangian_bound(inst, base_slots(inst), states=32)
     assert lb.iterations == 1
     assert lb.bound == pytest.approx(lb.capacity_relaxation, rel=1e-12)
 

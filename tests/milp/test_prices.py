@@ -157,6 +157,34 @@ def test_the_default_horizon_reaches_a_plan_late_for_a_price_spike():
     assert res.objective == pytest.approx(best) == pytest.approx(8.63)
 
 
+@pytest.mark.parametrize("prices", [None, Series.flat(1.0)])
+def test_the_default_horizon_reaches_a_late_plan_under_a_flat_bill(prices):
+    """One price every hour (no series, or a flat one at the energy price): three epochs
+    due at hour 1, one GPU at an hour an epoch (0.3 kWh each) or four at 0.3 h (0.36
+    kWh), a weight of 0.01. Running slowly and two hours late costs 0.92 against the
+    on-time plan's 1.08. The horizon ended at the due date under a flat bill, and the
+    MILP called 1.08 optimal (a review of 2026-12-06); it now reaches as far as under a
+    series."""
+    one, four = Config("v100", 1), Config("v100", 4)
+    dist = EpochDistribution.deterministic(3.0)
+    job = Job("j", 0.0, 1.0, dist, {one: 1.0, four: 0.3}, 4.0, weight=0.01)
+    inst = Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        (Node("n", "v100", 4),),
+        (job,),
+        energy_price=1.0,
+        prices=prices,
+        slot=1.0,
+    )
+    warm = Plan.of([Segment(0.0, 1.0, "j", four, tuple(("n", g) for g in range(4)))])
+    assert evaluate(inst, warm).total_cost == pytest.approx(1.08)
+    assert default_slots(inst, warm) > 3
+    res = solve(inst, initial_plan=warm, time_limit=60)
+    best, _ = brute_force(inst, 8)
+    assert res.status is SolutionStatus.OPTIMAL
+    assert res.objective == pytest.approx(best) == pytest.approx(0.92)
+
+
 def _one_job(weight: float | None, dist: EpochDistribution, due: float, prices: Series, **kw):
     """One job on one V100 node, hourly slots."""
     job = Job("j", kw.pop("release", 0.0), due, dist, {Config("v100", 1): 1.0}, 4.0, weight=weight)

@@ -13,13 +13,13 @@ from milp.data import milp_data
 from milp.highs import compile_model, run_highs
 from milp.model import model_of_data
 from milp.result import Termination
-from milp.solve import default_slots
+from milp.solve import base_slots
 from validation.simulator import rollout
 
 
 def _lp_bound(name: str, tmp: Path) -> float:
     inst = next(i for i in milp_suite() if i.name == name)
-    data = milp_data(inst, default_slots(inst, rollout(inst, StsPolicy())))
+    data = milp_data(inst, base_slots(inst, rollout(inst, StsPolicy())))
     mats = compile_model(model_of_data(data))
     relaxed = replace(mats, integer=np.zeros_like(mats.integer))
     answer = run_highs(

@@ -13,7 +13,7 @@ from milp.data import milp_data
 from milp.decomposition.columns import columns_of_plan, first_completion
 from milp.decomposition.plans import assemble
 from milp.decomposition.space import build_space
-from milp.solve import default_slots
+from milp.solve import base_slots
 from tests.milp.decomposition.instances import priced, two_nodes
 from validation.evaluate import evaluate
 from validation.simulator import rollout
@@ -77,7 +77,7 @@ def test_an_sts_plan_cut_into_columns_costs_what_it_did(name):
     assembled from the columns costs what the columns say."""
     inst = bundled(name)
     plan = rollout(inst, StsPolicy())
-    space = build_space(milp_data(inst, default_slots(inst, plan), check_size=False))
+    space = build_space(milp_data(inst, base_slots(inst, plan), check_size=False))
     columns = columns_of_plan(space, plan)
     per_job = evaluate(inst, plan).by_job()["total_cost"]
     for col in columns:

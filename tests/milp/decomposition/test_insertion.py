@@ -16,7 +16,7 @@ from milp.decomposition.columns import Column
 from milp.decomposition.insertion import improve_by_insertion, insert, lp_order
 from milp.decomposition.plans import assemble
 from milp.decomposition.search import Incumbent
-from milp.solve import default_slots
+from milp.solve import base_slots
 from tests.milp.decomposition.instances import two_nodes
 from tests.milp.decomposition.root import root_master
 from validation.check import check_plan
@@ -64,7 +64,7 @@ def test_a_plan_in_the_lp_order_is_checked_and_above_the_root_bound(name):
     checker, costs by the evaluator what its columns say, and no less than the
     root's bound; the incumbent takes it only where it is cheaper."""
     (inst,) = [i for i in milp_suite() if i.name == name]
-    slots = default_slots(inst, rollout(inst, StsPolicy()))
+    slots = base_slots(inst, rollout(inst, StsPolicy()))
     master, oracle, floor = root_master(inst, slots)
     root = generate(master, oracle, CgOptions(), floor, time.perf_counter() + 60)
     weighted = master.support()

@@ -23,7 +23,7 @@ from milp.decomposition.plans import assemble
 from milp.decomposition.reinsert import Room, eject, improve_by_reinsertion, reinsert
 from milp.decomposition.search import Incumbent
 from milp.decomposition.space import Space, build_space
-from milp.solve import default_slots
+from milp.solve import base_slots
 from tests.milp.decomposition.instances import two_nodes
 from validation.check import check_plan
 from validation.evaluate import evaluate
@@ -94,7 +94,7 @@ def test_reinsertion_makes_checked_plans_between_the_start_and_the_optimum(relau
     gained = 0
     for inst in _plans(relaunch):
         plan = rollout(inst, StsPolicy())
-        slots = default_slots(inst, plan)
+        slots = base_slots(inst, plan)
         space = _space(inst, slots)
         oracle = Oracle(space, CgOptions().grid)
         columns = columns_of_plan(space, plan)
@@ -122,7 +122,7 @@ def test_no_job_gains_alone_after_the_passes_and_ejection_is_seeded():
     changes nothing); ejections from the same plan with the same seed end alike."""
     (inst,) = [i for i in milp_suite() if i.name == "suite-share-4n10j-s2"]
     plan = rollout(inst, StsPolicy())
-    space = _space(inst, default_slots(inst, plan))
+    space = _space(inst, base_slots(inst, plan))
     oracle = Oracle(space, CgOptions().grid)
     columns = columns_of_plan(space, plan)
     incumbent = Incumbent(columns, math.fsum(c.cost for c in columns))
@@ -252,7 +252,7 @@ def _empty_room() -> tuple[Space, Oracle, Room]:
     """Three jobs with a relaunch overhead on two nodes, and a room holding nothing."""
     inst = two_nodes(4, jobs=3, delta=0.2)
     plan = rollout(inst, StsPolicy())
-    space = _space(inst, default_slots(inst, plan))
+    space = _space(inst, base_slots(inst, plan))
     return space, Oracle(space, CgOptions().grid), Room(space, [])
 
 

@@ -18,7 +18,7 @@ from milp.decomposition.columns import columns_of_plan
 from milp.decomposition.search import Incumbent, from_pool
 from milp.decomposition.space import build_space
 from milp.decomposition.support import Support, narrowed, support_plan
-from milp.solve import default_slots
+from milp.solve import base_slots
 from validation.check import check_plan
 from validation.evaluate import evaluate
 from validation.simulator import rollout
@@ -27,7 +27,7 @@ from validation.simulator import rollout
 def _setup(name: str):
     (inst,) = [i for i in milp_suite() if i.name == name]
     sts = rollout(inst, StsPolicy())
-    slots = default_slots(inst, sts)
+    slots = base_slots(inst, sts)
     space = build_space(milp_data(inst, slots, None, None, check_size=False))
     return inst, sts, slots, space
 
