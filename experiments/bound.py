@@ -40,10 +40,16 @@ def scenario_optimum(
 ) -> Result:
     """The MILP of ``instance`` with each job's epochs known, warm-started by STS on the
     same scenario, so that a plan (and the evaluator's cost of it) exists even when the
-    time limit stops HiGHS early; its bound is valid whatever the limit."""
+    time limit stops HiGHS early; its bound is valid whatever the limit. A
+    :class:`MilpError` where no bound exists (:func:`milp.solve.horizon` kept short)."""
     known = scenario_instance(instance, epochs)
     start = rollout(known, StsPolicy())
-    return solve(known, initial_plan=start, time_limit=time_limit, threads=threads)
+    res = solve(known, initial_plan=start, time_limit=time_limit, threads=threads)
+    if res.bound is None:
+        # the horizon could not reach every plan as good as the start (a job of no
+        # tardiness weight, a reach too far or a model too large): nothing is bounded
+        raise MilpError(f"instance {instance.name!r}: no clairvoyant bound, {res.note}")
+    return res
 
 
 @dataclass(frozen=True)
@@ -119,13 +125,7 @@ def clairvoyant_bound(
     runs = []
     for s in range(scenarios):
         res = scenario_optimum(instance, scenario_epochs(instance, seed + s), time_limit=time_limit)
-        if res.bound is None:
-            # the horizon could not reach every plan as good as the start (a job of no
-            # tardiness weight, a reach too far or a model too large): nothing is bounded
-            raise MilpError(
-                f"instance {instance.name!r}, scenario {s}: no clairvoyant bound, {res.note}"
-            )
-        assert res.objective is not None  # solve's contract: the STS start at least
+        assert res.bound is not None and res.objective is not None  # scenario_optimum's
         runs.append(res)
     return BoundResult(
         instance=instance.name,

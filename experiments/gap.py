@@ -143,7 +143,7 @@ def analyse(
         improves = improve_time > 0 and not instance.node_power
         require_decomposable(instance, slots, None if improves else tuned_plan)
     lag = lagrangian_bound(instance, slots, upper=found.objective, time_limit=time_limit)
-    warm, cold = _milp_solves(instance, tuned_plan, time_limit, threads)
+    warm, cold = _milp_solves(instance, tuned_plan, slots, time_limit, threads)
     solved = [r.bound for r in (warm, cold) if r is not None and r.bound is not None]
     bound = max([lag.bound, *solved])
     better = None
@@ -192,14 +192,18 @@ def _with_colgen(row: GapRow, res: DecompositionResult) -> GapRow:
 
 
 def _milp_solves(
-    instance: Instance, tuned_plan: Plan, time_limit: float, threads: int | None
+    instance: Instance, tuned_plan: Plan, slots: int, time_limit: float, threads: int | None
 ) -> tuple[Result | None, Result | None]:
-    """The MILP warm-started by the tuned plan, and cold over the same horizon; ``None``
-    where the model is too large to build (the cold one may be, without the warm
-    start's cutoff)."""
+    """The MILP warm-started by the tuned plan, and cold, over the horizon's ``slots``
+    (the reach the bounds read); ``None`` where the model is too large to build (the
+    cold one may be, without the warm start's cutoff). On those slots given, a model
+    too large raises rather than falling back to a shorter horizon that bounds
+    nothing."""
     warm = cold = None
     try:
-        warm = solve(instance, initial_plan=tuned_plan, time_limit=time_limit, threads=threads)
+        warm = solve(
+            instance, initial_plan=tuned_plan, slots=slots, time_limit=time_limit, threads=threads
+        )
         cold = solve(instance, slots=warm.slots, time_limit=time_limit, threads=threads)
     except ModelTooLarge:
         pass  # the bounds and the neighbourhood search still apply

@@ -433,9 +433,10 @@ def improving_end(
     job's least energy and first launch at the least price anywhere in the series), or
     the latest due date where that is later; and the first job whose lateness nothing
     bounds (no tardiness weight, or one so small that the bound overflows), or
-    ``None``. Under a bill that changes with time a plan can gain by being late (a job
-    that waits out a price spike): a horizon that ends at the last due date cuts such
-    plans off, and the MILP's optimum over it is not the instance's."""
+    ``None``. A plan can gain by being late (a job that waits out a price spike, or runs
+    slowly on fewer GPUs where its weight is below the energy saved): a horizon that
+    ends at the last due date cuts such plans off, and the MILP's optimum over it is
+    not the instance's."""
     least = float(instance.price_series.values_array.min())
     carbon = instance.carbon
     if carbon is not None and carbon.price > 0:

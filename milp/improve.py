@@ -34,7 +34,7 @@ from milp.data import milp_data
 from milp.lagrange import lagrangian_bound
 from milp.neighbourhood import Chooser, Neighbourhood, outside
 from milp.requirements import MilpError, require_slot
-from milp.solve import default_slots, solve_beside
+from milp.solve import horizon, solve_beside
 from validation.check import check_plan
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
@@ -81,6 +81,7 @@ class Improvement:
     termination: Termination
     runtime: float  # seconds, the whole call
     history: tuple[Step, ...]
+    note: str = ""  # why no bound is claimed (-inf), where the horizon is short
 
     @property
     def objective(self) -> float:
@@ -112,6 +113,8 @@ class Improvement:
         details.append((start, f"{self.start_cost:.6g}"))
         if self.sts_cost is not None:
             details.append(("plain STS", f"{self.sts_cost:.6g}"))
+        if self.note:
+            details.append(("note", self.note))
         return summary_text(title, self, details)
 
 
@@ -171,6 +174,7 @@ def improve(
         termination=termination,
         runtime=time.perf_counter() - t0,
         history=tuple(lns.history),
+        note=f"{lns.short}; a plan late past it may cost less" if lns.short else "",
     )
 
 
@@ -211,10 +215,16 @@ class _Search:
         on_step: Callable[[Step], object] | None,
     ) -> None:
         self.instance, self.t0, self.time_limit, self.on_step = instance, t0, time_limit, on_step
-        self.slots = default_slots(instance, plan)
+        reach = horizon(instance, plan)
+        self.slots = reach.slots
         data = milp_data(instance, self.slots, check_size=False)
         self.own = {j: data.job_bound(j) for j in data.jobs}
-        self.bound = data.separable_bound()
+        # where the horizon cannot reach every plan as good as the start (a job of no
+        # tardiness weight, say), a bound over it bounds nothing: none is claimed, and
+        # the search never calls its plan optimal (it said OPTIMAL 1.08 where 0.90
+        # exists, a review of 2026-12-06)
+        self.short = reach.short
+        self.bound = -math.inf if reach.short else data.separable_bound()
         self.plan, self.ev = plan, evaluate(instance, plan)
         self.history: list[Step] = []
 
@@ -223,7 +233,10 @@ class _Search:
 
     def raise_bound(self, bound: float | None, lagrangian: bool) -> None:
         """The best of the capacity relaxation, the caller's ``bound`` and (with
-        ``lagrangian``) the Lagrangian bound, given at most a fifth of the time left."""
+        ``lagrangian``) the Lagrangian bound, given at most a fifth of the time left;
+        none where the horizon is short."""
+        if self.short:
+            return
         self.bound = max(self.bound, bound if bound is not None else -math.inf)
         if lagrangian:
             limit = max(0.1, self.left() / 5)
@@ -279,7 +292,7 @@ class _Search:
             if new_ev.total_cost < cost - 1e-9 * max(1.0, abs(cost)):
                 self.plan, self.ev, improved = new_plan, new_ev, True
         every_node = len(hood.nodes) == len(self.instance.nodes)
-        if len(hood.jobs) == len(self.instance.jobs) and every_node:
+        if len(hood.jobs) == len(self.instance.jobs) and every_node and not self.short:
             self.bound = max(self.bound, sub_bound)  # the whole MILP's own bound
         return improved, proved, seconds
 

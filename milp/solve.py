@@ -97,11 +97,11 @@ def horizon(
     instance: Instance, initial_plan: Plan | None = None, tardiness: TardinessMode | None = None
 ) -> Horizon:
     """The latest due date, or the end of the initial plan (else of the STS worst-case
-    rollout) if later, so that a known feasible plan fits. Under a bill that changes
-    with time, also as far as any plan at least as good as that one can reach
-    (:func:`milp.data.improving_end`, in the ``tardiness`` mode): being late can pay
-    there, and a horizon that cuts late plans off makes the optimum over it a wrong
-    claim (docs/milp.md, 'The horizon'). Where that reach is unbounded (a job without a
+    rollout) if later, so that a known feasible plan fits; and as far as any plan at
+    least as good as that one can reach (:func:`milp.data.improving_end`, in the
+    ``tardiness`` mode): being late can pay, under a flat bill too, and a horizon that
+    cuts late plans off makes the optimum over it a wrong claim (docs/milp.md, 'The
+    horizon'). Where that reach is unbounded (a job without a
     tardiness weight), more than :data:`MAX_REACH_SLOTS` further, or crosses a change of
     price inside a slot, the base horizon is kept and ``short`` says why."""
     slot = require_slot(instance)

@@ -163,12 +163,12 @@ def test_powered_off_every_plan_meets_the_rows_and_is_valued_at_most_its_cost(
     ``node_on`` its rows allow is at most each node's expected powered hours)."""
     from heuristic.core.registry import make_policy
     from milp.plan_io import start_values
-    from milp.solve import base_slots
+    from milp.solve import default_slots
 
     inst = lay_power_off(lay_idle(suite_instance(name, relaunch="measured"), "low"), power_off)
     plan = rollout(inst, make_policy(policy), slot=inst.slot)
     cost = evaluate(inst, plan).total_cost
-    d = milp_data(inst, base_slots(inst, plan), idle_bound=True)
+    d = milp_data(inst, default_slots(inst, plan), idle_bound=True)
     m = model_of_data(d)
     start_values(m, d, plan)
     worst, value = start_violation(m)

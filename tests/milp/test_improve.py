@@ -4,6 +4,7 @@ that never makes the plan worse."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -15,11 +16,11 @@ from hypothesis import strategies as st
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan
 from instances.generators.suite import milp_suite
-from milp import MilpError
+from milp import MilpError, SolutionStatus
 from milp.improve import _sub_solve, improve
 from milp.neighbourhood import Chooser, Neighbourhood, outside
 from milp.solve import base_slots
-from tests.milp.brute_force import _fits, _segments, job_schedules, own_cost
+from tests.milp.brute_force import _fits, _segments, brute_force, job_schedules, own_cost
 from tests.milp.test_milp import _tiny
 from validation.check import check_plan
 from validation.evaluate import evaluate
@@ -153,3 +154,25 @@ def test_a_start_that_is_not_a_plan_of_the_instance_is_refused(small):
 def test_a_time_limit_that_is_not_a_positive_number_is_refused(small, limit):
     with pytest.raises(MilpError, match="time_limit"):
         improve(small, time_limit=limit)
+
+
+def test_a_horizon_kept_short_claims_no_bound():
+    """A job of no tardiness weight under a flat bill: nothing bounds how late a plan as
+    good as the start may end, so the search's horizon is the base one and a bound over
+    it bounds nothing. `improve` called its start (1.08) optimal with a bound of 1.08,
+    where 0.90 exists two hours late on one GPU (a review of 2026-12-06); it now claims
+    no bound and says why."""
+    from instances import Config, EpochDistribution, GpuType, Job, Node, Segment
+
+    one, four = Config("v100", 1), Config("v100", 4)
+    job = Job("j", 0.0, 1.0, EpochDistribution.deterministic(3.0), {one: 1.0, four: 0.3}, 4.0)
+    job = dataclasses.replace(job, weight=0.0)
+    inst = Instance(
+        (GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 4),), (job,), energy_price=1.0, slot=1.0
+    )
+    warm = Plan.of([Segment(0.0, 1.0, "j", four, tuple(("n", g) for g in range(4)))])
+    res = improve(inst, initial_plan=warm, time_limit=5, iterations=3)
+    assert res.status is SolutionStatus.FEASIBLE and res.bound == -math.inf
+    assert "a plan late past it may cost less" in res.note and "note" in res.summary()
+    best, _ = brute_force(inst, 4)
+    assert best == pytest.approx(0.90) and best < res.objective

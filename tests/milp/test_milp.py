@@ -14,7 +14,7 @@ from heuristic.sts.policy import StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
 from instances.generators.suite import milp_suite
 from milp import MilpError, SolutionStatus, Termination, build_model, solve
-from milp.solve import base_slots
+from milp.solve import base_slots, default_slots
 from tests.delta0_golden import without_relaunch
 from tests.milp.brute_force import brute_force, solved_at_brute_force
 from validation.evaluate import evaluate
@@ -79,7 +79,7 @@ def _start_violations(inst: Instance, plan) -> tuple[float, float]:
     from milp.plan_io import start_values
 
     cost = evaluate(inst, plan).total_cost
-    d = milp_data(inst, base_slots(inst, plan), None, cost)
+    d = milp_data(inst, default_slots(inst, plan), None, cost)
     assert any(jd.relaunch > 0 for jd in d.jobs.values())
     m = model_of_data(d)
     assert hasattr(m, "first_run") and hasattr(m, "shared_label_order")
@@ -225,7 +225,7 @@ def _logged_start_objective(inst, plan, log) -> float:
     from milp.model import model_of_data
     from milp.plan_io import start_values
 
-    data = milp_data(inst, base_slots(inst, plan), None, evaluate(inst, plan).total_cost)
+    data = milp_data(inst, default_slots(inst, plan), None, evaluate(inst, plan).total_cost)
     model = model_of_data(data)
     start_values(model, data, plan)
     mats = compile_model(model)

@@ -141,10 +141,11 @@ def test_share_2n6j_s2_without_overheads_is_proved_and_agrees_with_the_compact_m
     inst = suite_instance("suite-share-2n6j-s2", "none")
     res = solve(inst, time_limit=600)
     # 13 slots since the horizon reaches as far as a plan as good as the start can end
-    # under a flat bill too (docs/milp.md, 'The horizon'); the optimum is the 12 slots'
+    # under a flat bill too (docs/milp.md, 'The horizon')
     assert res.optimal and res.nodes <= 1000 and res.slots == 13
-    # the compact MILP's optimum on 12 slots, pinned: milp.solve(inst,
-    # initial_plan=res.plan, slots=12) proved it at 7dc58b0 (about 30 s of CPU, as long
+    # the compact MILP's optimum, pinned: milp.solve(inst, slots=13) proved it to the
+    # last digit on 2026-12-06 (35 s of CPU), as milp.solve(inst,
+    # initial_plan=res.plan, slots=12) had on 12 slots at 7dc58b0 (about 30 s of CPU, as long
     # as branch-and-price here; 0.1116 in docs/benchmarks.md, 0.111645 in
     # test_search.py). The compact MILP is held to brute force with sharing in
     # tests/milp/test_milp.py, and to branch-and-price on conflicting tenants above.
