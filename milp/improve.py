@@ -34,7 +34,7 @@ from milp.data import milp_data
 from milp.lagrange import lagrangian_bound
 from milp.neighbourhood import Chooser, Neighbourhood, outside
 from milp.requirements import MilpError, require_slot
-from milp.solve import horizon, solve_beside
+from milp.solve import horizon, late_note, solve_beside
 from validation.check import check_plan
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
@@ -174,7 +174,7 @@ def improve(
         termination=termination,
         runtime=time.perf_counter() - t0,
         history=tuple(lns.history),
-        note=f"{lns.short}; a plan late past it may cost less" if lns.short else "",
+        note=late_note(lns.short),
     )
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 import pyomo.environ as pyo
 
@@ -73,12 +75,14 @@ class _Clock:
 # model would not be built anyway: a weight of 1e-12 asked for 434 TiB, a review)
 MAX_REACH_SLOTS = 100_000
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class Horizon:
     """The default horizon in ``slots``; ``base``, the latest due date or the plan's end;
-    ``short``, where the horizon may cut off a cheaper plan (under a bill that changes
-    with time), why; empty where it cannot."""
+    ``short``, where the horizon may cut off a cheaper plan, why; empty where it
+    cannot."""
 
     slots: int
     base: int
@@ -91,6 +95,25 @@ class Horizon:
             self.base,
             f"{why}: the horizon ends at the latest due date or the start's end",
         )
+
+
+def within_size(reach: Horizon, build: Callable[[int], T], what: str) -> tuple[Horizon, T]:
+    """``build`` on the reach's slots; where that is too large (:class:`ModelTooLarge`)
+    and the reach goes past the base horizon, the base one, kept short (no optimum over
+    it is claimed for the instance), built instead."""
+    try:
+        return reach, build(reach.slots)
+    except ModelTooLarge:
+        if reach.slots == reach.base:
+            raise
+        short = reach.kept_short(f"{what} reaching {reach.slots} slots would be too large")
+        return short, build(short.slots)
+
+
+def late_note(short: str) -> str:
+    """The note of a result over a horizon kept ``short`` (empty where it is not): no
+    optimum or bound over it is the instance's."""
+    return f"{short}; a plan late past it may cost less" if short else ""
 
 
 def horizon(
@@ -231,25 +254,17 @@ def _solve(
     cutoff = None if warm is None else warm.total_cost
     whole = outside == Outside()  # idle power is bounded over every job (milp.idle)
 
-    def data_of(h: Horizon) -> MilpData:
+    def data_of(slots: int) -> MilpData:
         return milp_data(
             instance,
-            h.slots,
+            slots,
             tardiness,
             cutoff,
             outside=None if whole else outside,
             idle_bound=whole,
         )
 
-    try:
-        data = data_of(reach)
-    except ModelTooLarge:
-        if reach.slots == reach.base:
-            raise
-        # the horizon that reaches every plan late past the base one is too large: the
-        # base one is solved, and its optimum is not claimed for the instance
-        reach = reach.kept_short(f"a model reaching {reach.slots} slots would be too large")
-        data = data_of(reach)
+    reach, data = within_size(reach, data_of, "a model")
     slots = reach.slots
     try:
         model, mats, size = _build(data, initial_plan, clock)
@@ -290,7 +305,7 @@ def _solve(
         # a plan late past the horizon may cost less: neither the optimum nor the bound
         # is the instance's
         status = SolutionStatus.FEASIBLE if status is SolutionStatus.OPTIMAL else status
-        bound, note = None, f"{reach.short}; a plan late past it may cost less"
+        bound, note = None, late_note(reach.short)
     return Result(
         instance=instance.name,
         plan=plan,

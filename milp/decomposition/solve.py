@@ -36,7 +36,7 @@ from milp.requirements import (
     require_slots,
     require_time_limit,
 )
-from milp.solve import Horizon, horizon
+from milp.solve import Horizon, horizon, late_note, within_size
 from validation.check import check_plan
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
@@ -236,8 +236,7 @@ def _solve(
     result = _result(instance, start, found, root, outcome, len(pool), t0, fixed, shift)
     if start.short:
         # a plan late past the horizon may cost less: no bound of the instance, no proof
-        short = f"{start.short}; a plan late past it may cost less"
-        result = replace(result, bound=-math.inf, note=short)
+        result = replace(result, bound=-math.inf, note=late_note(start.short))
     if own is None:
         return result
     surely = f", {shift:.6g} for the hours the cluster is surely powered" if shift else ""
@@ -368,16 +367,13 @@ def _start(
     warm = plan if plan is not None else rollout(instance, StsPolicy())
     warm_eval = evaluate(instance, warm, tardiness=tardiness)
     reach = Horizon(slots, slots) if slots else horizon(instance, warm, tardiness)
-    try:
-        require_decomposable(instance, reach.slots)
-        fits, d = _data(instance, reach.slots, tardiness, warm, warm_eval)
-    except ModelTooLarge:
-        if reach.slots == reach.base:
-            raise
-        # as milp.solve: the base horizon, its optimum not claimed for the instance
-        reach = reach.kept_short(f"a space reaching {reach.slots} slots would be too large")
-        require_decomposable(instance, reach.slots)
-        fits, d = _data(instance, reach.slots, tardiness, warm, warm_eval)
+
+    def data_of(slots: int) -> tuple[bool, MilpData]:
+        require_decomposable(instance, slots)
+        return _data(instance, slots, tardiness, warm, warm_eval)
+
+    # as milp.solve: past the size, the base horizon, its optimum not claimed
+    reach, (fits, d) = within_size(reach, data_of, "a space")
     space = build_space(d)
     columns = columns_of_plan(space, warm) if fits else []
     return _Start(warm, warm_eval, fits, d, space, columns, reach.short)
