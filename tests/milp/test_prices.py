@@ -185,6 +185,27 @@ def test_the_default_horizon_reaches_a_late_plan_under_a_flat_bill(prices):
     assert res.objective == pytest.approx(best) == pytest.approx(0.92)
 
 
+def test_a_reach_too_large_to_build_solves_the_base_horizon_and_claims_nothing(monkeypatch):
+    """The flat case above with the size limit set to the base horizon's model: the
+    reach's model is too large, so the base horizon is solved, its optimum (the on-time
+    1.08) is not called the instance's, and the note says why (`within_size`)."""
+    import milp.data
+
+    one, four = Config("v100", 1), Config("v100", 4)
+    dist = EpochDistribution.deterministic(3.0)
+    job = Job("j", 0.0, 1.0, dist, {one: 1.0, four: 0.3}, 4.0, weight=0.01)
+    inst = Instance(
+        (GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 4),), (job,), energy_price=1.0, slot=1.0
+    )
+    warm = Plan.of([Segment(0.0, 1.0, "j", four, tuple(("n", g) for g in range(4)))])
+    base = solve(inst, initial_plan=warm, slots=1, time_limit=60)
+    assert base.optimal and base.objective == pytest.approx(1.08)
+    monkeypatch.setattr(milp.data, "MAX_MODEL_VARIABLES", base.variables)
+    res = solve(inst, initial_plan=warm, time_limit=60)
+    assert res.slots == 1 and res.status is SolutionStatus.FEASIBLE and res.bound is None
+    assert "a model reaching" in res.note and "a plan late past it may cost less" in res.note
+
+
 def _one_job(weight: float | None, dist: EpochDistribution, due: float, prices: Series, **kw):
     """One job on one V100 node, hourly slots."""
     job = Job("j", kw.pop("release", 0.0), due, dist, {Config("v100", 1): 1.0}, 4.0, weight=weight)
