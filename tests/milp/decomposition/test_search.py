@@ -66,13 +66,14 @@ def _suite(name: str):
 # The compact MILP's optima of the two instances with overheads on branch-and-price's
 # slots, pinned: milp.solve(inst, slots=13) proved them at 7dc58b0 (8-12 s of CPU
 # each, branch-and-price under 1 s; 0.1047 and 0.08237 in docs/benchmarks.md's table
-# with measured overheads); excl-2n4j-s2's horizon reaches 14 slots since the reach
-# holds under a flat bill too, and milp.solve(inst, slots=14) proved the same optimum
-# to the last digit (8.6 s, 2026-12-06). The compact MILP still solves suite-excl-2n4j-s2 on these
+# with measured overheads); excl-2n4j-s2's horizon reached 14 slots for a day (the
+# reach under a flat bill, before it ended with the last slot ending by it), and
+# milp.solve(inst, slots=14) proved the same optimum to the last digit (8.6 s,
+# 2026-12-06). The compact MILP still solves suite-excl-2n4j-s2 on these
 # slots in tests/milp/test_milp.py (the warm start's cutoff) and is held to brute force
 # with sharing and overheads there; excl-3n6j-s1 (about 1 s) is still solved here.
 PINNED = {
-    "suite-excl-2n4j-s2": (14, 0.10473162826799803),
+    "suite-excl-2n4j-s2": (13, 0.10473162826799803),
     "suite-share-2n4j-s2": (13, 0.08237228869472393),
 }
 
