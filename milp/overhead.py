@@ -66,17 +66,26 @@ def relaunch_jobs(d: MilpData) -> list[str]:
     return [j for j, jd in d.jobs.items() if jd.relaunch > 0]
 
 
+# calls of a family's progress between two calls of the build's ``step``
+CALLS_PER_STEP = 100
+
+
 class _Progress:
-    """Calls ``step(stage)`` the first time each job comes up in a family of rows, so
-    that a time limit can stop the build inside these two large families (see
-    :func:`milp.solve`)."""
+    """Calls ``step(stage)`` the first time each job comes up in a family of rows, and
+    every :data:`CALLS_PER_STEP` calls, so that a time limit can stop the build inside
+    these two large families (see :func:`milp.solve`)."""
 
     def __init__(self, step: Callable[[str], None] | None, family: str, jobs: int) -> None:
         self.step, self.family, self.jobs = step, family, jobs
         self.seen: set[str] = set()
+        self.calls = 0
 
     def __call__(self, j: str) -> None:
-        if self.step is not None and j not in self.seen:
+        if self.step is None:
+            return
+        self.calls += 1
+        if j not in self.seen or self.calls % CALLS_PER_STEP == 0:
+            # within a job too: one job's rows of `medium` on 570 slots took 10 s
             self.seen.add(j)
             self.step(f"{self.family} (job {len(self.seen)} of {self.jobs})")
 
@@ -102,14 +111,14 @@ def add_relaunch(
     slots = [(j, t) for j in sorted(jobs) for t in d.slot_range(j)]
     _overhead_variables(m, d, jobs, slots)
     rows, begins, config_begins = _begin_rows(m, d, _Progress(step, "relaunch_begin", len(jobs)))
-    rows += _relaunched_rows(m, d, slots, begins)
-    _add(m, "relaunch_begin", rows)
+    rows += _relaunched_rows(m, d, slots, begins, _Progress(step, "relaunched", len(jobs)))
+    _add(m, "relaunch_begin", rows, step)
     progress = _Progress(step, "relaunch_overhead", len(jobs))
     rows = []
     for j, t in slots:
         progress(j)
         rows += _overhead_slot_rows(m, d.jobs[j], j, t, config_begins)
-    _add(m, "relaunch_overhead", rows)
+    _add(m, "relaunch_overhead", rows, step)
 
 
 def _overhead_variables(
@@ -173,11 +182,13 @@ def _relaunched_rows(
     d: MilpData,
     slots: list[tuple[str, int]],
     begins: dict[tuple[str, int], list[Any]],
+    progress: _Progress,
 ) -> Rows:
     """``relaunched`` is the maximum of the slot's begin variables; with the first-start
     cuts of each (job, slot)."""
     rows: Rows = []
     for j, t in slots:
+        progress(j)
         jd = d.jobs[j]
         for n, b in enumerate(begins.get((j, t), ())):
             rows.append(((j, t, "any", n), m.relaunched[j, t] >= b))

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from heuristic.sts.policy import StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
-from instances.generators.suite import milp_suite
+from instances.generators.suite import milp_suite, suite_instance
 from milp import MilpError, SolutionStatus, Termination, build_model, solve
+from milp.data import milp_data
 from milp.solve import base_slots, default_slots
 from tests.delta0_golden import without_relaunch
 from tests.milp.brute_force import brute_force, solved_at_brute_force
@@ -464,3 +465,24 @@ def test_mixed_units_scale_by_the_objective_not_the_largest_coefficient(seed):
     assert a.optimal and b.optimal and a.objective is not None and b.objective is not None
     assert b.objective == pytest.approx(a.objective * 1e-4, rel=1e-6)
     assert b.bound is not None and b.bound <= b.objective * (1 + 1e-6)
+
+
+def test_the_relaunch_families_let_a_time_limit_stop_them_inside(monkeypatch):
+    """The build's ``step`` is called inside the two relaunch families, every few
+    (job, slot) pairs as their rows are made and every few rows as Pyomo adds them: one
+    family of `medium` on its 570-slot reach took 21 s to add, and a 60-s call ended at
+    65-71 s. Here with the counts lowered, on a suite instance with measured overheads."""
+    import milp.constraints
+    import milp.overhead
+    from milp.model import model_of_data
+
+    monkeypatch.setattr(milp.constraints, "ROWS_PER_STEP", 50)
+    monkeypatch.setattr(milp.overhead, "CALLS_PER_STEP", 5)
+    inst = suite_instance("suite-excl-2n4j-s2")
+    stages: list[str] = []
+    model_of_data(milp_data(inst, 13), stages.append)
+    assert any(s.startswith("relaunch_begin (row 50 of") for s in stages)
+    assert any(s.startswith("relaunch_overhead (row 50 of") for s in stages)
+    # more calls than jobs within each family of made rows
+    for family in ("relaunch_begin (job", "relaunched (job", "relaunch_overhead (job"):
+        assert sum(s.startswith(family) for s in stages) > len(inst.jobs), family
