@@ -15,6 +15,8 @@ whose segments fill whole slots.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_array
@@ -41,6 +43,14 @@ def least_alone(instance: Instance, job: Job, mode: TardinessMode, price: float)
     overhead = instance.relaunch(job)
     ready = job.release + overhead  # the first start's overhead comes first, in every plan
     first = price * overhead * min(instance.power_w(c) for c in configs) / 1000.0
+    # on time throughout at its least energy per epoch (the fastest configuration that
+    # has it): that is the least, with no programme to solve (most jobs of a light load)
+    least = min(kwh)
+    fastest = min(t for t, e in zip(tau, kwh, strict=True) if e == least)
+    if ready + fastest * dist.stops[-1] <= job.due:
+        return first + price * least * math.fsum(
+            q * n for q, n in zip(dist.block_survival, dist.block_lengths, strict=True)
+        )
     blocks, k = len(dist.stops), len(configs)
     last = blocks - 1
     late = [
