@@ -9,6 +9,8 @@ import pytest
 from heuristic.sts.policy import StsPolicy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
 from milp import SolutionStatus, solve
+from milp.alone import least_alone
+from milp.data import milp_data
 from milp.solve import TWO_STAGES, horizon
 from tests.milp.brute_force import brute_force
 from validation.evaluate import evaluate
@@ -77,3 +79,17 @@ def test_a_cold_solve_in_two_stages_finds_the_optimum():
     assert res.status is SolutionStatus.OPTIMAL
     assert res.objective == pytest.approx(1.592377358490566)
     assert res.warm_start_cost is None
+
+
+def test_the_optimum_as_cutoff_keeps_the_optimum_where_a_job_is_late_even_alone():
+    """The tightest cutoff, the optimum's own cost, on the first test's instance: job
+    `a` cannot be on time at its least energy, so the others' windows are cut by its
+    least cost alone as well as by energies (milp/data.py, `_rooms`); the optimum stays."""
+    inst = _two_jobs()
+    best, plan = brute_force(inst, 7)
+    a = inst.job("a")
+    alone = least_alone(inst, a, "expected", inst.energy_price)
+    assert alone is not None and alone > milp_data(inst, 7).jobs["a"].least_energy() + 0.1
+    res = solve(inst, initial_plan=plan, slots=7, time_limit=60)
+    assert res.status is SolutionStatus.OPTIMAL
+    assert res.objective == pytest.approx(best)
