@@ -173,7 +173,7 @@ class Series:
             values.append(self.values[k])
         return Series._trusted(tuple(wrapped), tuple(values), "repeat")
 
-    def on_grid(self, slot: float, horizon: float) -> list[float]:
+    def off_grid(self, slot: float, horizon: float) -> list[float]:
         """The times in ``(0, horizon)`` where the value may change off the grid of
         ``slot`` hours (empty: the series is constant within every slot)."""
 

@@ -123,7 +123,7 @@ def require_billable(instance: Instance, slots: int, slot: float, idle_bound: bo
     for name, s in series:
         if s is None:
             continue
-        off = s.on_grid(slot, slots * slot)
+        off = s.off_grid(slot, slots * slot)
         if off:
             raise MilpError(
                 f"the {name} series of {instance.name!r} changes at {off[0]:g} h, inside a "

@@ -154,7 +154,7 @@ def horizon(
     series = [instance.price_series]
     if instance.carbon is not None and instance.carbon.price > 0:
         series.append(instance.carbon.intensity)
-    if any(s.on_grid(slot, found.slots * slot) for s in series):
+    if any(s.off_grid(slot, found.slots * slot) for s in series):
         return found.kept_short("the price changes inside a slot past it")
     return found
 
@@ -330,7 +330,7 @@ def _solve(
         stopped = _stopped(data, initial_plan, warm, clock, out)
         if not reach.short:
             return stopped
-        return replace(stopped, bound=None, note=f"{stopped.note}; {reach.short}")
+        return replace(stopped, bound=None, note=f"{stopped.note}; {late_note(reach.short)}")
     answer = _run(mats, initial_plan is not None, clock, settings, data.separable_bound())
     if answer.termination is Termination.INFEASIBLE:
         raise MilpError(

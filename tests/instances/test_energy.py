@@ -136,9 +136,9 @@ def test_a_shifted_series_is_the_series_from_then_on(s, shift, a, length):
             assert moved.at(t) == s.at(shift + t)
 
 
-def test_on_grid_and_slot_means():
+def test_off_grid_and_slot_means():
     s = Series.regular(1.0, [0.1, 0.3, 0.2])
-    assert s.on_grid(0.25, 10.0) == [] and s.on_grid(0.4, 3.0) == [1.0]  # 2.0 is 5 slots
+    assert s.off_grid(0.25, 10.0) == [] and s.off_grid(0.4, 3.0) == [1.0]  # 2.0 is 5 slots
     assert s.slot_means(0.5, 7) == pytest.approx((0.1, 0.1, 0.3, 0.3, 0.2, 0.2, 0.1))
     assert Series.regular(0.5, [1.0, 3.0]).slot_means(1.0, 2) == pytest.approx((2.0, 2.0))
 
@@ -160,9 +160,9 @@ def test_the_slot_grid_check_reads_one_period_of_a_repeating_series():
     the MILP's grid check listed them all and raised a bare ValueError (found by a probe,
     2026-12-05). It now reads one period; a flat series is on every grid."""
     fine = Series.regular(0.0011, [0.1, 0.5])
-    assert fine.on_grid(1.0, 5000.0)[0] == 0.0011
-    assert Series.regular(0.00125, [0.2] * 1000).on_grid(1.0, 5000.0) == []
+    assert fine.off_grid(1.0, 5000.0)[0] == 0.0011
+    assert Series.regular(0.00125, [0.2] * 1000).off_grid(1.0, 5000.0) == []
     hourly = Series.regular(1.0, [0.1, 0.5, 0.3])
-    assert hourly.on_grid(0.25, 5000.0) == [] and hourly.on_grid(0.4, 5000.0) == [1.0, 3.0]
-    assert Series.regular(1.5, [0.1, 0.5]).on_grid(1.0, 10.0) == [1.5]
-    assert Series.regular(1.0, [0.1, 0.5], after="hold").on_grid(0.3, 10.0) == [1.0, 2.0]
+    assert hourly.off_grid(0.25, 5000.0) == [] and hourly.off_grid(0.4, 5000.0) == [1.0, 3.0]
+    assert Series.regular(1.5, [0.1, 0.5]).off_grid(1.0, 10.0) == [1.5]
+    assert Series.regular(1.0, [0.1, 0.5], after="hold").off_grid(0.3, 10.0) == [1.0, 2.0]

@@ -256,3 +256,27 @@ def test_an_unbounded_reach_is_solved_on_the_base_horizon_and_not_called_optimal
     assert "late past it may cost less" in res.note
     bp = decompose(inst, warm, time_limit=60)
     assert not bp.optimal and "late past it may cost less" in bp.note
+
+
+def test_a_build_stopped_by_the_clock_on_a_horizon_kept_short_says_so_in_full():
+    """A job of no tardiness weight keeps the base horizon (its lateness is not bounded);
+    with the time up before HiGHS, the result claims no bound and its note ends as every
+    short horizon's does (`late_note`), which it lacked."""
+    job = Job(
+        "j",
+        0.0,
+        1.0,
+        EpochDistribution.deterministic(3.0),
+        {Config("v100", 1): 1.0},
+        4.0,
+        weight=0.0,
+    )
+    inst = Instance(
+        (GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 1),), (job,), energy_price=1.0, slot=1.0
+    )
+    one = Config("v100", 1)
+    start = Plan.of([Segment(float(t), t + 1.0, "j", one, (("n", 0),)) for t in range(3)])
+    res = solve(inst, initial_plan=start, time_limit=1e-6)
+    assert res.bound is None and res.status is SolutionStatus.FEASIBLE
+    assert "HiGHS did not run" in res.note
+    assert res.note.endswith("a plan late past it may cost less")
