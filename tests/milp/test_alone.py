@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from heuristic.core.registry import make_policy
-from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
 from instances.generators.suite import milp_suite
 from milp.alone import least_alone
 from milp.data import _least_use, milp_data
@@ -107,3 +107,25 @@ def test_least_alone_is_never_below_a_jobs_least_energy():
             for mode in ("worst_case", "expected"):
                 alone = _alone(inst, job, mode, inst.energy_price)
                 assert alone >= inst.energy_price * kwh * (1 - 1e-6), (inst.name, job.id)
+
+
+@pytest.mark.parametrize("weight", [1.0, 1e3, 1e6])
+def test_least_alone_forgives_what_the_evaluator_forgives(weight):
+    """One epoch of 1000 + 9e-7 h run on [0, 1000), due at 1000: the evaluator reads the
+    epoch as done within its tolerance and the job as on time; the programme had it
+    9e-7 h late, 0.9 above the job's cost at a weight of 1e6 (a review, 2026-12-06)."""
+    job = Job(
+        "k",
+        0.0,
+        1000.0,
+        EpochDistribution.deterministic(1.0),
+        {ONE: 1000.0 + 9e-7},
+        4.0,
+        weight=weight,
+    )
+    inst = Instance(
+        (GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 1),), (job,), energy_price=1.0, slot=1.0
+    )
+    plan = Plan.of([Segment(0.0, 1000.0, "k", ONE, (("n", 0),))])
+    cost = evaluate(inst, plan).jobs[0].total_cost
+    assert _alone(inst, job, "worst_case", 1.0) <= cost

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -486,3 +487,24 @@ def test_the_relaunch_families_let_a_time_limit_stop_them_inside(monkeypatch):
     # more calls than jobs within each family of made rows
     for family in ("relaunch_begin (job", "relaunched (job", "relaunch_overhead (job"):
         assert sum(s.startswith(family) for s in stages) > len(inst.jobs), family
+
+
+# two jobs on three GPUs with sharing, expected mode (a review's random instance, 2026-12-06)
+_HANDED_BACK = json.loads(
+    '{"format": "gpusched-instance/1", "name": "r43", "energy_price": 0.5, "tardiness": "expected", "slot": 1.0, "max_share": 2, "gpu_types": [{"name": "v100", "memory_gb": 16.0, "power_w": 300.0}], "nodes": [{"id": "n", "gpu_type": "v100", "num_gpus": 3}], "jobs": [{"id": "j0", "release": 0.0, "due": 0.29, "weight": 10.0, "priority": 1.0, "memory_gb": 6.0, "max_epochs": 1.0, "distribution": {"stops": [1.0], "probabilities": [1.0]}, "configs": [{"gpu_type": "v100", "gpus": 1, "nodes": 1, "shared": false, "epoch_time": 0.4572936611425371}, {"gpu_type": "v100", "gpus": 1, "nodes": 1, "shared": true, "epoch_time": 0.6720829266247969}, {"gpu_type": "v100", "gpus": 2, "nodes": 1, "shared": false, "epoch_time": 0.3302750020056688}]}, {"id": "j1", "release": 0.0, "due": 0.872, "weight": 0.1, "priority": 1.0, "memory_gb": 6.0, "max_epochs": 4.0, "distribution": {"stops": [2.0, 4.0], "probabilities": [0.36963684307488015, 0.6303631569251199]}, "configs": [{"gpu_type": "v100", "gpus": 1, "nodes": 1, "shared": false, "epoch_time": 0.6398419821702412}, {"gpu_type": "v100", "gpus": 1, "nodes": 1, "shared": true, "epoch_time": 0.7294579586305721}], "relaunch_hours": 0.0}]}'  # noqa: E501
+)
+
+
+def test_a_plan_dearer_than_highs_value_is_not_called_optimal():
+    """Warm-started by STS on 3 slots, HiGHS 1.16 reported an optimum of 7.5046 and
+    handed back the start's values (7.5533 by the evaluator): the result said OPTIMAL for
+    the start. The evaluator's cost of the plan returned must now meet the bound; cold,
+    the optimum is found and proved."""
+    from instances.io import instance_from_dict
+
+    inst = instance_from_dict(_HANDED_BACK)
+    warm = solve(inst, initial_plan=rollout(inst, StsPolicy()), slots=3, time_limit=60)
+    cold = solve(inst, slots=3, time_limit=60)
+    assert cold.optimal and cold.objective == pytest.approx(7.504634742230935)
+    assert warm.bound is not None and warm.bound <= cold.objective * (1 + 1e-9)
+    assert warm.optimal == (warm.objective == pytest.approx(cold.objective, rel=1e-9))
