@@ -441,15 +441,7 @@ def improving_end(
     least = least_price(instance)
     energy = {}
     for job in instance.jobs:
-        configs = instance.allowed_configs(job)
-        dist = job.distribution
-        kwh = _least_use(
-            dist.block_survival,
-            dist.block_lengths,
-            min(instance.epoch_energy(job, c) for c in configs),
-            instance.relaunch(job) * min(instance.power_w(c) for c in configs) / 1000.0,
-        )
-        energy[job.id] = least * kwh
+        energy[job.id] = least * least_kwh(instance, job)
     rooms = _rooms(instance, mode, cutoff, energy)
     end = max(job.due for job in instance.jobs)
     for job in instance.jobs:
@@ -461,6 +453,19 @@ def improving_end(
             return end, job.id
         end = max(end, job.due + late)
     return end, None
+
+
+def least_kwh(instance: Instance, job: Job) -> float:
+    """The job's least expected kWh in any plan (:func:`_least_use` at its leanest
+    configuration, its first start at the least power)."""
+    configs = instance.allowed_configs(job)
+    dist = job.distribution
+    return _least_use(
+        dist.block_survival,
+        dist.block_lengths,
+        min(instance.epoch_energy(job, c) for c in configs),
+        instance.relaunch(job) * min(instance.power_w(c) for c in configs) / 1000.0,
+    )
 
 
 def least_price(instance: Instance) -> float:

@@ -10,7 +10,7 @@ from heuristic.core.registry import make_policy
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Plan, Segment
 from instances.generators.suite import milp_suite
 from milp.alone import least_alone
-from milp.data import _least_use, milp_data
+from milp.data import least_kwh, milp_data
 from tests.milp.brute_force import _job_options, brute_force
 from tests.milp.test_milp import _tiny
 from validation.evaluate import evaluate
@@ -93,17 +93,10 @@ def test_no_plan_charges_a_suite_job_less_than_its_least_alone(mode):
 
 def test_least_alone_is_never_below_a_jobs_least_energy():
     """The suite's jobs, in both modes: the figure adds to the capacity relaxation's
-    least energy (`milp.data._least_use`), never takes from it."""
+    least energy (`milp.data.least_kwh`), never takes from it."""
     for inst in milp_suite():
         for job in inst.jobs:
-            configs = inst.allowed_configs(job)
-            dist = job.distribution
-            kwh = _least_use(
-                dist.block_survival,
-                dist.block_lengths,
-                min(inst.epoch_energy(job, c) for c in configs),
-                inst.relaunch(job) * min(inst.power_w(c) for c in configs) / 1000.0,
-            )
+            kwh = least_kwh(inst, job)
             for mode in ("worst_case", "expected"):
                 alone = _alone(inst, job, mode, inst.energy_price)
                 assert alone >= inst.energy_price * kwh * (1 - 1e-6), (inst.name, job.id)
