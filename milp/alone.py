@@ -16,6 +16,7 @@ whose segments fill whole slots.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.optimize import linprog
@@ -23,6 +24,20 @@ from scipy.sparse import coo_array
 
 from instances import Instance, Job, TardinessMode
 from instances.distribution import stop_tolerance
+
+
+def least_use(
+    survival: Sequence[float], lengths: Sequence[float], per_epoch: float, overhead: float
+) -> float:
+    """A job's least expected use: every block's epochs, each with its survival
+    probability, at the least ``per_epoch`` figure, plus its first start's ``overhead``
+    (every plan starts it once). Shared by the energy floor of the cutoff
+    (:meth:`milp.data.JobData.least_energy`), the horizon's reach
+    (:func:`milp.data.least_kwh`) and :func:`least_alone` where a job is on time at its
+    least energy, so that they cannot drift apart."""
+    epochs = math.fsum(q * n for q, n in zip(survival, lengths, strict=True))
+    return per_epoch * epochs + overhead
+
 
 # HiGHS solves the programme to about 1e-9 relative; the figure is lowered by this share
 # so that a tolerance can never lift it above the least
@@ -34,7 +49,7 @@ def least_alone(instance: Instance, job: Job, mode: TardinessMode, price: float)
     the bill) and tardiness (in ``mode``) together: every block of epochs split over
     the allowed configurations, back to back from its release after its first start's
     overhead, as if no other job held a GPU. Its least energy alone
-    (:func:`milp.data._least_use`) is never above it. ``None`` where HiGHS does not
+    (:func:`least_use`) is never above it. ``None`` where HiGHS does not
     solve the programme."""
     dist = job.distribution
     configs = instance.allowed_configs(job)
@@ -43,15 +58,14 @@ def least_alone(instance: Instance, job: Job, mode: TardinessMode, price: float)
     kwh = np.array([instance.epoch_energy(job, c) for c in configs])
     overhead = instance.relaunch(job)
     ready = job.release + overhead  # the first start's overhead comes first, in every plan
-    first = price * overhead * min(instance.power_w(c) for c in configs) / 1000.0
+    first_kwh = overhead * min(instance.power_w(c) for c in configs) / 1000.0
+    first = price * first_kwh
     # on time throughout at its least energy per epoch (the fastest configuration that
     # has it): that is the least, with no programme to solve (most jobs of a light load)
     least = min(kwh)
     fastest = min(t for t, e in zip(tau, kwh, strict=True) if e == least)
     if ready + fastest * dist.stops[-1] <= job.due:
-        return first + price * least * math.fsum(
-            q * n for q, n in zip(dist.block_survival, dist.block_lengths, strict=True)
-        )
+        return price * least_use(dist.block_survival, dist.block_lengths, least, first_kwh)
     slowest, slot = float(tau.max()), instance.slot or 0.0
     blocks, k = len(dist.stops), len(configs)
     last = blocks - 1

@@ -9,14 +9,14 @@ progress or finish at the job's top speed.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
 
 from instances import Config, Instance, Job, Node, TardinessMode, fits_node
-from milp.alone import least_alone
+from milp.alone import least_alone, least_use
 from milp.requirements import (
     MilpError,
     ModelTooLarge,
@@ -109,7 +109,7 @@ class JobData:
             cheapest = min(self.energy) * self.cheapest_price
             power = min(self.slot_kwh) * self.cheapest_price
         overhead = self.relaunch * power if self.relaunch > 0 else 0.0
-        return _least_use(self.survival, self.lengths, cheapest, overhead)
+        return least_use(self.survival, self.lengths, cheapest, overhead)
 
     def earliest_work_slot(self, b: int) -> int:
         """First slot in which block ``b`` can progress."""
@@ -460,7 +460,7 @@ def least_kwh(instance: Instance, job: Job) -> float:
     configuration, its first start at the least power)."""
     configs = instance.allowed_configs(job)
     dist = job.distribution
-    return _least_use(
+    return least_use(
         dist.block_survival,
         dist.block_lengths,
         min(instance.epoch_energy(job, c) for c in configs),
@@ -497,18 +497,6 @@ def _rooms(
             surplus[job.id] = 0.0 if alone is None else max(0.0, alone - energy[job.id])
     floor = math.fsum(energy.values()) + math.fsum(surplus.values())
     return {j: _room(cutoff, floor - surplus[j]) for j in energy}
-
-
-def _least_use(
-    survival: Sequence[float], lengths: Sequence[float], per_epoch: float, overhead: float
-) -> float:
-    """A job's least expected use: every block's epochs, each with its survival
-    probability, at the least ``per_epoch`` figure, plus its first start's ``overhead``
-    (every plan starts it once). Shared by the energy floor of the cutoff
-    (:meth:`JobData.least_energy`) and the horizon's reach (:func:`improving_end`), so
-    that the two cannot drift apart."""
-    epochs = math.fsum(q * n for q, n in zip(survival, lengths, strict=True))
-    return per_epoch * epochs + overhead
 
 
 def _room(cutoff: float, floor: float) -> float:
