@@ -178,14 +178,20 @@ class MilpData:
         return cost
 
     def job_bound(self, job_id: str) -> float:
-        """The job's own capacity-relaxation bound: its least energy plus its least
-        tardiness (no plan costs it less, whatever the other jobs do)."""
-        return self.jobs[job_id].least_energy() + self.least_tardiness(job_id)
+        """The job's own capacity-relaxation bound (no plan costs it less, whatever the
+        other jobs do): the larger of its least energy plus its least tardiness, each
+        at its own configuration and on the slot grid, and its least cost alone, the
+        two together in continuous time (:func:`milp.alone.least_alone`). On `medium`
+        the sum of the bounds went from 115.3 to 123.4 with the second (2026-12-06)."""
+        jd = self.jobs[job_id]
+        split = jd.least_energy() + self.least_tardiness(job_id)
+        alone = least_alone(self.instance, jd.job, self.tardiness, least_price(self.instance))
+        return split if alone is None else max(split, alone)
 
     def separable_bound(self) -> float:
         """A lower bound on every plan's cost, valid before any solve: the capacity
-        relaxation, each job alone at its least energy and its least tardiness."""
-        return self.energy_floor() + math.fsum(self.least_tardiness(j) for j in self.jobs)
+        relaxation, each job at its own bound (:meth:`job_bound`)."""
+        return math.fsum(self.job_bound(j) for j in self.jobs)
 
     @property
     def horizon(self) -> float:

@@ -58,10 +58,13 @@ def test_a_job_alone_costs_its_least_alone_where_it_mixes_configurations(mode):
     best, _ = brute_force(inst, 8)
     assert _alone(inst, job, mode, 1.0) == pytest.approx(best)
     assert best == pytest.approx(1.7 if mode == "worst_case" else 1.4)
-    # the capacity relaxation takes the least energy (0.6, on one GPU) and the least
-    # tardiness (on four) apart: 1.1 and 0.85
+    # the least energy (0.6, on one GPU) and the least tardiness (on four) taken apart
+    # bound it by 1.1 and 0.85; the capacity relaxation takes the larger of that and
+    # the least cost alone
     data = milp_data(inst, 8, mode)
-    assert data.job_bound("j") < best - 0.1
+    assert data.jobs["j"].least_energy() + data.least_tardiness("j") < best - 0.1
+    assert data.job_bound("j") == pytest.approx(best)
+    assert data.separable_bound() == pytest.approx(best)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -122,3 +125,31 @@ def test_least_alone_forgives_what_the_evaluator_forgives(weight):
     plan = Plan.of([Segment(0.0, 1000.0, "k", ONE, (("n", 0),))])
     cost = evaluate(inst, plan).jobs[0].total_cost
     assert _alone(inst, job, "worst_case", 1.0) <= cost
+
+
+def test_each_jobs_programme_is_solved_once_per_instance(monkeypatch):
+    """The horizon's reach, the cutoff's windows and the capacity relaxation all read a
+    job's least cost alone; a two-stage solve solved each job's programme four times."""
+    import milp.alone as alone
+
+    solved: list[str] = []
+    real = alone._least_alone
+
+    def counted(inst, job, mode, price):
+        solved.append(job.id)
+        return real(inst, job, mode, price)
+
+    monkeypatch.setattr(alone, "_least_alone", counted)
+    inst = milp_suite()[7]
+    plan = rollout(inst, make_policy("sts"))
+    cost = evaluate(inst, plan).total_cost
+    from milp.solve import horizon
+
+    reach = horizon(inst, plan)
+    for _ in range(2):
+        data = milp_data(inst, reach.slots, cutoff=cost)
+        data.separable_bound()
+    assert sorted(solved) == sorted(j.id for j in inst.jobs)
+    # another instance of the same jobs is another programme (its cluster may differ)
+    milp_data(inst.replace(name="again"), reach.slots, cutoff=cost)
+    assert len(solved) == 2 * len(inst.jobs)
