@@ -361,14 +361,15 @@ def _solve(
         # cheaper of the two is kept
         if instance.node_power and warm is not None and warm.total_cost < evaluation.total_cost:
             plan, evaluation, value = initial_plan, warm, None
-        # the evaluator's cost of the plan must meet the bound: where the nodes draw
-        # power HiGHS proved a bound's optimum, not the plan's; and warm-started, HiGHS
-        # 1.16 has reported an optimum of 7.5046 while handing back the start's values
-        # (7.5533), called optimal before (a review, 2026-12-06). Not beside jobs
-        # outside (milp.improve's sub-MILPs, whose evaluation there is of the
-        # neighbourhood alone: held to its proofs as before; not traced yet)
-        if whole or instance.node_power:
-            gap = relative_gap(evaluation.total_cost, _bound(data, answer))
+        # the plan's cost must meet the bound: where the nodes draw power HiGHS proved a
+        # bound's optimum, not the plan's; and warm-started, HiGHS 1.16 has reported an
+        # optimum of 7.5046 while handing back the start's values (7.5533), called
+        # optimal before (a review, 2026-12-06; milp.highs now runs again without the
+        # start there). Beside jobs outside (milp.improve's sub-MILPs) the evaluator
+        # sees the neighbourhood without them: the plan's cost is the model's value
+        cost = evaluation.total_cost if whole or instance.node_power else value
+        if cost is not None:
+            gap = relative_gap(cost, _bound(data, answer))
             optimal = optimal and gap is not None and gap <= settings.mip_gap + 1e-9
         status = SolutionStatus.OPTIMAL if optimal else SolutionStatus.FEASIBLE
     elif plan is not None:
