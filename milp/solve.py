@@ -265,7 +265,7 @@ def _from_the_base(
     if first is None or first.plan is None:  # nothing found: the whole reach, one stage
         return _solve(instance, initial_plan, reach, tardiness, clock, settings)
     tighter = horizon(instance, first.plan, tardiness)
-    found = f"the base horizon of {reach.base} slots solved first ({first.objective:.6g})"
+    found = _first_note(first, initial_plan, reach.base)
     if first.optimal and tighter.slots <= reach.base and not tighter.short:
         note = f"{found}: no plan as good ends past it" + (f"; {first.note}" if first.note else "")
         return replace(first, runtime=clock.elapsed(), note=note)
@@ -300,6 +300,19 @@ def solve_beside(
     return _solve(
         instance, initial_plan, Horizon(slots, slots), None, _Clock(time_limit), settings, outside
     )
+
+
+def _first_note(first: Result, start: Plan | None, base: int) -> str:
+    """What the first stage of :func:`_from_the_base` found over the ``base`` slots: an
+    optimum, a plan not proved, or nothing cheaper than the ``start`` (the note said
+    "solved" in each case, a review of 2026-12-06)."""
+    if first.optimal:
+        what = f"optimum {first.objective:.6g}"
+    elif first.plan is start:
+        what = "nothing cheaper than the start found in its share of the time"
+    else:
+        what = f"best {first.objective:.6g} in its share of the time, not proved"
+    return f"the base horizon of {base} slots first ({what})"
 
 
 def _solve(

@@ -4,6 +4,8 @@ plan sets a shorter reach; the result is the instance's optimum either way."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from heuristic.sts.policy import StsPolicy
@@ -48,7 +50,7 @@ def test_a_loose_reach_is_solved_from_the_base_horizons_optimum():
     # the second stage solves the reach of the first stage's optimum, not the start's
     assert res.slots == horizon(inst, res.plan).slots < loose.slots
     assert res.warm_start_cost == pytest.approx(evaluate(inst, start).total_cost)
-    assert "solved first" in res.note
+    assert res.note.startswith("the base horizon of 5 slots first (optimum 1.59238)")
 
 
 def test_a_base_optimum_that_reaches_no_further_is_the_instances():
@@ -93,3 +95,18 @@ def test_the_optimum_as_cutoff_keeps_the_optimum_where_a_job_is_late_even_alone(
     res = solve(inst, initial_plan=plan, slots=7, time_limit=60)
     assert res.status is SolutionStatus.OPTIMAL
     assert res.objective == pytest.approx(best)
+
+
+def test_the_first_stages_note_says_what_it_found():
+    """An optimum, a plan not proved, or nothing cheaper than the start (the note said
+    "solved first" in each case)."""
+    from milp.solve import _first_note
+
+    inst = _two_jobs()
+    start = rollout(inst, StsPolicy())
+    res = solve(inst, initial_plan=start, time_limit=60)
+    assert _first_note(res, start, 5) == "the base horizon of 5 slots first (optimum 1.59238)"
+    unproved = replace(res, status=SolutionStatus.FEASIBLE)
+    assert "best 1.59238 in its share of the time, not proved" in _first_note(unproved, start, 5)
+    kept = replace(res, status=SolutionStatus.FEASIBLE, plan=start)
+    assert "nothing cheaper than the start" in _first_note(kept, start, 5)
