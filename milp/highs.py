@@ -121,17 +121,14 @@ def run_highs(
     ``improve``), proves that figure optimal and returns the start as given; the run
     without it found the 0.0504 plan in 0.55 s (2026-12-06)."""
     t0 = time.perf_counter()
-
-    def once(start: np.ndarray | None, seconds: float) -> Answer:
-        return _run_once(mats, start, seconds, mip_gap, threads, log_file, stream, options, size)
-
-    answer = once(start, time_limit)
+    call = _Call(mats, mip_gap, threads, log_file, stream, options or {}, size)
+    answer = call.run(start, time_limit)
     left = time_limit - (time.perf_counter() - t0)
     if start is None or answer.objective is None or not _handed_back(answer, mip_gap):
         return answer
     if left <= 0:
         return answer
-    cold = once(None, left)
+    cold = call.run(None, left)
     note = "[gpusched: HiGHS handed back the start's values; run again without them]"
     log = f"{answer.log}\n{note}\n{cold.log}"
     log_file.write_text(log)
@@ -151,37 +148,39 @@ def _handed_back(answer: Answer, mip_gap: float) -> bool:
     return gap is not None and gap > mip_gap + 1e-9
 
 
-def _run_once(
-    mats: Matrices,
-    start: np.ndarray | None,
-    time_limit: float,
-    mip_gap: float,
-    threads: int | None,
-    log_file: Path,
-    stream: bool,
-    options: Mapping[str, Any] | None,
-    size: float | None,
-) -> Answer:
-    """One HiGHS run of :func:`run_highs`."""
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", True)
-    h.setOptionValue("log_to_console", stream)
-    h.setOptionValue("log_file", str(log_file))
-    h.setOptionValue("time_limit", max(time_limit, 1e-3))
-    h.setOptionValue("mip_rel_gap", mip_gap)
-    if threads is not None:
-        h.setOptionValue("threads", threads)
-    for name, value in (options or {}).items():
-        h.setOptionValue(name, value)
-    scale = highs_run.cost_scale(mats.cost, size)
-    h.passModel(_lp(mats, scale))
-    if start is not None:
-        sol = highspy.HighsSolution()
-        sol.col_value = start
-        sol.value_valid = True
-        h.setSolution(sol)
-    highs_run.run(h, threads)
-    return _answer(h, mats, log_file, scale)
+@dataclass(frozen=True)
+class _Call:
+    """The settings of one :func:`run_highs` call, for each HiGHS run it makes."""
+
+    mats: Matrices
+    mip_gap: float
+    threads: int | None
+    log_file: Path
+    stream: bool
+    options: Mapping[str, Any]
+    size: float | None
+
+    def run(self, start: np.ndarray | None, time_limit: float) -> Answer:
+        """One HiGHS run from ``start`` (or none) within ``time_limit`` seconds."""
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", True)
+        h.setOptionValue("log_to_console", self.stream)
+        h.setOptionValue("log_file", str(self.log_file))
+        h.setOptionValue("time_limit", max(time_limit, 1e-3))
+        h.setOptionValue("mip_rel_gap", self.mip_gap)
+        if self.threads is not None:
+            h.setOptionValue("threads", self.threads)
+        for name, value in self.options.items():
+            h.setOptionValue(name, value)
+        scale = highs_run.cost_scale(self.mats.cost, self.size)
+        h.passModel(_lp(self.mats, scale))
+        if start is not None:
+            sol = highspy.HighsSolution()
+            sol.col_value = start
+            sol.value_valid = True
+            h.setSolution(sol)
+        highs_run.run(h, self.threads)
+        return _answer(h, self.mats, self.log_file, scale)
 
 
 def _lp(mats: Matrices, scale: float) -> highspy.HighsLp:
