@@ -153,3 +153,19 @@ def test_each_jobs_programme_is_solved_once_per_instance(monkeypatch):
     # another instance of the same jobs is another programme (its cluster may differ)
     milp_data(inst.replace(name="again"), reach.slots, cutoff=cost)
     assert len(solved) == 2 * len(inst.jobs)
+
+
+def test_an_instances_figures_go_with_it():
+    """The figures are kept while the instance lives, and dropped with it (a campaign
+    makes thousands of instances in one process)."""
+    import gc
+
+    import milp.alone as alone
+
+    inst = _mixing("expected")
+    key = id(inst)
+    _alone(inst, inst.jobs[0], "expected", 1.0)
+    assert key in alone._made
+    del inst
+    gc.collect()
+    assert key not in alone._made
