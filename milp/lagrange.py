@@ -404,6 +404,7 @@ def _rounds(
     master = Master(a.capacity, slots, len(a.first), penalty)
     jobs = np.arange(len(a.first))
     best, first, done, mu = -INF, -INF, 0, None
+    grid = -INF  # the best of the paths' own Lagrangian values, without the jobs' floors
     while done < iterations:
         if deadline is not None and done > 0 and time.perf_counter() > deadline:
             return best, first, done, Termination.TIME_LIMIT
@@ -416,6 +417,7 @@ def _rounds(
         done += 1
         first = value if done == 1 else first
         best = max(best, value)
+        grid = max(grid, float(np.sum(values) - priced) + constant)
         costs = values - np.einsum("jts,ts->j", held, lam)  # the paths' own costs
         new = jobs if mu is None else np.flatnonzero(values - mu < -1e-9 * max(1.0, abs(best)))
         if len(new) == 0:  # no path prices out: the master's value is the Lagrangian dual's
@@ -423,6 +425,10 @@ def _rounds(
         master.add(costs[new], held[new], new)
         lp, lam, mu = master.solve()
         lp += constant
-        if lp - best <= 1e-7 * max(1.0, abs(lp)):
+        # converged when the master's value meets the paths' own Lagrangian value: the
+        # bound with the jobs' floors may pass the master's value long before (on the
+        # overloaded 20-job real-data window, 14.13 after 5 rounds where going on to
+        # convergence gives 14.82 after 38, 2026-12-06)
+        if lp - grid <= 1e-7 * max(1.0, abs(lp)):
             return best, first, done, Termination.OPTIMAL
     return best, first, done, Termination.OTHER_LIMIT  # the rounds ran out
