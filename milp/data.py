@@ -462,8 +462,8 @@ def improving_end(
 
 
 def least_kwh(instance: Instance, job: Job) -> float:
-    """The job's least expected kWh in any plan (:func:`_least_use` at its leanest
-    configuration, its first start at the least power)."""
+    """The job's least expected kWh in any plan (:func:`milp.alone.least_use` at its
+    leanest configuration, its first start at the least power)."""
     configs = instance.allowed_configs(job)
     dist = job.distribution
     return least_use(

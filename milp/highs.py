@@ -124,9 +124,9 @@ def run_highs(
     call = _Call(mats, mip_gap, threads, log_file, stream, options or {}, size)
     answer = call.run(start, time_limit)
     left = time_limit - (time.perf_counter() - t0)
-    if start is None or answer.objective is None or not _handed_back(answer, mip_gap):
+    if start is None or answer.objective is None or left <= 0:
         return answer
-    if left <= 0:
+    if not _handed_back(answer, mip_gap):
         return answer
     cold = call.run(None, left)
     note = "[gpusched: HiGHS handed back the start's values; run again without them]"
@@ -139,13 +139,22 @@ def run_highs(
     return Answer(best.termination, best.objective, max(bounds, default=None), best.values, log)
 
 
+def within_gap(cost: float, bound: float, mip_gap: float) -> bool:
+    """Whether a plan of ``cost`` meets ``bound`` within the relative ``mip_gap`` (and
+    1e-9 for rounding): the test of a run HiGHS calls optimal, here and in
+    :mod:`milp.solve`."""
+    gap = relative_gap(cost, bound)
+    return gap is not None and gap <= mip_gap + 1e-9
+
+
 def _handed_back(answer: Answer, mip_gap: float) -> bool:
     """Whether HiGHS called the run optimal while the values it handed back miss its
     bound by more than the gap asked for."""
     if answer.termination is not Termination.OPTIMAL:
         return False
-    gap = relative_gap(answer.objective, answer.bound)
-    return gap is not None and gap > mip_gap + 1e-9
+    if answer.objective is None or answer.bound is None:
+        return False
+    return not within_gap(answer.objective, answer.bound, mip_gap)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,15 @@ from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
 from instances.fields import is_number, whole_at_least
 from milp.data import MilpData, Outside, improving_end, milp_data
-from milp.highs import Answer, Matrices, compile_model, load_values, run_highs, start_vector
+from milp.highs import (
+    Answer,
+    Matrices,
+    compile_model,
+    load_values,
+    run_highs,
+    start_vector,
+    within_gap,
+)
 from milp.model import model_of_data
 from milp.plan_io import solution_plan, start_values
 from milp.requirements import (
@@ -33,7 +41,7 @@ from milp.requirements import (
     require_slots,
     require_time_limit,
 )
-from milp.result import Result, SolutionStatus, Termination, relative_gap
+from milp.result import Result, SolutionStatus, Termination
 from validation.evaluate import Evaluation, evaluate
 from validation.simulator import rollout
 
@@ -382,8 +390,7 @@ def _solve(
         # sees the neighbourhood without them: the plan's cost is the model's value
         cost = evaluation.total_cost if whole or instance.node_power else value
         if cost is not None:
-            gap = relative_gap(cost, _bound(data, answer))
-            optimal = optimal and gap is not None and gap <= settings.mip_gap + 1e-9
+            optimal = optimal and within_gap(cost, _bound(data, answer), settings.mip_gap)
         status = SolutionStatus.OPTIMAL if optimal else SolutionStatus.FEASIBLE
     elif plan is not None:
         status = SolutionStatus.FEASIBLE
