@@ -18,21 +18,24 @@ epochs those steps cover (never more than the true expected energy of that slot:
 survival is non-increasing and the grid runs ahead of the true progress), and a block is
 complete once the grid passes it (never later than truly). So every real plan of the job
 maps to a path of no greater cost, and the bound stays valid; a finer grid makes it
-tighter and slower (docs/milp.md). A job's priced optimum is also at least its own
-capacity-relaxation bound (least energy plus least tardiness; prices only add), so each
-job counts for the larger of the two.
+tighter and slower (docs/milp.md). A job's real cost is also at least its own floor
+(:meth:`milp.data.MilpData.job_bound`, its least cost alone), so for a weight ``pi`` in
+[0, 1] it is at least ``pi`` times its path's cost plus ``1 - pi`` times the floor: a
+job's problem weighs its own cost by ``pi`` and adds the rest of its floor.
 
-The multipliers are the duals of a restricted master LP over the paths found so far
-(column generation, Dantzig-Wolfe: its LP optimum is the Lagrangian dual's, and it needs
-far fewer rounds than subgradient steps, which zigzag on time-indexed prices). Each
-round's prices give a valid bound whatever they are; the best is kept.
+The multipliers and weights are the duals of a restricted master LP over the paths found
+so far (column generation, Dantzig-Wolfe: its LP optimum is the Lagrangian dual's, and
+it needs far fewer rounds than subgradient steps, which zigzag on time-indexed prices),
+where each job counts for the larger of its floor and its paths' cost
+(:class:`milp.master_lp.Master`). Each round's prices and weights give a valid bound
+whatever they are; the best is kept.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -55,6 +58,8 @@ INF = np.inf
 # each) and the stacked costs (jobs x configurations x states, five arrays of eight)
 MAX_BYTES = 2_000_000_000
 MIN_STATES = 8
+# the least weight on a job's own cost in the pricing (:func:`_rounds`)
+PI_LEAST = 1e-4
 
 
 @dataclass(frozen=True)
@@ -385,6 +390,20 @@ def lagrangian_bound(
     )
 
 
+def _weighed(a: _Arrays, pi: np.ndarray) -> _Arrays:
+    """The jobs' problems with each job's own cost (energy, tardiness, idle charge)
+    weighed by its ``pi`` (:class:`milp.master_lp.Master`); an impossible step stays
+    infinite."""
+    w = pi[:, None, None]
+    return replace(
+        a,
+        cost=np.where(np.isinf(a.cost), INF, a.cost * w),
+        final_cost=np.where(np.isinf(a.final_cost), INF, a.final_cost * w),
+        omega=a.omega * pi,
+        charge=None if a.charge is None else a.charge * pi[:, None],
+    )
+
+
 def _rounds(
     a: _Arrays,
     own: np.ndarray,
@@ -398,37 +417,46 @@ def _rounds(
     """The column generation over ``slots`` slots of ``slot`` hours: the best bound, the
     first (at zero prices), the rounds done, and why it stopped (optimal: converged).
     ``constant``: what every plan pays besides the jobs' paths (the powered slots charged
-    whatever the plan: :func:`milp.lagrange_idle.split_idle`)."""
+    whatever the plan: :func:`milp.lagrange_idle.split_idle`).
+
+    With capacity prices ``lam`` and weights ``pi`` in [0, 1] (the master's duals), a
+    job's real schedule costs at least ``pi * c + (1 - pi) * own`` for the cost ``c`` of
+    its path on the grid (it costs at least each), so the sum over the jobs of the least
+    ``pi * c + lam * use`` over their paths, plus ``(1 - pi) * own``, less ``lam`` times
+    the capacity, bounds the optimum whatever the prices and weights."""
     types = len(a.capacity)
     lam = np.zeros((types, slots))
-    master = Master(a.capacity, slots, len(a.first), penalty)
+    pi = np.ones(len(a.first))
+    master = Master(a.capacity, slots, own, penalty)
     jobs = np.arange(len(a.first))
     best, first, done, mu = -INF, -INF, 0, None
-    grid = -INF  # the best of the paths' own Lagrangian values, without the jobs' floors
     while done < iterations:
         if deadline is not None and done > 0 and time.perf_counter() > deadline:
             return best, first, done, Termination.TIME_LIMIT
-        values, path = _solve_jobs(a, lam, slot)
+        # a weight near 0 is kept at PI_LEAST: the path's own cost is read back from the
+        # weighed value by dividing by it (any weight in [0, 1] gives a valid bound)
+        weight = np.maximum(pi, PI_LEAST)
+        values, path = _solve_jobs(a if mu is None else _weighed(a, weight), lam, slot)
         held = _held(a, path, types)
-        # a job's priced optimum is never below its own capacity-relaxation bound (the
-        # prices only add), which the grid may miss on very slow configurations
         priced = np.sum(lam * a.capacity[:, None])
-        value = float(np.sum(np.maximum(values, own)) - priced) + constant
+        # a job's priced optimum is never below its own floor (the prices only add),
+        # which the grid may miss on very slow configurations
+        value = float(np.sum(np.maximum(values + (1.0 - weight) * own, own)) - priced) + constant
         done += 1
         first = value if done == 1 else first
         best = max(best, value)
-        grid = max(grid, float(np.sum(values) - priced) + constant)
-        costs = values - np.einsum("jts,ts->j", held, lam)  # the paths' own costs
+        costs = (values - np.einsum("jts,ts->j", held, lam)) / weight  # the paths' own costs
         new = jobs if mu is None else np.flatnonzero(values - mu < -1e-9 * max(1.0, abs(best)))
         if len(new) == 0:  # no path prices out: the master's value is the Lagrangian dual's
             return best, first, done, Termination.OPTIMAL
         master.add(costs[new], held[new], new)
-        lp, lam, mu = master.solve()
+        lp, lam, mu, pi = master.solve()
         lp += constant
-        # converged when the master's value meets the paths' own Lagrangian value: the
-        # bound with the jobs' floors may pass the master's value long before (on the
-        # overloaded 20-job real-data window, 14.13 after 5 rounds where going on to
-        # convergence gives 14.82 after 38, 2026-12-06)
-        if lp - grid <= 1e-7 * max(1.0, abs(lp)):
+        # converged when the master's value meets the best bound: with the floors in the
+        # master (each job's z), no bound is above its value. Without them the floors
+        # lifted the bound above the master's value at once and the rounds stopped there
+        # (on the overloaded 20-job real-data window 14.13 after 5 rounds, where 38
+        # rounds to the master's own optimum gave 14.82, 2026-12-06)
+        if lp - best <= 1e-7 * max(1.0, abs(lp)):
             return best, first, done, Termination.OPTIMAL
     return best, first, done, Termination.OTHER_LIMIT  # the rounds ran out

@@ -155,3 +155,15 @@ def test_the_rounds_go_on_until_the_master_meets_the_paths_own_value():
     lb = lagrangian_bound(inst, horizon(inst, plan).slots, upper=evaluate(inst, plan).total_cost)
     assert lb.termination.name == "OPTIMAL" and lb.iterations > 3
     assert 8.1 < lb.bound <= 8.835
+
+
+def test_the_master_keeps_each_jobs_floor():
+    """Two jobs on one node, sharing allowed: with each job's floor (its least cost
+    alone) a row of the master, the prices leave the GPUs to the job whose cost they
+    would raise, and the bound goes from 0.2468 (the floors added job by job to the
+    master's prices without them) to 0.2667, under the optimum 0.8920 (brute force)."""
+    inst = _tiny(4, shared=True, tardiness="worst_case")
+    best, _ = brute_force(inst, SLOTS)
+    lb = lagrangian_bound(inst, SLOTS, states=64)
+    assert lb.termination.name == "OPTIMAL"
+    assert 0.266 < lb.bound <= best + 1e-9
