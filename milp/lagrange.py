@@ -69,7 +69,9 @@ class LagrangeBound:
     and ``gap`` are ``None`` and ``status`` is none (the ``upper`` a caller passes is
     its own plan's cost). ``termination`` is optimal when the column generation
     converged (the bound is the Lagrangian dual's optimum), else the time limit or the
-    round limit (other limit) that stopped it."""
+    round limit that stopped it (other limit; also where no path priced out but a job's
+    weight below :data:`PI_LEAST` may have hidden one: the bound is then within
+    ``PI_LEAST`` of those jobs' floors of the dual's optimum)."""
 
     instance: str
     bound: float  # the best bound found, never below the capacity relaxation
@@ -79,6 +81,9 @@ class LagrangeBound:
     states: int  # grid steps per job
     termination: Termination
     runtime: float  # seconds
+    # the capacity prices of the best bound (GPU types in sorted order x slots): where
+    # branch-and-price starts its own prices (milp.decomposition.warm)
+    prices: np.ndarray | None = None
 
     @property
     def objective(self) -> float | None:
@@ -375,19 +380,30 @@ def lagrangian_bound(
         a, own, constant = split_idle(a, d, charge, own, lambda x: _solve_jobs(x, zero, slot))
     penalty = max(upper if upper is not None else 10 * floor, 1.0)
     deadline = None if time_limit is None else t0 + time_limit
-    best, first, done, termination = _rounds(
-        a, own, slot, slots, penalty, iterations, deadline, constant
-    )
+    run = _rounds(a, own, slot, slots, penalty, iterations, deadline, constant)
     return LagrangeBound(
         instance=instance.name,
-        bound=max(best, floor),
+        bound=max(run.best, floor),
         capacity_relaxation=floor,
-        zero_prices=first,
-        iterations=done,
+        zero_prices=run.first,
+        iterations=run.done,
         states=states,
-        termination=termination,
+        termination=run.termination,
         runtime=time.perf_counter() - t0,
+        prices=run.prices,
     )
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What :func:`_rounds` ends with: the best bound and its prices, the first bound (at
+    zero prices), the rounds done and why it stopped (optimal: converged)."""
+
+    best: float
+    prices: np.ndarray
+    first: float
+    done: int
+    termination: Termination
 
 
 def _weighed(a: _Arrays, pi: np.ndarray) -> _Arrays:
@@ -413,11 +429,10 @@ def _rounds(
     iterations: int,
     deadline: float | None,
     constant: float = 0.0,
-) -> tuple[float, float, int, Termination]:
-    """The column generation over ``slots`` slots of ``slot`` hours: the best bound, the
-    first (at zero prices), the rounds done, and why it stopped (optimal: converged).
-    ``constant``: what every plan pays besides the jobs' paths (the powered slots charged
-    whatever the plan: :func:`milp.lagrange_idle.split_idle`).
+) -> _Run:
+    """The column generation over ``slots`` slots of ``slot`` hours. ``constant``: what
+    every plan pays besides the jobs' paths (the powered slots charged whatever the
+    plan: :func:`milp.lagrange_idle.split_idle`).
 
     With capacity prices ``lam`` and weights ``pi`` in [0, 1] (the master's duals), a
     job's real schedule costs at least ``pi * c + (1 - pi) * own`` for the cost ``c`` of
@@ -429,10 +444,11 @@ def _rounds(
     pi = np.ones(len(a.first))
     master = Master(a.capacity, slots, own, penalty)
     jobs = np.arange(len(a.first))
-    best, first, done, mu = -INF, -INF, 0, None
+    best, first, done, mu, lp = -INF, -INF, 0, None, INF
+    best_lam = lam
     while done < iterations:
         if deadline is not None and done > 0 and time.perf_counter() > deadline:
-            return best, first, done, Termination.TIME_LIMIT
+            return _Run(best, best_lam, first, done, Termination.TIME_LIMIT)
         # a weight near 0 is kept at PI_LEAST: the path's own cost is read back from the
         # weighed value by dividing by it (any weight in [0, 1] gives a valid bound)
         weight = np.maximum(pi, PI_LEAST)
@@ -444,11 +460,18 @@ def _rounds(
         value = float(np.sum(np.maximum(values + (1.0 - weight) * own, own)) - priced) + constant
         done += 1
         first = value if done == 1 else first
-        best = max(best, value)
+        if value > best:
+            best, best_lam = value, lam
         costs = (values - np.einsum("jts,ts->j", held, lam)) / weight  # the paths' own costs
         new = jobs if mu is None else np.flatnonzero(values - mu < -1e-9 * max(1.0, abs(best)))
-        if len(new) == 0:  # no path prices out: the master's value is the Lagrangian dual's
-            return best, first, done, Termination.OPTIMAL
+        if len(new) == 0:
+            # no path prices out: the master's value is the Lagrangian dual's, unless a
+            # weight held at PI_LEAST hid a path pricing out at the master's own weight
+            # (a review found one on a tiny instance, 1.3e-7 below the master's value:
+            # at most PI_LEAST of those jobs' floors)
+            converged = lp - best <= 1e-7 * max(1.0, abs(lp)) or bool(np.all(pi >= PI_LEAST))
+            why = Termination.OPTIMAL if converged else Termination.OTHER_LIMIT
+            return _Run(best, best_lam, first, done, why)
         master.add(costs[new], held[new], new)
         lp, lam, mu, pi = master.solve()
         lp += constant
@@ -458,5 +481,5 @@ def _rounds(
         # (on the overloaded 20-job real-data window 14.13 after 5 rounds, where 38
         # rounds to the master's own optimum gave 14.82, 2026-12-06)
         if lp - best <= 1e-7 * max(1.0, abs(lp)):
-            return best, first, done, Termination.OPTIMAL
-    return best, first, done, Termination.OTHER_LIMIT  # the rounds ran out
+            return _Run(best, best_lam, first, done, Termination.OPTIMAL)
+    return _Run(best, best_lam, first, done, Termination.OTHER_LIMIT)  # the rounds ran out

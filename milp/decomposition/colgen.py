@@ -148,15 +148,18 @@ def generate(
     deadline: float | None,
     decisions: tuple[Decision, ...] = (),
     final: float = 0.0,
+    centre: np.ndarray | None = None,
 ) -> Generation:
     """Column generation on ``master`` until it converges or a limit stops it; ``floor``
     is a bound already known (the best bound starts there); ``decisions``, the
     branching decisions of the search node (its master holds only columns that meet
     them); ``final``, the share of the time to the deadline kept for a last exact
-    pricing (module docstring; 0: none). The master's last solution is left a vertex
+    pricing (module docstring; 0: none); ``centre``, prices to start from (resources x
+    slots): an exact pricing there gives the first bound and stability centre, and its
+    schedules join the master. The master's last solution is left a vertex
     (:meth:`Master.vertex`) for what reads its values next: the branching rule, the
     dive, the support step."""
-    out = _generate(master, oracle, options, floor, deadline, decisions, final)
+    out = _generate(master, oracle, options, floor, deadline, decisions, final, centre)
     master.vertex()
     return out
 
@@ -169,12 +172,26 @@ def _generate(
     deadline: float | None,
     decisions: tuple[Decision, ...],
     final: float = 0.0,
+    centre: np.ndarray | None = None,
 ) -> Generation:
     t0 = time.perf_counter()
     st = _State(floor, budget=options.labels)
     stop = deadline
     if deadline is not None and final > 0:
         stop = deadline - final * max(0.0, deadline - t0)
+    if centre is not None:
+        got = oracle.price(
+            centre,
+            _best_known(master, centre),
+            beam=None,
+            keep=options.keep,
+            budget=st.budget,
+            deadline=stop,
+            decisions=decisions,
+        )
+        st.exact += 1
+        st.observe(centre, _bound(master, centre, got))
+        master.add(got.columns)
     lam_out = None
     while True:
         if st.rounds >= options.rounds:

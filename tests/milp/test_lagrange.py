@@ -167,3 +167,14 @@ def test_the_master_keeps_each_jobs_floor():
     lb = lagrangian_bound(inst, SLOTS, states=64)
     assert lb.termination.name == "OPTIMAL"
     assert 0.266 < lb.bound <= best + 1e-9
+
+
+def test_a_weight_held_at_its_least_does_not_claim_convergence():
+    """A review's instance: a job's weight on its own cost falls below PI_LEAST, the
+    pricing at PI_LEAST finds no path pricing out, and the bound stops 1.3e-7 below the
+    master's value. That is not the dual's optimum, so it is not called optimal."""
+    inst = _tiny(31, shared=False, tardiness="expected")
+    best, _ = brute_force(inst, SLOTS)
+    lb = lagrangian_bound(inst, SLOTS, upper=best, states=64)
+    assert lb.termination.name == "OTHER_LIMIT"
+    assert 0.3988 < lb.bound <= best
