@@ -23,17 +23,20 @@ from milp.decomposition.space import GPU, TENANTS, Space
 from milp.lagrange import lagrangian_bound
 
 
-def lagrange_centre(space: Space, upper: float, time_limit: float | None) -> np.ndarray | None:
-    """The Lagrangian bound's prices on ``space``'s rows (resources x slots), its windows
-    cut at ``upper`` (a known plan's cost), stopped after ``time_limit`` seconds; ``None``
-    where it found no prices above zero (nothing binds: the root starts as before)."""
+def lagrange_start(
+    space: Space, upper: float, time_limit: float | None
+) -> tuple[float, np.ndarray | None]:
+    """The Lagrangian bound of ``space``'s instance over its slots, its windows cut at
+    ``upper`` (a known plan's cost, as the root's are), stopped after ``time_limit``
+    seconds, and its prices on ``space``'s rows (resources x slots); ``None`` where it
+    priced nothing above zero (nothing binds: the root starts as before)."""
     d = space.d
     lag = lagrangian_bound(
         space.instance, d.slots, upper=upper, tardiness=d.tardiness, time_limit=time_limit
     )
     if lag.prices is None or not np.any(lag.prices > 0):
-        return None
-    return on_rows(space, lag.prices)
+        return lag.bound, None
+    return lag.bound, on_rows(space, lag.prices)
 
 
 def on_rows(space: Space, prices: np.ndarray) -> np.ndarray:
