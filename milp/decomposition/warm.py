@@ -21,6 +21,7 @@ import numpy as np
 
 from milp.decomposition.space import GPU, TENANTS, Space
 from milp.lagrange import lagrangian_bound
+from milp.requirements import MilpError
 
 
 def lagrange_start(
@@ -29,11 +30,16 @@ def lagrange_start(
     """The Lagrangian bound of ``space``'s instance over its slots, its windows cut at
     ``upper`` (a known plan's cost, as the root's are), stopped after ``time_limit``
     seconds, and its prices on ``space``'s rows (resources x slots); ``None`` where it
-    priced nothing above zero (nothing binds: the root starts as before)."""
+    priced nothing above zero (nothing binds: the root starts as before); ``-inf`` and
+    ``None`` where its grid would not fit in memory (:func:`milp.lagrange.lagrangian_bound`
+    refuses it)."""
     d = space.d
-    lag = lagrangian_bound(
-        space.instance, d.slots, upper=upper, tardiness=d.tardiness, time_limit=time_limit
-    )
+    try:
+        lag = lagrangian_bound(
+            space.instance, d.slots, upper=upper, tardiness=d.tardiness, time_limit=time_limit
+        )
+    except MilpError:  # its grid would not fit in memory even coarsened: start as before
+        return -np.inf, None
     if lag.prices is None or not np.any(lag.prices > 0):
         return lag.bound, None
     return lag.bound, on_rows(space, lag.prices)

@@ -70,3 +70,21 @@ def test_an_exact_pricing_at_the_lagrangian_prices_bounds_at_least_as_high(seed,
     got = generate(master, oracle, CgOptions(rounds=0), -math.inf, None, centre=centre)
     assert got.rounds == 0 and got.exact_rounds == 1
     assert lag.bound + 1e-4 < got.bound <= best + 1e-9
+
+
+def test_a_lagrangian_grid_too_large_for_memory_leaves_the_root_as_before(monkeypatch):
+    """The Lagrangian bound refuses a grid that would not fit even coarsened
+    (milp.lagrange.MAX_BYTES); branch-and-price then starts its root from its own duals
+    and still reaches brute force's optimum."""
+    import milp.lagrange
+    from milp.decomposition import solve
+    from milp.decomposition.warm import lagrange_start
+
+    inst = _tiny(26, shared=False, tardiness="worst_case")
+    best, _ = brute_force(inst, SLOTS)
+    monkeypatch.setattr(milp.lagrange, "MAX_BYTES", 1)
+    start = _start(inst, None, SLOTS, None)
+    assert lagrange_start(start.space, start.evaluation.total_cost, None) == (-math.inf, None)
+    res = solve(inst, slots=SLOTS, time_limit=None)
+    assert res.objective == pytest.approx(best, rel=1e-6)
+    assert res.bound == pytest.approx(best, rel=1e-6)
