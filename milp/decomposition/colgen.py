@@ -180,17 +180,7 @@ def _generate(
     if deadline is not None and final > 0:
         stop = deadline - final * max(0.0, deadline - t0)
     if centre is not None:
-        got = oracle.price(
-            centre,
-            _best_known(master, centre),
-            beam=None,
-            keep=options.keep,
-            budget=st.budget,
-            deadline=stop,
-            decisions=decisions,
-        )
-        st.exact += 1
-        st.observe(centre, _bound(master, centre, got))
+        got = _exact_at(master, oracle, options, st, centre, st.budget, stop, decisions)
         master.add(got.columns)
     lam_out = None
     while True:
@@ -262,6 +252,33 @@ def _exact(
     return got
 
 
+def _exact_at(
+    master: Master,
+    oracle: Oracle,
+    options: CgOptions,
+    st: _State,
+    lam: np.ndarray,
+    budget: int | None,
+    deadline: float | None,
+    decisions: tuple[Decision, ...],
+) -> Round:
+    """One exact pricing at ``lam`` within ``budget`` labels per job, below each job's
+    best column in the master, its bound observed; the round, whose columns the caller
+    may add."""
+    got = oracle.price(
+        lam,
+        _best_known(master, lam),
+        beam=None,
+        keep=options.keep,
+        budget=budget,
+        deadline=deadline,
+        decisions=decisions,
+    )
+    st.exact += 1
+    st.observe(lam, _bound(master, lam, got))
+    return got
+
+
 def _last_exact(
     master: Master,
     oracle: Oracle,
@@ -273,17 +290,8 @@ def _last_exact(
 ) -> None:
     """One exact pricing at ``lam`` with the largest label budget, its bound observed
     (its columns are not added: the master is not solved again)."""
-    got = oracle.price(
-        lam,
-        _best_known(master, lam),
-        beam=None,
-        keep=options.keep,
-        budget=None if st.budget is None else max(options.labels_max, st.budget),
-        deadline=deadline,
-        decisions=decisions,
-    )
-    st.exact += 1
-    st.observe(lam, _bound(master, lam, got))
+    budget = None if st.budget is None else max(options.labels_max, st.budget)
+    _exact_at(master, oracle, options, st, lam, budget, deadline, decisions)
 
 
 def _alpha(alpha: float, st: _State) -> float:

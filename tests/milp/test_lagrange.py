@@ -138,12 +138,13 @@ def test_one_job_on_gpus_idling_near_their_busy_power_gets_its_credit(seed, mode
     assert lagrangian_bound(inst, SLOTS, upper=best, states=64).bound <= best + 1e-9
 
 
-def test_the_rounds_go_on_until_the_master_meets_the_paths_own_value():
-    """The bundled day's first ten jobs on three nodes (measured overheads): the jobs'
-    floors (their least cost alone) lift the bound above the master's value at once, and
-    the rounds stopped there, at 7.580 after 3 rounds. Going on until the master meets
-    the paths' own Lagrangian value gives 8.165 after 9; branch-and-price proved 8.835
-    on a shorter horizon (docs/benchmarks.md), which bounds the optimum here."""
+def test_the_rounds_go_on_until_the_master_meets_its_dual():
+    """The bundled day's first ten jobs on three nodes (measured overheads): when the
+    master had no floors, the jobs' floors (their least cost alone) lifted the bound
+    above the master's value at once, and the rounds stopped there, at 7.580 after 3
+    rounds. Going on to the master's dual optimum (with the floors in the master since
+    2026-12-06, no bound passes its value) gives 8.165 after 9; branch-and-price proved
+    8.835 on a shorter horizon (docs/benchmarks.md), which bounds the optimum here."""
     from heuristic.sts.policy import StsPolicy
     from instances.generators.realdata import RealDataSpec, cluster_mix, real_data
     from milp.solve import horizon
