@@ -228,8 +228,8 @@ class GandivaPolicy:
             for cfg in single:
                 for k, node in enumerate(inst.nodes_by_type.get(cfg.gpu_type, ())):
                     free = len(occ.free[node.id])
-                    if free < cfg.gpus:
-                        continue
+                    if free < cfg.gpus or not occ.host_fits(node.id, cfg):
+                        continue  # (free GPUs are not enough where the cores are held)
                     aff = self._affinity.get(node.id, 0)
                     if step == "affinity" and aff != cfg.gpus:
                         continue
@@ -290,13 +290,20 @@ class GandivaPolicy:
         if best is None:
             return False
         _, job_id, ref, gpu_type = best
-        occ.release(job_id)
+        pair: dict[str, Allocation] = {}
+        trial = occ.copy()
+        trial.release(job_id)
         for j in (present[job_id].job, s.job):
             shared = inst.config_of_shape(j, gpu_type, shared=True)
             assert shared is not None  # pair_ratios found one
-            alloc = Allocation(shared, (ref,))
-            occ.place(j, alloc)
-            assign[j.id] = alloc
+            pair[j.id] = Allocation(shared, (ref,))
+            if trial.why_not(j, pair[j.id]) is not None:
+                return False  # the pair's cores or DRAM do not fit its node
+            trial.place(j, pair[j.id])
+        occ.release(job_id)
+        for j in (present[job_id].job, s.job):
+            occ.place(j, pair[j.id])
+            assign[j.id] = pair[j.id]
         self._packs[ref] = (job_id, s.job.id)
         return True
 
@@ -341,6 +348,8 @@ class GandivaPolicy:
                 moves: dict[str, Allocation] = {}
                 for j in movers:
                     trial.release(j)
+                if not trial.host_fits(node.id, cfg):
+                    continue  # the node emptied still lacks its cores or DRAM
                 keep_out = Allocation(cfg, tuple((node.id, g) for g in range(cfg.gpus)))
                 trial.place(job, keep_out)  # hold the node while the others move
                 for j in movers:

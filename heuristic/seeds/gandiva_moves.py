@@ -90,6 +90,9 @@ def grow_idle(d: Now, packs: Mapping[GpuRef, tuple[str, str]], grown: dict[str, 
         extra = sorted(occ.free[node])[: target.gpus - cfg.gpus]
         larger = Allocation(target, (*alloc.gpus, *((node, g) for g in extra)))
         occ.release(job_id)
+        if not occ.host_fits(node, target):  # its node lacks the cores or DRAM to grow
+            occ.place(s.job, alloc)
+            continue
         occ.place(s.job, larger)
         assign[job_id] = larger
         grown.setdefault(job_id, cfg.gpus)

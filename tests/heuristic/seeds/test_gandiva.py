@@ -243,3 +243,22 @@ def test_a_multi_gpu_job_defragments_a_node_by_moving_one_gpu_jobs():
         "j2"
         not in GandivaPolicy(GandivaOptions(migrate=False)).decide(_state(inst, running)).assign
     )
+
+
+def test_free_gpus_without_the_cores_are_not_a_place():
+    """Two one-GPU jobs that each need the node's four cores (a review's instance: the
+    engine refused Gandiva's plan, and `compare` printed nothing): the second waits for
+    its turn on the first's GPU; neither runs beside the other, nor grows past them."""
+    cfg, grown = Config("v100", 1, cpus=4), Config("v100", 2, cpus=8)
+    jobs = tuple(
+        Job(i, r, 10.0, EpochDistribution.deterministic(4.0), {cfg: 0.5, grown: 0.3}, 4.0)
+        for i, r in (("a", 0.0), ("b", 0.1))
+    )
+    inst = Instance((V100,), (Node("n0", "v100", 4, cpu_cores=4),), jobs, max_share=1)
+    plan = rollout(inst, make_policy("gandiva"))  # the engine checks every placement
+    assert {s.config for s in plan} == {cfg}
+    for x in plan:
+        for y in plan:
+            assert x.job == y.job or x.end <= y.start + 1e-9 or y.end <= x.start + 1e-9
+    run = run_online(inst, "gandiva", seed=0)
+    assert run.evaluation.missed == 0
