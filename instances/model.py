@@ -562,6 +562,16 @@ class Instance:
             self._check_job(i, j)
         # after every job is checked: a default weight reads the allowed configurations
         weights = {j.id: self._resolve_weight(j) for j in self.jobs}
+        for i, j in enumerate(self.jobs):
+            if weights[j.id] > MAX_WEIGHT:
+                # each within its bound, their product may not be: a derived instance
+                # (online, the bounds) pins the product as the job's weight and refused it
+                raise InstanceError(
+                    f"jobs[{i}].priority",
+                    j.priority,
+                    f"the tardiness weight of job {j.id!r} times its priority is "
+                    f"{weights[j.id]:g}, above the most a weight may be ({MAX_WEIGHT:g})",
+                )
         object.__setattr__(self, "_weights", weights)
 
     def _check_topology(self) -> None:

@@ -54,6 +54,19 @@ def test_a_pinned_job_keeps_its_tardiness_weight_in_a_derived_instance(base):
         base.pinned_job("a", due=0.0)
 
 
+def test_a_weight_times_priority_above_the_bound_is_refused_at_once(base):
+    """Each within its bound, a weight of 1e30 and a priority of 2 passed the reader and
+    the evaluator, then a derived instance (online, the bounds, improve) pinned their
+    product as the weight and refused 2e30 without naming the job (a hostile-input
+    hunt)."""
+    job = dataclasses.replace(base.job("a"), weight=1e30, priority=2.0)
+    with pytest.raises(InstanceError) as err:
+        base.replace(jobs=(job, base.job("b")))
+    assert err.value.path == "jobs[0].priority" and "2e+30" in str(err.value)
+    ok = dataclasses.replace(base.job("a"), weight=1e30, priority=1.0)
+    assert base.replace(jobs=(ok, base.job("b"))).pinned_job("a").weight == 1e30
+
+
 def test_a_job_too_large_to_share_a_gpu_names_both_memories(base):
     """Either the job's memory or the GPU type's may be the wrong figure (the fuzz
     harness found a GPU type of 5e-324 GB refused as the job's fault alone)."""
