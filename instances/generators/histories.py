@@ -180,6 +180,9 @@ def _read_rows(reader: Any, path: str, windowed: bool) -> _Columns:
         i = 0
         if not set(COLUMNS) <= set(header):
             raise InstanceError("trace", path, f"needs CSV columns {', '.join(COLUMNS)}")
+        twice = sorted({h for h in header if header.count(h) > 1 and h in (*COLUMNS, "created")})
+        if twice:  # which of the two is meant is not ours to guess (a hostile-input hunt)
+            raise InstanceError("trace", path, f"has the CSV column {twice[0]} twice")
         if windowed and "created" not in header:
             raise InstanceError("trace", path, "needs a CSV column created (hours) for --recent")
         at = {c: header.index(c) for c in (*COLUMNS, "created") if c in header}

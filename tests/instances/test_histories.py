@@ -84,6 +84,8 @@ def _gzip_corrupt(text: str) -> bytes:
         ),
         (LF.encode("utf-16"), "trace = 'h.csv': not UTF-8 text: byte 0xff (line 1)"),
         (b"", "needs CSV columns hours, status, gpus"),
+        # which of the two is meant is not ours to guess (read the first, before)
+        (b"hours,hours,status,gpus\n1,500,Pass,1\n", "has the CSV column hours twice"),
         ((LF + '2,"Pass,1\n').encode(), "rows[40] = '2,': hours and gpus must be numbers"),
         (("hours,status,gpus\n2,Pass," + "9" * 5000 + "\n").encode(), "rows[0]"),
         ((b"hours,status,gpus\n1e400,Pass,1\n"), "rows[0].hours = inf"),
