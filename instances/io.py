@@ -26,6 +26,7 @@ from instances.conforms import Check, compile_schema
 from instances.distribution import EpochDistribution
 from instances.energy import Carbon, Series, carbon_from_dict, series_from_dict
 from instances.errors import InstanceError, PlanError
+from instances.fields import whole_at_least
 from instances.limits import (
     MAX_FILE_BYTES,
     MAX_NESTING,
@@ -110,9 +111,19 @@ def _check_schema(doc: Any, kind: str) -> None:
 def load_json_file(source: str | Path, what: str) -> Any:
     """The JSON document of a file, or an :class:`InstanceError` saying what is wrong
     with its bytes: not a regular file, too large, not UTF-8, not JSON, nested too deep
-    for the parser, an integer of thousands of digits. (Its numbers are checked by
-    :func:`check_numbers` when it is read as an instance or a plan.)"""
-    path = Path(source)
+    for the parser, an integer of thousands of digits, named as the ``what`` file it was
+    read as (a plan's path was shown as ``<instance>``, a hostile-input hunt). (Its
+    numbers are checked by :func:`check_numbers` when it is read as an instance or a
+    plan.)"""
+    try:
+        return _load_json_file(Path(source), what)
+    except InstanceError as exc:
+        if exc.path:  # a field of the document (an over-long integer's)
+            raise
+        raise InstanceError(what.replace(" ", "_"), exc.value, exc.reason) from None
+
+
+def _load_json_file(path: Path, what: str) -> Any:
     try:
         if path.exists() and not path.is_file():  # a device or a pipe may never end
             raise InstanceError("", str(path), f"the {what} file is not a regular file")
@@ -634,6 +645,11 @@ def plan_from_dict(doc: Any) -> Plan:
                         f"must be a time in [0, {MAX_PLAN_HOURS:g}] hours",
                     )
             cfg = _config(f"segments[{i}].config", s["config"])
+            for k, (_, g) in enumerate(s["gpus"]):
+                # JSON Schema's integer takes 1.0, which int() then read as GPU 1 (a
+                # hostile-input hunt); an instance's counts refuse it, and so does a plan
+                if not whole_at_least(g, 0):
+                    raise InstanceError(f"segments[{i}].gpus[{k}][1]", g, "must be a GPU index")
             segs.append(
                 Segment(
                     float(s["start"]),

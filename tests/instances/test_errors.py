@@ -60,3 +60,15 @@ def test_base_file_is_valid(base):
 def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(InstanceError, match="cannot read instance file"):
         read_instance(tmp_path / "nope.json")
+
+
+def test_a_file_that_cannot_be_read_is_named_as_what_it_was_read_as(tmp_path):
+    """A plan's path was shown as ``<instance> = ...`` (a hostile-input hunt)."""
+    from instances import PlanError, read_plan
+
+    with pytest.raises(InstanceError) as err:
+        read_instance(tmp_path / "nope.json")
+    assert str(err.value).startswith("instance = ")
+    with pytest.raises(PlanError) as bad:
+        read_plan(tmp_path / "nope.json")
+    assert str(bad.value).startswith("bad plan: plan = ") and "<instance>" not in str(bad.value)

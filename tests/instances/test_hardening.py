@@ -98,6 +98,22 @@ def test_a_plan_segment_ending_at_no_real_time_is_refused(tmp_path, end):
         read_plan(path)
 
 
+@pytest.mark.parametrize("index", [1.0, 0.5, -1, True])
+def test_a_gpu_index_that_is_not_a_whole_number_is_refused(tmp_path, index):
+    """JSON Schema's integer takes 1.0, which was then read as GPU 1 (a hostile-input
+    hunt); an instance refuses ``num_gpus: 8.0``, and a plan its GPU indices alike."""
+    from heuristic.baselines.fifo import FifoPolicy
+    from instances import plan_to_dict
+    from validation.simulator import rollout
+
+    doc = plan_to_dict(rollout(bundled("tiny"), FifoPolicy()))
+    doc["segments"][0]["gpus"][0][1] = index
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(PlanError, match=r"segments\[0\]\.gpus\[0\]"):
+        read_plan(path)
+
+
 def test_a_device_or_pipe_is_refused_not_read_forever():
     with pytest.raises(InstanceError, match="not a regular file"):
         read_instance("/dev/zero")
