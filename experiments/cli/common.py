@@ -153,3 +153,26 @@ def out_path(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected a file or folder path, got {text!r}")
     return text
+
+
+def out_file(text: str) -> str:
+    """An argparse type: :func:`out_path` for a file, in a folder that exists, and not a
+    folder itself: refused before the work, not after it (a hostile-input hunt: minutes
+    of solves, then the write failed)."""
+    path = Path(out_path(text))
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder, not a file")
+    if not path.parent.is_dir():
+        folder = str(path.parent)
+        raise argparse.ArgumentTypeError(f"{text!r}: its folder {folder!r} does not exist")
+    return text
+
+
+def out_folder(text: str) -> str:
+    """An argparse type: :func:`out_path` for a folder (made with its parents where
+    missing), not a file, nor inside one."""
+    path = Path(out_path(text))
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            raise argparse.ArgumentTypeError(f"{text!r}: {str(p)!r} is a file, not a folder")
+    return text

@@ -9,7 +9,7 @@ from experiments.cli.common import (
     Subparsers,
     count_seconds,
     load_instances,
-    out_path,
+    out_folder,
     positive_int,
     seconds,
 )
@@ -24,7 +24,7 @@ def add_parser(sub: Subparsers) -> None:
     gp.add_argument("--threads", type=positive_int, default=None)
     gp.add_argument("--slot", type=float, default=None, help="slot length in hours")
     gp.add_argument(
-        "--out", type=out_path, default="gap-report", help="directory for CSV, PNGs, HTML"
+        "--out", type=out_folder, default="gap-report", help="directory for CSV, PNGs, HTML"
     )
     gp.add_argument(
         "--search-evaluations",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from experiments.cli.common import Subparsers, count, load_instance, out_path, positive_int, seconds
+from experiments.cli.common import Subparsers, count, load_instance, out_file, positive_int, seconds
 from instances import read_plan
 
 
@@ -16,7 +16,7 @@ def add_parser(sub: Subparsers) -> None:
     im.add_argument("--time-limit", type=seconds, default=60.0, help="seconds for the whole call")
     im.add_argument("--plan", default=None, help="start from this slot-aligned plan (JSON)")
     im.add_argument(
-        "--out", type=out_path, default="improved-plan.json", help="write the plan here"
+        "--out", type=out_file, default="improved-plan.json", help="write the plan here"
     )
     im.add_argument("--seed", type=count, default=0)
     im.add_argument("--slot", type=float, default=None, help="slot length in hours")

@@ -10,7 +10,7 @@ from experiments.cli.common import (
     Subparsers,
     count,
     load_instance,
-    out_path,
+    out_file,
     policy_name,
     policy_option,
     policy_options,
@@ -33,7 +33,7 @@ def add_parser(sub: Subparsers) -> None:
     )
     s.add_argument("--seed", type=count, default=0)
     s.add_argument("--slot", type=float, default=None, help="slot length in hours")
-    s.add_argument("--out", type=out_path, help="write the plan (JSON) here")
+    s.add_argument("--out", type=out_file, help="write the plan (JSON) here")
     s.add_argument("--mc", type=scenarios, default=0, help="Monte Carlo scenarios to cross-check")
     s.add_argument(
         "--option",

@@ -567,3 +567,24 @@ def test_values_no_run_can_use_are_usage_errors_before_any_work(
     err = capsys.readouterr().err
     assert repr(argv[-1]) in err or f"got {argv[-1]}" in err
     assert "Traceback" not in err and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["improve", "{i}", "--out", "{d}/nodir/x.json"], "its folder"),
+        (["solve", "{i}", "--policy", "fifo", "--out", "{d}"], "is a folder, not a file"),
+        (["gap", "{i}", "--out", "{d}/afile"], "is a file, not a folder"),
+        (["gap", "{i}", "--out", "{d}/afile/sub"], "is a file, not a folder"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_refused_before_the_work(tmp_path, capsys, argv, said):
+    """Refused by the argument parser, not after minutes of solves whose results were
+    then lost (a hostile-input hunt); nothing is written."""
+    (tmp_path / "afile").write_text("mine")
+    before = sorted(tmp_path.rglob("*"))
+    args = [a.format(i=DATA / "base.json", d=tmp_path) for a in argv]
+    with pytest.raises(SystemExit) as stop:
+        main(args)
+    assert stop.value.code == 2 and said in capsys.readouterr().err
+    assert sorted(tmp_path.rglob("*")) == before and (tmp_path / "afile").read_text() == "mine"
