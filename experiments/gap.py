@@ -281,6 +281,9 @@ def gap_report(
     certified gaps against the number of jobs and ``index.html`` in ``out`` (nothing is
     written if an analysis fails)."""
     rows, charts = [], []
+    for inst in instances:  # every instance's own refusals first, not after the others' solves
+        require_slot(inst)
+        require_no_distributed(inst)
     for k, inst in enumerate(instances):
         row, plans = analyse(
             inst,

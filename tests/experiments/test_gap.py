@@ -331,3 +331,20 @@ def test_a_space_too_large_for_column_generation_is_refused_before_the_milp_solv
     monkeypatch.setattr(decomposition, "MAX_DECOMPOSITION_SIZE", 1)
     with pytest.raises(ModelTooLarge, match="space of schedules"):
         gap.analyse(bundled("tiny"), time_limit=5, evaluations=2, improve_time=0, colgen_time=5)
+
+
+def test_an_instance_without_a_slot_is_refused_before_any_other_is_solved(tmp_path, monkeypatch):
+    """The second of two instances has no slot: refused before the first is analysed
+    (the first's solves took 16 s, then the report was lost; a hostile-input hunt)."""
+    from experiments import gap
+    from milp import MilpError
+
+    def not_reached(*args, **kwargs):
+        raise AssertionError("an instance was analysed before the refusal")
+
+    monkeypatch.setattr(gap, "analyse", not_reached)
+    first = milp_suite()[0]
+    second = first.replace(slot=None)
+    with pytest.raises(MilpError, match="has no slot length"):
+        gap_report([first, second], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
