@@ -139,11 +139,14 @@ def markdown_summary(store_path: str | Path, campaign: str) -> str:
     gaps to the clairvoyant bound."""
     with Store(store_path, readonly=True) as store:
         runs = store.runs(campaign)
+    failed = int((runs["status"] != "ok").sum())
     runs = runs[runs["status"] == "ok"]
     cols = ["runs", "total", "total_ci95", "energy", "tardiness", "missed", "relaunches"]
     cols += ["utilisation", "peak_jobs", "decision_ms"]
+    # the HTML names the failed runs; the markdown said "0 runs" where every run failed
+    also = f", {failed} failed (the HTML report lists them)" if failed else ""
     parts = [
-        f"Campaign `{campaign}`: {len(runs)} runs.",
+        f"Campaign `{campaign}`: {len(runs)} runs{also}.",
         "",
         policy_table(runs)[cols].reset_index().to_markdown(index=False, floatfmt=".4g"),
     ]

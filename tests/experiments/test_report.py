@@ -215,3 +215,26 @@ def test_a_load_sweep_is_read_as_curves_with_confidence_bands():
     runs = _sweep_runs()
     assert best_share(runs[runs["scenario"] != "other"], "sts") == pytest.approx(5 / 6)
     assert sweep_table(runs[runs["scenario"] == "other"]).empty
+
+
+def test_markdown_counts_the_failed_runs(tmp_path, capsys):
+    """Every run failed (the clairvoyant bound on an instance without a slot): the
+    markdown said "0 runs." and nothing more, where the HTML names the failure (a
+    hostile-input hunt)."""
+    from tests.conftest import DATA
+
+    text = f"""
+name = "fails"
+policies = ["clairvoyant"]
+seeds = 1
+time_limit = 5.0
+[[scenarios]]
+generator = "file"
+path = "{DATA / "base.json"}"
+"""
+    path = tmp_path / "f.sqlite"
+    out = run_campaign(parse_campaign(text, base=tmp_path, default_name="x"), path, progress=False)
+    assert len(out.errors) == 1
+    assert main(["report", str(path), "--markdown"]) == 0
+    said = capsys.readouterr().out
+    assert "Campaign `fails`: 0 runs, 1 failed (the HTML report lists them)." in said
