@@ -88,7 +88,7 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
             raise OptionError(
                 f"{name} = an integer of about {digits:,} digits: too large for a number"
             ) from None
-        require(not math.isnan(number), name, value, "must be a number")
+        require(not math.isnan(number), name, value, "must be a number, not NaN")
         return number
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         if isinstance(value, kind):

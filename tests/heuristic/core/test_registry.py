@@ -47,6 +47,7 @@ def test_options_are_passed_by_keyword_over_the_preset():
         ("sts", {"resrve": 0.3}, "policy 'sts': unknown option 'resrve' .*reserve"),
         ("fifo", {"rule": "slowest"}, "rule = 'slowest': must be one of 'cheapest', 'fastest'"),
         ("sts", {"reserve": "0.3"}, "reserve = '0.3': must be a number"),
+        ("sts", {"reserve": math.nan}, "reserve = nan: must be a number, not NaN"),
         ("sts", {"reserve": 1.0}, r"reserve = 1.0: must be in \[0, 1\)"),
         ("sts", {"lookahead": 1}, "lookahead = 1: must be true or false"),
         ("rg", {"starts": 2.5}, "starts = 2.5: must be an integer"),
