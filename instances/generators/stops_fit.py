@@ -267,8 +267,14 @@ class StopsFit:
     @classmethod
     def from_dict(cls, d: Any) -> StopsFit:
         check_numbers(d)  # NaN, 1e400, a 400-digit integer: refused by their path
-        if not isinstance(d, dict) or not isinstance(d.get("classes"), dict):
-            raise InstanceError("classes", type(d).__name__, "a stopping fit has a 'classes' map")
+        if not isinstance(d, dict):
+            raise InstanceError("stopping_fit", type(d).__name__, "must be a JSON object")
+        if not isinstance(d.get("classes"), dict):
+            # an instance file given as the fit showed "classes = 'dict'", a value that
+            # is in no file
+            raise InstanceError(
+                "classes", d.get("classes"), "must map the job classes (is it a stopping fit?)"
+            )
         _known_keys(d, ("source", "method", "classes"), "")
         missing = [c for c in CLASSES if c not in d["classes"]]
         if missing:

@@ -85,7 +85,10 @@ def test_the_fit_round_trips_through_json():
 @pytest.mark.parametrize(
     "doc, field",
     [
-        ({}, "classes"),
+        ({}, "classes = None: must map the job classes"),
+        # an instance given as the fit showed "classes = 'dict'", in no file
+        ({"classes": [1]}, r"classes = \[1\]: must map"),
+        ([], "stopping_fit = 'list': must be a JSON object"),
         ({"classes": {}}, "classes"),
         ({"classes": {c: {"jobs": {}} for c in CLASSES}}, "classes.1 GPU"),
         ({**bundled_fit().to_dict(), "souce": "x"}, "souce"),
