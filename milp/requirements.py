@@ -101,6 +101,19 @@ def require_no_distributed(instance: Instance) -> None:
             )
 
 
+def _charging(instance: Instance) -> str:
+    """The first field of ``instance`` that charges the nodes' own power, with its value
+    (a refusal named none, a hostile-input hunt)."""
+    for i, g in enumerate(instance.gpu_types):
+        if g.idle_w > 0:
+            return f"gpu_types[{i}].idle_w = {g.idle_w:g}"
+    for i, n in enumerate(instance.nodes):
+        if n.base_w > 0:
+            return f"nodes[{i}].base_w = {n.base_w:g}"
+    boot = instance.power_off.boot_kwh if instance.power_off is not None else 0.0
+    return f"power_off.boot_kwh = {boot:g}"
+
+
 def require_billable(instance: Instance, slots: int, slot: float, idle_bound: bool = False) -> None:
     """The MILP prices each slot at one price: a price or carbon series must be constant
     within every slot of the horizon (breakpoints on the slot grid, as hourly prices are
@@ -112,10 +125,10 @@ def require_billable(instance: Instance, slots: int, slot: float, idle_bound: bo
     if instance.node_power and not idle_bound:
         what = "nodes powered off when empty (power_off)" if instance.power_off else "idle power"
         raise MilpError(
-            f"instance {instance.name!r} charges idle power (idle_w, base_w) or node boots "
-            f"(power_off.boot_kwh): {what} is bounded only over a whole instance "
-            "(docs/milp.md, 'Idle power: a bound, not a price'; milp.solve bounds it); "
-            "run it with a policy, or without idle power"
+            f"{_charging(instance)}: instance {instance.name!r} charges the nodes' own power; "
+            f"{what} is bounded only over a whole instance (docs/milp.md, 'Idle power: a "
+            "bound, not a price'; milp.solve and branch-and-price bound it); run it with a "
+            "policy, with branch-and-price (improve --method colgen), or without idle power"
         )
     series = [("prices", instance.prices)]
     if instance.carbon is not None:

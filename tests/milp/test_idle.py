@@ -114,8 +114,11 @@ def test_without_idle_power_the_model_is_unchanged():
 def test_what_the_bound_does_not_cover_is_refused(power_off):
     inst = _idle(0, "worst_case") if power_off is None else _off(0, "worst_case", power_off)
     what = "idle power" if power_off is None else r"powered off when empty \(power_off\)"
-    with pytest.raises(MilpError, match=what):
+    with pytest.raises(MilpError, match=what) as err:
         milp_data(inst, SLOTS)  # a caller that does not say it bounds idle power
+    # the field that charges it, with its value (a hostile-input hunt: none was named)
+    g = inst.gpu_types[0]
+    assert str(err.value).startswith(f"gpu_types[0].idle_w = {g.idle_w:g}: ")
 
 
 # nodes powered off when empty (milp.power_off): the same checks, a bound node by node
