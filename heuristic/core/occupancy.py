@@ -150,6 +150,12 @@ class Occupancy:
         inst = self.instance
         if job.id in self.owner:
             return f"job {job.id!r} already holds GPUs"
+        for node_id in _nodes_of(alloc):
+            # (synergy-opt put a level of one type on a node of another, which only the
+            # plan's checker refused, after the run; a fuzz of valid instances)
+            kind = inst.node(node_id).gpu_type if node_id in self.free else None
+            if kind is not None and kind != cfg.gpu_type:
+                return f"node {node_id!r} has {kind} GPUs, {cfg.label} needs {cfg.gpu_type}"
         for node_id in _nodes_of(alloc) if cfg.host_resources else ():
             if node_id in self.free and not self.host_fits(node_id, cfg):
                 return f"node {node_id!r} lacks the CPU cores or DRAM of {cfg.label}"

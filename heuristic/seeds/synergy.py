@@ -276,7 +276,7 @@ class SynergyPolicy:
             return on_node(r, job, lambda n: proportional_config(r.inst, job, n))
         if target is None:
             return None
-        alloc = on_node(r, job, lambda n: target)
+        alloc = on_node(r, job, lambda n: target, target)
         if alloc is not None or self.allocation == "greedy":
             return alloc
         # (b) the proportional share, (c) reverting peers above theirs to make room

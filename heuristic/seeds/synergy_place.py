@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.seeds.synergy_levels import best_case, proportional_config
 from instances import Config, Instance, Job, Node
+from instances.model import fits_node
 
 
 @dataclass
@@ -57,14 +58,22 @@ def candidate_nodes(r: Round, gpu_type: str, gpus: int, but: str | None = None) 
     return sorted(nodes, key=lambda n: (len(r.occ.free[n.id]), n.id))
 
 
-def on_node(r: Round, job: Job, config_for: Callable[[Node], Config | None]) -> Allocation | None:
-    """The first candidate node on which the level ``config_for(node)`` fits now."""
+def on_node(
+    r: Round, job: Job, config_for: Callable[[Node], Config | None], level: Config | None = None
+) -> Allocation | None:
+    """The first candidate node on which the level ``config_for(node)`` fits now: nodes
+    of ``level``'s GPU type where one is given (LP1's target), else of the job's best
+    case. (The target's type was ignored: a level of one type was put on a node of the
+    best case's other type, a plan the checker refused; a fuzz of valid instances.)"""
     demand = best_case(r.inst, job)
     if demand is None:
         return None
-    for node in candidate_nodes(r, demand.gpu_type, demand.gpus):
+    gpu_type = demand.gpu_type if level is None else level.gpu_type
+    for node in candidate_nodes(r, gpu_type, demand.gpus):
         cfg = config_for(node)
-        if cfg is None or not r.occ.host_fits(node.id, cfg):
+        if cfg is None or not fits_node(cfg, node) or not r.occ.host_fits(node.id, cfg):
+            continue
+        if len(r.occ.free[node.id]) < cfg.gpus:
             continue
         return _first_gpus(r, node, cfg)
     return None

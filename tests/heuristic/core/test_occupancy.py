@@ -114,3 +114,30 @@ def test_the_open_shared_index_finds_what_a_full_scan_finds(moves, max_share):
         if alloc is not None:
             occ.place(job, alloc)
         assert occ.copy()._open == occ._open
+
+
+def _two_types() -> Instance:
+    """One job with a one-GPU level of each of two types, of equal epoch time; the
+    level on type a needs 3 CPU cores, and no node states its cores (a fuzz's instance)."""
+    job = Job(
+        "j",
+        0.0,
+        10.0,
+        EpochDistribution((3.0,), (1.0,)),
+        {Config("a", 1, cpus=3): 0.5, Config("b", 1): 0.5},
+        8.0,
+    )
+    types = (GpuType("a", 16.0, 100.0), GpuType("b", 16.0, 100.0))
+    return Instance(types, (Node("n0", "b", 1), Node("n1", "a", 1)), (job,))
+
+
+def test_a_configuration_on_a_node_of_another_type_is_refused():
+    """The engine placed it and only the plan's checker refused the plan, after the run
+    (synergy-opt put LP1's level of type a on the node of type b)."""
+    from heuristic.core.occupancy import Allocation
+
+    inst = _two_types()
+    occ = Occupancy(inst)
+    wrong = Allocation(Config("a", 1, cpus=3), (("n0", 0),))
+    assert occ.why_not(inst.job("j"), wrong) == "node 'n0' has b GPUs, ax1+3cpu needs a"
+    assert occ.why_not(inst.job("j"), Allocation(Config("a", 1, cpus=3), (("n1", 0),))) is None

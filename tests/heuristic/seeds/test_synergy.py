@@ -318,3 +318,18 @@ def test_served_share_hours_are_busy_gpu_hours_at_the_share():
         (min(s.end, end) - s.start) * len(s.gpus) for s in tune.result.plan if s.start < end
     )
     assert served_per_hour(tune, 0.0, end) > tune_busy / end
+
+
+def test_lp1s_level_of_another_type_goes_to_a_node_of_its_type():
+    """LP1's target level is of type a, the job's best case of type b (fewer cores on a
+    tie): the target was put on the b node, a plan the checker refused (a fuzz of valid
+    instances); now on the a node."""
+    from heuristic.core.registry import make_policy
+    from tests.heuristic.core.test_occupancy import _two_types
+    from validation.check import check_plan
+    from validation.simulator import rollout
+
+    inst = _two_types()
+    plan = rollout(inst, make_policy("synergy-opt"))
+    assert check_plan(inst, plan) == []
+    assert {(s.config.gpu_type, s.gpus[0][0]) for s in plan} == {("a", "n1")}
