@@ -107,6 +107,7 @@ class GandivaPolicy:
         self._groups: list[_Group] = []
         self._packs: dict[GpuRef, tuple[str, str]] = {}
         self._grown: dict[str, int] = {}  # job -> its requested GPU count
+        self._handed: dict[str, float] = {}  # a holder -> its progress when its turn began
         self._next_turn = math.inf
 
     # -- bookkeeping ----------------------------------------------------------------------
@@ -116,6 +117,7 @@ class GandivaPolicy:
         self._groups.clear()
         self._packs.clear()
         self._grown.clear()
+        self._handed.clear()
         self._next_turn = math.inf
 
     @property
@@ -176,13 +178,19 @@ class GandivaPolicy:
         rotate = now >= self._next_turn - 1e-9
         resumes = [0.0]
         for g in self._groups:
-            if rotate and len(g.jobs) > 1:
+            # a holder that has not run an epoch's fraction since its turn began (its node
+            # still booting) keeps the GPU: swapped, each new holder waited out a boot
+            # longer than the quantum and no job ever ran (a fuzz of valid instances)
+            first = present[g.jobs[0]]
+            idle = first.progress <= self._handed.get(first.job.id, -math.inf)
+            if rotate and len(g.jobs) > 1 and not idle:
                 head = g.jobs.pop(0)
                 g.jobs.append(head)
                 if present[head].allocation is not None:
                     occ.release(head)
                     assign[head] = None  # suspended: its state waits in host memory
                 resumes.append(d.inst.resume(g.jobs[0]))
+                self._handed[g.jobs[0]] = present[g.jobs[0]].progress
             holder = present[g.jobs[0]]
             if holder.allocation != g.alloc and occ.why_not(holder.job, g.alloc) is None:
                 occ.place(holder.job, g.alloc)

@@ -262,3 +262,19 @@ def test_free_gpus_without_the_cores_are_not_a_place():
             assert x.job == y.job or x.end <= y.start + 1e-9 or y.end <= x.start + 1e-9
     run = run_online(inst, "gandiva", seed=0)
     assert run.evaluation.missed == 0
+
+
+def test_time_slicing_on_a_node_that_boots_longer_than_a_turn_still_progresses():
+    """Two one-GPU jobs take turns on a node powered off, whose boot (0.5 h) outlasts
+    the quantum: each new holder waited out a boot of its own and was swapped before it
+    ended, and the run never converged (a fuzz of valid instances). A holder that has not
+    run since its turn began now keeps the GPU."""
+    from instances.power import PowerOff
+
+    a = GpuType("a", 16.0, 100.0)
+    d = EpochDistribution((2.0,), (1.0,))
+    jobs = tuple(Job(f"j{k}", 1.0 + 0.25 * k, 50.0, d, {Config("a", 1): 0.5}, 8.0) for k in (0, 1))
+    inst = Instance((a,), (Node("n0", "a", 1),), jobs, power_off=PowerOff(after_h=0.0, boot_h=0.5))
+    plan = rollout(inst, make_policy("gandiva"))
+    ev = evaluate(inst, plan)
+    assert ev.missed == 0 and max(s.end for s in plan) < 4.0
