@@ -37,13 +37,17 @@ def unpack_lone(d: Now, packs: dict[GpuRef, tuple[str, str]]) -> None:
         if not left:
             continue
         s = present[left[0]]
-        cfg = s.allocation.config if s.allocation is not None else None
-        if cfg is None or not cfg.shared:
+        shared = s.allocation
+        if shared is None or not shared.config.shared:
             continue
+        cfg = shared.config
         alone = inst.config_of_shape(s.job, cfg.gpu_type)
         if alone is not None and saves(inst, s, cfg, alone):
             occ.release(s.job.id)
             alloc = Allocation(alone, (ref,))
+            if occ.why_not(s.job, alloc) is not None:  # its node lacks the cores or DRAM
+                occ.place(s.job, shared)  # (a fuzz of valid instances)
+                continue
             occ.place(s.job, alloc)
             assign[s.job.id] = alloc
 

@@ -278,3 +278,23 @@ def test_time_slicing_on_a_node_that_boots_longer_than_a_turn_still_progresses()
     plan = rollout(inst, make_policy("gandiva"))
     ev = evaluate(inst, plan)
     assert ev.missed == 0 and max(s.end for s in plan) < 4.0
+
+
+def test_a_lone_packed_job_is_unpacked_only_where_its_node_has_the_cores():
+    """j1 and j2 are packed on GPU 0, j4 holds GPU 1 with all four cores; when j2 ends,
+    unpacking j1 to its exclusive level (four cores) was placed anyway and the engine
+    refused the plan (a fuzz of valid instances): it stays on its shared slot."""
+
+    def once(e: float) -> EpochDistribution:
+        return EpochDistribution((e,), (1.0,))
+
+    a = GpuType("a", 32.0, 400.0)
+    whole, shared = Config("a", 1, cpus=4), Config("a", 1, shared=True)
+    jobs = (
+        Job("j1", 0.0, 0.001, once(30.0), {whole: 1.0, shared: 1.41}, 1.0),
+        Job("j2", 0.0, 1.36, once(2.0), {Config("a", 1, cpus=2): 0.1, shared: 0.1345}, 30.4),
+        Job("j4", 0.0, 0.5, once(1.0), {whole: 0.5}, 16.0),
+    )
+    inst = Instance((a,), (Node("n1", "a", 2, cpu_cores=4),), jobs)
+    plan = rollout(inst, make_policy("gandiva"))  # the engine checks every placement
+    assert evaluate(inst, plan).total_cost > 0
