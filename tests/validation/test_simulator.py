@@ -116,3 +116,24 @@ def test_engine_stops_a_run_in_which_nothing_progresses(base, monkeypatch):
         simulate(base.replace(relaunch_hours=0.5), Hopper())
     run = simulate(base.replace(relaunch_hours=0.001), Hopper())
     assert set(run.completions) == {"a", "b"}
+
+
+@pytest.mark.parametrize("policy", ["fifo", "edf", "sts", "lp", "gandiva"])
+def test_a_stop_within_the_clocks_tolerance_after_an_event_completes_the_job(policy):
+    """B, released at 1e-9 h, finishes its three 0.3-h epochs at 0.900000001 h; A ends
+    at 0.9 h. The engine ended B at A's end event, 1e-9 h (3.3e-9 epochs) short, and the
+    checker refused every policy's plan (a fuzz of valid instances): B's segment now
+    ends at its stop, overlapping nothing beyond the checker's tolerance."""
+    from heuristic.core.registry import make_policy
+    from instances import EpochDistribution, GpuType, Instance, Job, Node
+    from validation.simulator import rollout
+
+    one = Config("a", 1)
+    jobs = (
+        Job("A", 0.2, 10.0, EpochDistribution((2.0,), (1.0,)), {one: 0.3}, 1.0, relaunch_hours=0.1),
+        Job("B", 1e-9, 10.0, EpochDistribution((3.0,), (1.0,)), {one: 0.3}, 1.0),
+    )
+    inst = Instance((GpuType("a", 32.0, 400.0),), (Node("n0", "a", 2),), jobs)
+    plan = rollout(inst, make_policy(policy))
+    assert check_plan(inst, plan) == []
+    assert max(s.end for s in plan if s.job == "B") == pytest.approx(0.9 + 1e-9, abs=1e-15)
