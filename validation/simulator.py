@@ -118,14 +118,13 @@ class _Engine:
         )
 
     def close(self, job_id: str, busy_until: float | None = None) -> None:
-        """End the job's current segment now and free its GPUs; its work ended at
-        ``busy_until`` (its completion inside the slot; default now)."""
+        """End the job's current segment and free its GPUs; its work ended at
+        ``busy_until`` (its completion inside the slot, or within the clock's tolerance
+        after now, where the segment ends; default now)."""
         run = self.runs[job_id]
         if run.alloc is not None:
             if self.t > run.since + EPS:
-                end = self.t
-                if busy_until is not None and self.t < busy_until <= self.t + EPS:
-                    end = busy_until  # its stop, within the clock's tolerance after now
+                end = self.t if busy_until is None else max(self.t, busy_until)
                 run.last = Segment(run.since, end, job_id, run.alloc.config, run.alloc.gpus)
                 run.last_left = max(0.0, run.busy_until - self.t)
                 self.segments.append(run.last)

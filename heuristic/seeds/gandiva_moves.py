@@ -42,13 +42,10 @@ def unpack_lone(d: Now, packs: dict[GpuRef, tuple[str, str]]) -> None:
             continue
         cfg = shared.config
         alone = inst.config_of_shape(s.job, cfg.gpu_type)
-        if alone is not None and saves(inst, s, cfg, alone):
-            occ.release(s.job.id)
-            alloc = Allocation(alone, (ref,))
-            if occ.why_not(s.job, alloc) is not None:  # its node lacks the cores or DRAM
-                occ.place(s.job, shared)  # (a fuzz of valid instances)
-                continue
-            occ.place(s.job, alloc)
+        if alone is None or not saves(inst, s, cfg, alone):
+            continue
+        alloc = Allocation(alone, (ref,))
+        if _moved(occ, s.job, shared, alloc):
             assign[s.job.id] = alloc
 
 
@@ -93,13 +90,19 @@ def grow_idle(d: Now, packs: Mapping[GpuRef, tuple[str, str]], grown: dict[str, 
         target = max(bigger, key=lambda c: (c.gpus, c.label))
         extra = sorted(occ.free[node])[: target.gpus - cfg.gpus]
         larger = Allocation(target, (*alloc.gpus, *((node, g) for g in extra)))
-        occ.release(job_id)
-        if not occ.host_fits(node, target):  # its node lacks the cores or DRAM to grow
-            occ.place(s.job, alloc)
-            continue
-        occ.place(s.job, larger)
-        assign[job_id] = larger
-        grown.setdefault(job_id, cfg.gpus)
+        if _moved(occ, s.job, alloc, larger):
+            assign[job_id] = larger
+            grown.setdefault(job_id, cfg.gpus)
+
+
+def _moved(occ: Occupancy, job: Job, now: Allocation, new: Allocation) -> bool:
+    """Moves ``job`` from ``now`` to ``new`` where the engine would place it there once
+    ``now`` is given back; else leaves it as it is. (The unpack and the growth placed it
+    anyway where its node lacked the cores or DRAM: a fuzz of valid instances.)"""
+    occ.release(job.id)
+    fits = occ.why_not(job, new) is None
+    occ.place(job, new if fits else now)
+    return fits
 
 
 def own_configs(inst: Instance, job: Job) -> list[Config]:
