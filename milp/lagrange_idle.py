@@ -14,16 +14,19 @@ Both parts split over the jobs, for a lower bound:
   :mod:`milp.lagrange`). Where some configuration draws less than its GPUs idle (never
   for a configuration at its GPUs' busy power; possible for a measured power), the
   credit is not taken and the nodes' own energy counts as nothing, as before.
-- **Powered hours.** ``P(H > s) >= P(C_j > s)`` for every job ``j``, so for any weights
-  ``w_jt >= 0`` with ``Σ_j w_jt <= 1``, ``P(H > end of slot t) >= Σ_j w_jt S_j(t)`` with
-  ``S_j(t) = P(C_j > end of t)``, and ``P(H > s)`` only falls within the slot. Each job
-  pays ``w_jt π_t P Δ S_j(t)`` per slot: the probability that it has not completed, a
-  function of its progress (its blocks whose stop has not yet passed), which the grid
-  under-counts (it runs ahead of the true progress). The weights are one job per slot,
-  the job likeliest still to run in each job's cheapest schedule alone (any choice is
-  valid). Where it is larger in those schedules, a slot takes instead the constant
-  ``1 − Π_j F⁺_j(t)``, ``F⁺_j`` the job's completion by then were it run at top speed
-  from its release (no plan completes it sooner: :func:`sooner`).
+- **Powered hours.** With the jobs' stops independent, ``P(H > t) = 1 − Π_j x_j``,
+  ``x_j = P(C_j <= end of slot t)``, and no plan completes a job sooner than at top
+  speed from its release, ``x_j <= F⁺_j(t)`` (:func:`sooner`). So for any job ``i``,
+  ``P(H > t) >= 1 − x_i q_i = (1 − q_i) + q_i S_i(t)``, ``q_i = Π_{j≠i} F⁺_j(t)`` and
+  ``S_i(t) = P(C_i > end of t)``, and ``P(H > s)`` only falls within the slot: a
+  constant, and job ``i`` paying ``q_i π_t P Δ S_i(t)``, the probability that it has
+  not completed, a function of its progress (its blocks whose stop has not yet
+  passed), which the grid under-counts (it runs ahead of the true progress). This is at
+  least ``S_i(t)`` (one job's share) and at least ``1 − Π_j F⁺_j(t)`` (the hours surely
+  powered). Each slot takes the job that makes it largest in the jobs' cheapest
+  schedules alone, or the constant ``1 − Π_j F⁺_j(t)`` alone where that is larger
+  there (any choice is valid: :func:`powered_shares`). A job's floor adds its charge
+  at its least survival, ``1 − F⁺_j(t)``.
 
 The compact model's ``>= 0`` on a slot's own energy is not kept: the bound is the sum of
 the two parts, each at most its true value."""
@@ -128,28 +131,15 @@ def alive(stop_probability: np.ndarray, marks: np.ndarray, states: int) -> np.nd
     return (marks[None, :] > i[:, None]).astype(float) @ stop_probability
 
 
-def weights(path_alive: np.ndarray) -> np.ndarray:
-    """One job per slot (``(J, slots)``, 0 or 1): the one likeliest still to run,
-    ``path_alive[j, t]`` (1 before its first slot), the first such job on ties."""
-    n_j, slots = path_alive.shape
-    w = np.zeros((n_j, slots))
-    if n_j:
-        w[np.argmax(path_alive, axis=0), np.arange(slots)] = 1.0
-    return w
-
-
 def split_idle(
     a: Any, d: MilpData, idle: IdleCharge, own: np.ndarray, solve: Callable[[Any], Any]
 ) -> tuple[Any, np.ndarray, float]:
     """``a`` (the jobs' problems stacked by :mod:`milp.lagrange`; ``solve``: their
     cheapest paths at zero prices) with the nodes' own energy split over the jobs (the
     module's docstring), each job's floor, and a constant. In each slot the powered
-    hours are either a constant, ``1 − Π_j F_j(t)`` with each job's completion by the
-    slot's end at most as likely as at top speed from its release (:func:`sooner`), or
-    carried by one job, the one likeliest still to run in its cheapest schedule alone,
-    whichever is larger in those schedules. Of the two splits, every GPU's idle power
-    with the credits or the nodes' base power alone, the one higher at zero prices is
-    kept."""
+    hours are split by :func:`powered_shares` on the jobs' cheapest schedules alone.
+    Of the two splits, every GPU's idle power with the credits or the nodes' base power
+    alone, the one higher at zero prices is kept."""
     slots = len(idle.price)
     _, path = solve(a)  # the jobs' cheapest schedules alone, at zero prices
     n_j, n_i1 = a.alive.shape
@@ -162,10 +152,8 @@ def split_idle(
         state[on] = np.minimum(state[on] + a.adv[jobs[on], k[on]], n_i1 - 1)
         started = a.first <= t
         path_alive[started, t] = a.alive[jobs[started], state[started]]
-    w = weights(path_alive)
-    sure = 1.0 - np.prod([sooner(jd, slots) for jd in d.jobs.values()], axis=0)
-    fixed = sure >= path_alive.max(axis=0)
-    w[:, fixed] = 0.0
+    done = np.array([sooner(jd, slots) for jd in d.jobs.values()]).reshape(n_j, slots)
+    share, carried = powered_shares(done, path_alive, a.first, a.last)
     net = idle.net[:, :, None]
     with np.errstate(invalid="ignore"):  # inf * 0 where the net power is 0: replaced
         credited = replace(
@@ -181,14 +169,50 @@ def split_idle(
     )
     best: tuple[float, Any, np.ndarray, float] | None = None
     for arrays, kw, floor in ((credited, idle.kw, floors), (a, idle.base_kw, own)):
-        constant = float(np.sum((idle.price * kw * sure)[fixed]))
-        arrays = replace(arrays, charge=w * idle.price[None, :] * kw)
+        constant = float(np.sum(idle.price * kw * share))
+        charge = carried * idle.price[None, :] * kw
+        arrays = replace(arrays, charge=charge)
+        # every plan pays at least the charge at its least survival, 1 - done
+        floor = floor + np.sum(charge * (1.0 - done), axis=1)
         values, _ = solve(arrays)
         value = float(np.sum(np.maximum(values, floor))) + constant
         if best is None or value > best[0]:
             best = (value, arrays, floor, constant)
     assert best is not None
     return best[1], best[2], best[3]
+
+
+def powered_shares(
+    done: np.ndarray, path_alive: np.ndarray, first: np.ndarray, last: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per slot, the share of its powered hours charged as a constant, and per job and
+    slot, the weight on the job's survival (at most one job per slot): with
+    ``x_j = P(C_j <= end of t) <= done_j`` and the jobs' stops independent,
+    ``P(H > end of t) = 1 − Π_j x_j >= 1 − x_i Π_{j≠i} done_j = (1 − q_i) + q_i S_i``
+    for any job ``i`` (``q_i = Π_{j≠i} done_j``, ``S_i = 1 − x_i``), which is at least
+    ``S_i`` and at least ``1 − Π_j done_j``. Each slot takes the job ``i`` (within its
+    window, where its path pays the charge) that makes it largest in the jobs' cheapest
+    schedules alone (``path_alive``), or the constant ``1 − Π_j done_j`` alone where
+    that is larger there (the grid may run ahead of the true survival)."""
+    n_j, slots = done.shape
+    before = np.ones_like(done)
+    after = np.ones_like(done)
+    if n_j > 1:
+        before[1:] = np.cumprod(done[:-1], axis=0)
+        after[:-1] = np.cumprod(done[::-1], axis=0)[::-1][1:]
+    q = before * after  # Π_{j≠i} done_j
+    t = np.arange(slots)
+    live = (first[:, None] <= t[None, :]) & (t[None, :] <= last[:, None])
+    value = np.where(live, 1.0 - q * (1.0 - path_alive), -np.inf)
+    sure = 1.0 - np.prod(done, axis=0)
+    carried = np.zeros((n_j, slots))
+    if n_j == 0:
+        return sure, carried
+    i = np.argmax(value, axis=0)
+    take = value[i, t] > sure
+    carried[i[take], t[take]] = q[i[take], t[take]]
+    share = np.where(take, 1.0 - q[i, t], sure)
+    return share, carried
 
 
 def sooner(jd: JobData, slots: int) -> np.ndarray:

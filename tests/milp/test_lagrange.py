@@ -179,3 +179,64 @@ def test_a_weight_held_at_its_least_does_not_claim_convergence():
     lb = lagrangian_bound(inst, SLOTS, upper=best, states=64)
     assert lb.termination.name == "OTHER_LIMIT"
     assert 0.3988 < lb.bound <= best
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 6), st.integers(0, 2**32 - 1))
+def test_the_powered_hours_split_never_charges_more_than_they_are(n_j, slots, seed):
+    """``powered_shares`` (milp.lagrange_idle): whatever each job's completion ``x_j <=
+    done_j`` and the jobs' cheapest schedules, the constant plus the chosen jobs'
+    survival charges are at most ``P(H > t) = 1 − Π_j x_j`` in every slot (the stops
+    independent), and at least the one job's survival or ``1 − Π_j done_j`` it
+    replaced. Counting the chosen job among the others (``q`` the product of every
+    ``done``) breaks the first (checked by mutation)."""
+    import numpy as np
+
+    from milp.lagrange_idle import powered_shares
+
+    rng = np.random.default_rng(seed)
+    done = rng.choice([0.0, 0.3, 1.0, rng.uniform()], size=(n_j, slots))
+    x = done * rng.choice([0.0, 1.0, rng.uniform()], size=(n_j, slots))
+    first = rng.integers(0, slots, n_j)
+    last = np.maximum(first, rng.integers(0, slots, n_j))
+    path_alive = rng.uniform(size=(n_j, slots))
+    share, carried = powered_shares(done, path_alive, first, last)
+    assert np.all((carried > 0).sum(axis=0) <= 1)
+    t = np.arange(slots)
+    live = (first[:, None] <= t) & (t <= last[:, None])
+    assert not np.any(carried[~live])
+    powered = 1.0 - np.prod(x, axis=0)
+    assert np.all(share + np.sum(carried * (1.0 - x), axis=0) <= powered + 1e-12)
+    in_path = share + np.sum(carried * path_alive, axis=0)
+    one_job = np.where(live, path_alive, 0.0).max(axis=0)
+    assert np.all(in_path >= np.maximum(one_job, 1.0 - np.prod(done, axis=0)) - 1e-12)
+
+
+def test_the_powered_hours_carried_by_one_job_are_also_the_others_chance_to_be_done():
+    """Nodes always on: in a slot where job ``i`` carries the powered hours, the cluster
+    is powered unless every job is done, at most ``x_i Π_{j≠i} done_j``, so the slot
+    pays ``(1 − q_i) + q_i S_i`` (``q_i = Π_{j≠i} done_j``) where it paid ``S_i``, or
+    ``1 − Π_j done_j`` alone. On a tiny instance (two jobs, idle 30%, 100 W of base
+    power per GPU slot) the bound rises from 0.8490 (one job's survival per slot,
+    measured on the code before) to 0.8579, under the optimum 0.9290."""
+    import numpy as np
+
+    import milp.lagrange_idle
+
+    inst = _idle(0, "worst_case")
+    best, _ = joint_brute_force(inst, SLOTS)
+    lb = lagrangian_bound(inst, SLOTS, upper=best, states=64).bound
+    assert 0.8575 < lb <= best + 1e-9
+
+    def one_job(done, path_alive, first, last):
+        # the split before: the likeliest job's survival alone, or the constant
+        carried = np.zeros_like(done)
+        carried[np.argmax(path_alive, axis=0), np.arange(done.shape[1])] = 1.0
+        sure = 1.0 - np.prod(done, axis=0)
+        fixed = sure >= path_alive.max(axis=0)
+        carried[:, fixed] = 0.0
+        return np.where(fixed, sure, 0.0), carried
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(milp.lagrange_idle, "powered_shares", one_job)
+        assert lagrangian_bound(inst, SLOTS, upper=best, states=64).bound < lb - 0.005
