@@ -134,6 +134,12 @@ def sharing_table(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _undefined_as_na(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with its NaNs (an interval of one seed) as None, which the markdown
+    prints as its missing value (it prints a float NaN as "nan")."""
+    return table.astype(object).where(table.notna(), None)
+
+
 def markdown_summary(store_path: str | Path, campaign: str) -> str:
     """The campaign's tables as markdown (for docs): per policy, STS's cuts, sharing,
     gaps to the clairvoyant bound."""
@@ -148,7 +154,9 @@ def markdown_summary(store_path: str | Path, campaign: str) -> str:
     parts = [
         f"Campaign `{campaign}`: {len(runs)} runs{also}.",
         "",
-        policy_table(runs)[cols].reset_index().to_markdown(index=False, floatfmt=".4g"),
+        _undefined_as_na(policy_table(runs)[cols].reset_index()).to_markdown(
+            index=False, floatfmt=".4g", missingval="n/a"
+        ),
     ]
     rel = relative_table(runs)
     if not rel.empty:

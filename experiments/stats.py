@@ -18,6 +18,7 @@ def t95(n: int) -> float:
 
 
 def ci95(values: pd.Series) -> float:
-    """Half-width of the 95% confidence interval of the mean (0 for one value)."""
+    """Half-width of the 95% confidence interval of the mean; NaN for one value, which
+    gives no interval (a 0 there read as certainty: the tables print it as n/a)."""
     n = int(values.count())
-    return t95(n) * float(values.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+    return t95(n) * float(values.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan

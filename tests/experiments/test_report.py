@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -55,8 +56,10 @@ def test_tables_aggregate_the_stored_runs(store):
     assert set(rel["versus"]) == {"edf"}
 
 
-def test_ci95_of_one_value_is_zero():
-    assert ci95(pd.Series([3.0])) == 0.0
+def test_ci95_of_one_value_is_undefined_not_zero():
+    """One seed gives no interval: 0 read as certainty (a hostile-input hunt), so it is
+    NaN, printed n/a in the markdown summary."""
+    assert math.isnan(ci95(pd.Series([3.0])))
 
 
 def test_report_renders_in_headless_chromium_with_its_images(store, tmp_path):
@@ -238,3 +241,16 @@ path = "{DATA / "base.json"}"
     assert main(["report", str(path), "--markdown"]) == 0
     said = capsys.readouterr().out
     assert "Campaign `fails`: 0 runs, 1 failed (the HTML report lists them)." in said
+
+
+def test_one_seed_prints_no_interval_in_the_markdown(tmp_path, capsys):
+    """A campaign of one seed: the summary's total_ci95 is n/a, not 0 (which read as a
+    certain mean)."""
+    path = tmp_path / "one.sqlite"
+    text = CAMPAIGN.replace("seeds = 3", "seeds = 1")
+    text = text.replace('"sts", "edf", "clairvoyant"', '"edf"')
+    out = run_campaign(parse_campaign(text, base=Path("."), default_name="x"), path, progress=False)
+    assert out.errors == ()
+    assert main(["report", str(path), "--markdown"]) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| suite")]
+    assert len(rows) == 2 and all("| n/a " in r for r in rows)
