@@ -160,6 +160,7 @@ def improve(
     if problems:
         raise MilpError(f"the initial plan is infeasible: {problems[0]}")
     lns = _Search(instance, initial_plan, t0, time_limit, on_step)
+    _check_bound(bound, lns.ev.total_cost)
     lns.raise_bound(bound, lagrangian)
     subs = _SubMilps(sub_time_limit, sub_gap, threads)
     sizes = _Sizes(size, max_size, sub_time_limit, len(instance.jobs))
@@ -201,6 +202,20 @@ class _Sizes:
             self.size = min(self.size + 2, self.max_size, self.jobs)
         elif not proved:
             self.size = max(MIN_SIZE, self.size - 2)
+
+
+def _check_bound(bound: float | None, start: float) -> None:
+    """A caller's lower bound is a number no plan costs less than: at most the start's
+    cost (taken as proof, a bound above it ended the search at once, "optimal")."""
+    if bound is None:
+        return
+    if isinstance(bound, bool) or not isinstance(bound, (int, float)) or math.isnan(bound):
+        raise MilpError(f"bound = {bound!r}: must be a number (a known lower bound)")
+    if bound > start * (1 + 1e-9) + 1e-12:
+        raise MilpError(
+            f"bound = {bound:g} is above the initial plan's cost {start:g}: no lower bound "
+            "is (the plan is feasible)"
+        )
 
 
 class _Search:

@@ -156,6 +156,21 @@ def test_a_time_limit_that_is_not_a_positive_number_is_refused(small, limit):
         improve(small, time_limit=limit)
 
 
+@pytest.mark.parametrize("factor", [2.0, 1e9, math.nan, "1"])
+def test_a_bound_above_the_start_or_not_a_number_is_refused(small, factor):
+    """A caller's ``bound`` is taken as proof: one above the start's cost (no lower bound
+    can be) ended the search at once and called the start optimal with a gap of 0 (a
+    hunt of the library's arguments); NaN or text is not a bound either."""
+    plan = rollout(small, StsPolicy())
+    cost = evaluate(small, plan).total_cost
+    bound = factor if isinstance(factor, str) else factor * cost
+    with pytest.raises(MilpError, match="bound = "):
+        improve(small, time_limit=5, initial_plan=plan, bound=bound, lagrangian=False)
+    # at most the start's cost it is the caller's proof, as documented
+    res = improve(small, time_limit=5, initial_plan=plan, bound=cost, lagrangian=False)
+    assert res.status is SolutionStatus.OPTIMAL and res.objective == cost
+
+
 def test_a_horizon_kept_short_claims_no_bound():
     """A job of no tardiness weight under a flat bill: nothing bounds how late a plan as
     good as the start may end, so the search's horizon is the base one and a bound over
