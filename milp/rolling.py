@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, replace
 
 from heuristic.core.occupancy import Allocation
-from heuristic.core.options import require
+from heuristic.core.options import check_fields, require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Job, Plan
@@ -100,8 +100,14 @@ class RollingMilpOptions:
     max_jobs: int = 12
 
     def __post_init__(self) -> None:
+        check_fields(self)
         limit = self.time_limit_seconds
-        require(math.isfinite(limit) and limit > 0, "time_limit_seconds", limit, "must be above 0")
+        require(
+            math.isfinite(limit) and limit > 0,
+            "time_limit_seconds",
+            limit,
+            "must be a positive, finite number of seconds",
+        )
         require(self.max_jobs >= 1, "max_jobs", self.max_jobs, "must be at least 1")
 
 

@@ -12,6 +12,7 @@ from typing import Literal
 
 from heuristic.core.choice import first_placement, ranked_configs
 from heuristic.core.occupancy import Allocation
+from heuristic.core.options import check_fields
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 
 
@@ -22,6 +23,9 @@ class FixedConfigOptions:
     worst case, or the fastest (``edf-fastest``)."""
 
     rule: Literal["cheapest", "fastest"] = "cheapest"
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 class FifoPolicy:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from heuristic.baselines.candidate import Candidate, Decoded, Search
-from heuristic.core.options import require
+from heuristic.core.options import check_fields, require
 from heuristic.core.policy import Decision, SchedulerState
 from heuristic.core.urgency import slack
 from instances import Config
@@ -39,6 +39,7 @@ class RgOptions:
     bias: float = 0.4
 
     def __post_init__(self) -> None:
+        check_fields(self)
         # each start is a construction per decision point: 1e9 never finished
         require(
             1 <= self.starts <= MAX_STARTS, "starts", self.starts, f"must be 1 to {MAX_STARTS:,}"

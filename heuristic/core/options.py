@@ -105,6 +105,21 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
     raise TypeError(f"option {name}: unsupported type {kind!r}")  # a policy's own defect
 
 
+def check_fields(options: object) -> None:
+    """Every field of an options dataclass checked by type as :func:`build_options`
+    checks it (and taken as it takes it: an int for a float, an enum's value for the
+    enum), for options built directly: ``StsOptions(lookahead="false")`` ran with the
+    look-ahead on, and a misspelt order as the default one. Called first by each
+    dataclass's ``__post_init__``."""
+    hints = field_types(type(options))
+    try:
+        for f in dataclasses.fields(options):  # type: ignore[arg-type]
+            value = _coerce(f.name, hints[f.name], getattr(options, f.name))
+            object.__setattr__(options, f.name, value)  # frozen: as its own __init__ does
+    except OptionError as err:
+        raise OptionError(f"{type(options).__name__}: {err}") from None
+
+
 def option_names(cls: type) -> tuple[str, ...]:
     """The options an options dataclass declares, in order."""
     return tuple(f.name for f in dataclasses.fields(cls))

@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from heuristic.core.occupancy import Allocation, Occupancy
-from heuristic.core.options import positive_hours
+from heuristic.core.options import check_fields, positive_hours
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.seeds.gandiva_moves import Now, grow_idle, own_configs, shrink, unpack_lone
 from instances import Config, GpuRef, Instance, Job, Node
@@ -89,6 +89,7 @@ class GandivaOptions:
     migrate: bool = True
 
     def __post_init__(self) -> None:
+        check_fields(self)
         positive_hours("quantum_hours", self.quantum_hours)
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from heuristic.core.choice import first_placement, requested_configs
 from heuristic.core.occupancy import Allocation, Occupancy
-from heuristic.core.options import require
+from heuristic.core.options import check_fields, require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.seeds.liquid_estimate import KneeForest, default_forest, knee_gpus
 from heuristic.seeds.liquid_ga import GroupGA, Task
@@ -79,6 +79,7 @@ class LiquidOptions:
     max_generations: int = 100
 
     def __post_init__(self) -> None:
+        check_fields(self)
         require(self.share_ratio >= 0, "share_ratio", self.share_ratio, "must be at least 0")
         for name in ("tolerance", "noise", "lam"):
             v = getattr(self, name)

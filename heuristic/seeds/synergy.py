@@ -56,7 +56,7 @@ from typing import Literal
 
 from heuristic.core.choice import first_placement, requested_configs
 from heuristic.core.occupancy import Allocation, Occupancy
-from heuristic.core.options import positive_hours, require
+from heuristic.core.options import check_fields, positive_hours, require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.seeds.synergy_levels import best_case, lp1_levels, proportional_config
 from heuristic.seeds.synergy_place import (
@@ -88,6 +88,7 @@ class SynergyOptions:
     repack: bool = True
 
     def __post_init__(self) -> None:
+        check_fields(self)
         require(
             self.allocation in ALLOCATIONS,
             "allocation",

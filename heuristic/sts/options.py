@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from heuristic.core.options import hours, require
+from heuristic.core.options import check_fields, hours, require
 from heuristic.sts.contention import WORK_SHARE
 from heuristic.sts.spare import SPARE
 from heuristic.sts.timing import FINE_FRACTIONS, FRACTIONS, TimingRule
@@ -173,6 +173,7 @@ class StsOptions:
         return TimingRule(shares, self.margin_recovers, self.loose_window, self.late_for_price)
 
     def __post_init__(self) -> None:
+        check_fields(self)
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")
         require(
             math.isfinite(self.spare) and self.spare >= 0,

@@ -84,6 +84,32 @@ def test_a_bad_option_is_refused_naming_the_policy_and_the_option(name, options,
         make_policy(name, **options)
 
 
+@pytest.mark.parametrize("name", sorted(set(policy_names()) - {"milp"}) + ["milp"])
+def test_options_built_directly_are_checked_as_by_name(name):
+    """docs/policies.md gives ``make_policy(name, **options)`` and the class built from its
+    ``Options`` as one policy, but options built directly were checked for range only:
+    ``StsOptions(lookahead="false")`` ran with the look-ahead on, a misspelt order as the
+    default one (a hunt of the library's arguments). Every field of every policy's
+    options, given a value of the wrong kind, is refused naming the class and the field;
+    an int is taken for a float, an enum's value for the enum, as by name."""
+    cls = policy_class(name).Options
+    for f in dataclasses.fields(cls):
+        with pytest.raises(OptionError, match=f"{cls.__name__}: {f.name} = "):
+            cls(**{f.name: ["not", "an", "option"]})
+    taken = cls(**policy_options(name).__dict__)
+    assert taken == policy_options(name)
+
+
+def test_misspelt_and_textual_options_built_directly_are_refused():
+    from heuristic.sts.options import StsOptions
+
+    with pytest.raises(OptionError, match="StsOptions: lookahead = 'false': must be true"):
+        StsOptions(lookahead="false")
+    with pytest.raises(OptionError, match="StsOptions: urgency = 'slak': must be one of"):
+        StsOptions(urgency="slak")  # type: ignore[arg-type]
+    assert isinstance(StsOptions(reserve=0).reserve, float)
+
+
 def test_an_unknown_policy_is_refused_listing_the_known_ones():
     with pytest.raises(ValueError, match="unknown policy 'stss'; known: fifo, edf"):
         make_policy("stss")
