@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from instances.errors import InstanceError
-from instances.fields import is_number, positive
+from instances.fields import in_order, is_number, positive
 from instances.limits import MAX_CARBON, MAX_HOURS, MAX_PRICE, MAX_SERIES, MIN_SLOT_HOURS
 
 After = Literal["repeat", "hold"]
@@ -58,8 +58,9 @@ class Series:
         object.__setattr__(self, "_cum", cum)
 
     def _checked_values(self) -> tuple[float, ...]:
-        if isinstance(self.values, str | bytes) or not hasattr(self.values, "__len__"):
-            raise InstanceError("values", self.values, "must be a list of numbers")
+        # a mapping's keys or a set's hash order are not the caller's series
+        if not in_order(self.values) or not hasattr(self.values, "__len__"):
+            raise InstanceError("values", self.values, "must be a list of numbers, in order")
         if len(self.values) == 0:
             raise InstanceError("values", [], "the series is empty: give at least one value")
         if len(self.values) > MAX_SERIES:
@@ -72,8 +73,9 @@ class Series:
         )
 
     def _checked_times(self, n: int) -> tuple[float, ...]:
-        if isinstance(self.times, str | bytes) or not hasattr(self.times, "__len__"):
-            raise InstanceError("times", self.times, "must be a list of numbers")
+        # a mapping's keys or a set's hash order are not the caller's series
+        if not in_order(self.times) or not hasattr(self.times, "__len__"):
+            raise InstanceError("times", self.times, "must be a list of numbers, in order")
         if len(self.times) != n + 1:
             raise InstanceError(
                 "times",

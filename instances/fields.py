@@ -40,7 +40,7 @@ def is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _in_order(values: Any) -> bool:
+def in_order(values: Any) -> bool:
     """Whether ``values`` is a collection whose order is the caller's: a list, tuple,
     array or generator, not a string (``"12"`` would read as 1 and 2), a set or a
     mapping."""
@@ -49,9 +49,9 @@ def _in_order(values: Any) -> bool:
 
 
 def numbers_in(path: str, values: Any) -> tuple[float, ...]:
-    """``values`` as a tuple of floats, in order (:func:`_in_order`), a bad entry named
+    """``values`` as a tuple of floats, in order (:func:`in_order`), a bad entry named
     ``path[i]``."""
-    if not _in_order(values):
+    if not in_order(values):
         raise InstanceError(path, values, "must be a list of numbers")
     out = []
     for i, v in enumerate(values):
@@ -90,9 +90,9 @@ def count(path: str, value: Any, upper: int) -> int:
 
 
 def items_of(path: str, values: Any, cls: type) -> tuple[Any, ...]:
-    """``values`` as a tuple of ``cls``, in order (:func:`_in_order`), each entry a
+    """``values`` as a tuple of ``cls``, in order (:func:`in_order`), each entry a
     ``cls``, a bad one named ``path[i]``."""
-    if not _in_order(values):
+    if not in_order(values):
         raise InstanceError(path, values, f"must be a list of {cls.__name__}")
     out = tuple(values)
     for i, v in enumerate(out):

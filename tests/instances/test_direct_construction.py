@@ -21,6 +21,22 @@ from instances import (
 )
 
 
+def test_a_series_given_as_a_mapping_or_a_set_is_refused():
+    """A dict of hour -> price was read by its keys, the hours billed as prices (2.56
+    against 0.34 on ``tiny``), and a set in its hash order (a hunt of the library's
+    arguments): refused as the stops of a distribution are."""
+    from instances.energy import Series
+
+    times = (0.0, 1.0, 2.0, 3.0)
+    with pytest.raises(InstanceError, match=r"values = .*must be a list of numbers, in order"):
+        Series(times, {0: 0.30, 1: 0.05, 2: 0.05})  # type: ignore[arg-type]
+    with pytest.raises(InstanceError, match=r"values = .*must be a list of numbers, in order"):
+        Series(times, {0.3, 0.05, 0.2})  # type: ignore[arg-type]
+    with pytest.raises(InstanceError, match=r"times = .*must be a list of numbers, in order"):
+        Series({0.0: 1, 1.0: 2}, (0.3,))  # type: ignore[arg-type]
+    assert Series(np.array(times), [0.3, 0.05, 0.05]).values == (0.3, 0.05, 0.05)
+
+
 def test_stops_given_as_text_or_a_set_are_refused():
     # "12" was read character by character: stops (1.0, 2.0)
     with pytest.raises(InstanceError, match="stops = '12': must be a list of numbers"):
