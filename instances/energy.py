@@ -350,6 +350,8 @@ class Carbon:
     def __post_init__(self) -> None:
         if not isinstance(self.intensity, Series):
             raise InstanceError("carbon", self.intensity, "must be a Series")
+        # a Series built in code is held to a price's bound: the file's is carbon's
+        at_most("carbon", self.intensity.values_array, MAX_CARBON, "g CO2-eq per kWh")
         object.__setattr__(
             self, "price", positive("price", self.price, allow_zero=True, upper=MAX_PRICE)
         )
@@ -361,6 +363,17 @@ class Carbon:
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.intensity.to_dict(), "price": self.price}
+
+
+def at_most(path: str, values: np.ndarray, upper: float, unit: str) -> None:
+    """Every value of a series within the model's bound for it (docs/model.md, bounds):
+    a series built in code carries its own ``upper``, which a file's reader sets."""
+    over = np.flatnonzero(values > upper)
+    if len(over):
+        i = int(over[0])
+        raise InstanceError(
+            f"{path}.values[{i}]", float(values[i]), f"must be at most {upper:g} {unit}"
+        )
 
 
 def carbon_from_dict(doc: dict[str, Any]) -> Carbon:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from instances.distribution import EpochDistribution
-from instances.energy import Carbon, Series
+from instances.energy import Carbon, Series, at_most
 from instances.errors import InstanceError
 from instances.fields import count as _count
 from instances.fields import ident as _ident
@@ -546,6 +546,7 @@ class Instance:
             raise InstanceError("prices", self.prices, "must be a Series")
         if self.prices is not None:  # as for energy_price, above
             values = self.prices.values_array
+            at_most("prices", values, MAX_PRICE, "per kWh")
             tiny = np.flatnonzero((values > 0) & (values < MIN_PRICE))
             if len(tiny):
                 i = int(tiny[0])

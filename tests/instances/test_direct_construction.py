@@ -144,3 +144,21 @@ def test_segments_of_the_wrong_types_are_refused_naming_the_field(base):
 def test_a_negative_zero_is_stored_as_zero(base):
     inst = base.replace(energy_price=-0.0)
     assert str(inst.energy_price) == "0.0"
+
+
+def test_series_built_in_code_are_held_to_the_files_bounds():
+    """Carbon intensity built in code was held to a price's bound (1e6), not carbon's
+    (1e5 g/kWh): the instance was costed and written, and its own file then refused by
+    the reader; a price series built with a larger ``upper`` passed too (a hunt of the
+    library's arguments)."""
+    from instances.bundled import bundled
+    from instances.energy import Carbon, Series
+
+    tiny = bundled("tiny")
+    with pytest.raises(InstanceError, match=r"carbon.values\[0\] = 500000.0: must be at most"):
+        tiny.replace(carbon=Carbon(Series.flat(5e5), price=10.0))
+    with pytest.raises(
+        InstanceError, match=r"prices.values\[0\] = 50000000.0: must be at most 1e\+06 per kWh"
+    ):
+        tiny.replace(prices=Series((0.0, 1.0), (5e7,), upper=1e9))
+    assert tiny.replace(carbon=Carbon(Series.flat(1e5), price=10.0)).carbon is not None
