@@ -21,10 +21,12 @@ from milp.requirements import (
     MilpError,
     ModelTooLarge,
     require_billable,
+    require_cost,
     require_no_distributed,
     require_no_suspend,
     require_one_shared_shape,
     require_slot,
+    require_slots,
 )
 
 EPS = 1e-9
@@ -290,6 +292,9 @@ def milp_data(
 
     ``outside``: what jobs outside the model hold (:class:`Outside`)."""
     slot = require_slot(instance)
+    if require_slots(slots) is None:  # 10.5 or "10" refused by it; None: no horizon
+        raise MilpError("slots = None: must be a whole number of slots, at least 1")
+    require_cost("cutoff", cutoff)
     # idle power only where the caller bounds it from below (milp.idle, or by nothing
     # as the Lagrangian bound does) over a whole instance
     require_billable(instance, slots, slot, idle_bound and outside is None)

@@ -8,7 +8,7 @@ import math
 from numbers import Integral, Real
 
 from instances import Config, Instance
-from instances.fields import whole_at_least
+from instances.fields import is_number, whole_at_least
 
 
 class MilpError(ValueError):
@@ -40,6 +40,15 @@ def require_slots(slots: object) -> int | None:
     if not whole_at_least(slots, 1):
         raise MilpError(f"slots = {slots!r}: must be a whole number of slots, at least 1")
     return int(slots)
+
+
+def require_cost(name: str, cost: object) -> None:
+    """``None``, or a plan's cost: a finite number, at least 0 (NaN cut no window and
+    ended the Lagrangian bound's rounds after two)."""
+    if cost is None:
+        return
+    if not (is_number(cost) and math.isfinite(cost) and cost >= 0):  # type: ignore[arg-type,operator]
+        raise MilpError(f"{name} = {cost!r}: must be the cost of a plan, a number >= 0")
 
 
 def require_slot(instance: Instance) -> float:

@@ -51,3 +51,32 @@ def test_branch_and_price_refuses_a_horizon_it_would_spend_its_time_building():
     """10**7 slots took 11 s against a time limit of 5, and 1.4 GB, before a column."""
     with pytest.raises(ModelTooLarge, match="slots = 10,000,000: branch-and-price takes"):
         decomposition.solve(bundled("tiny"), slots=10**7, time_limit=5)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"states": 0}, "states = 0: must be a whole number, at least 2"),
+        ({"states": 1.5}, "states = 1.5"),
+        ({"iterations": -1}, "iterations = -1: must be a whole number, at least 1"),
+        ({"time_limit": float("nan")}, "time_limit = nan: must be a positive number"),
+        ({"time_limit": 0}, "time_limit = 0"),
+        ({"upper": float("nan")}, "upper = nan: must be the cost of a plan"),
+        ({"upper": -1.0}, "upper = -1.0"),
+        ({"upper": "1"}, "upper = '1'"),
+        ({"slots": 10.5}, "slots = 10.5: must be a whole number of slots"),
+        ({"slots": "10"}, "slots = '10'"),
+    ],
+)
+def test_the_lagrangian_bound_and_the_model_refuse_bad_arguments_by_name(kwargs, message):
+    """``lagrangian_bound`` checked none of its arguments (a hunt of the library's
+    arguments): states 0 was a ZeroDivisionError, a fractional horizon a numpy error,
+    a NaN time limit ran without one and a NaN ``upper`` stopped after two rounds;
+    ``build_model`` took 10.5 slots."""
+    inst = bundled("tiny")
+    args = {"slots": 8, "time_limit": 5.0, **kwargs}
+    with pytest.raises(MilpError, match=message):
+        milp.lagrangian_bound(inst, args.pop("slots"), **args)
+    if "slots" in kwargs:
+        with pytest.raises(MilpError, match=message):
+            milp.build_model(inst, slots=kwargs["slots"])
