@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from instances import Instance, Plan
+from instances import Instance, Plan, PlanError
 from instances.distribution import reaches
+from instances.fields import is_number
 from instances.model import TardinessMode
 from validation.billing import (
     Exposure,
@@ -306,12 +307,23 @@ def scenario_costs(
     The plan is run up to each job's stop; ``worst_case`` tardiness still uses the
     completion of all E epochs (it is a property of the plan), ``expected`` tardiness the
     realised completion. Averaged over sampled scenarios it converges to
-    :func:`evaluate` (the Monte Carlo check).
+    :func:`evaluate` (the Monte Carlo check). The plan need only reach each job's stop
+    (an online run's plan ends there); one that does not is a :class:`PlanError` naming
+    the job (it cost an infinite tardiness), and a stop that is not a number of epochs
+    in ``[0, E]`` a ``ValueError`` naming it (a NaN stop was billed as a whole run, a
+    negative one as nothing run).
     """
     mode = instance.tardiness_mode(tardiness)
     missing = [j.id for j in instance.jobs if j.id not in epochs]
     if missing:
         raise ValueError(f"epochs: no stop given for {len(missing)} job(s): {missing[:5]}")
+    for job in instance.jobs:
+        n = epochs[job.id]
+        if not (is_number(n) and 0 <= n <= job.max_epochs * (1 + 1e-12)):
+            raise ValueError(
+                f"epochs[{job.id!r}] = {n!r}: must be a number of epochs in [0, "
+                f"{job.max_epochs:g}], the job's stop"
+            )
     energy = grams = tard = 0.0
     # without a series (or with a flat one) exactly the running sum the evaluator always
     # made, so that no figure moves in its last digit
@@ -319,6 +331,11 @@ def scenario_costs(
     for job in instance.jobs:
         n = epochs[job.id]
         tl = Timeline.of(instance, job.id, plan.for_job(job.id))
+        if not reaches(tl.progress, n):
+            raise PlanError(
+                f"job {job.id!r} reaches {tl.progress:g} of the {n:g} epochs it runs in this "
+                "scenario: the plan does not run it to its stop"
+            )
         if flat is not None:
             energy = _add_flat(instance, tl, n, flat, energy)
         else:
@@ -370,6 +387,7 @@ def evaluate_scenario(
     tardiness: TardinessMode | None = None,
 ) -> tuple[float, float]:
     """Realised (energy cost, tardiness cost) when each job stops at ``epochs[job]``
-    (:func:`scenario_costs`); the energy cost includes the price of its carbon."""
+    (:func:`scenario_costs`, which checks the stops); the energy cost includes the
+    price of its carbon."""
     cost = scenario_costs(instance, plan, epochs, tardiness=tardiness)
     return cost.energy_cost + cost.carbon_cost, cost.tardiness_cost

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from instances import Instance, Plan
-from instances.fields import whole_number
+from instances.fields import is_number, whole_number
 from instances.model import TardinessMode
 from validation.check import require_feasible
 from validation.evaluate import scenario_costs
@@ -74,7 +74,7 @@ def replay(
     """Average realised cost of ``plan`` over seeded scenarios. Raises
     :class:`PlanError` listing every violation, as :func:`evaluate` does: a plan that
     never runs a job replayed to an infinite mean and a NaN deviation."""
-    if confidence not in _Z:
+    if not is_number(confidence) or confidence not in _Z:  # a list was a TypeError
         raise ValueError(f"confidence must be one of {sorted(_Z)}, got {confidence}")
     whole_number("samples", samples, 1)  # 0 gave NaN means beside six RuntimeWarnings
     rng = np.random.default_rng(checked_seed(seed))

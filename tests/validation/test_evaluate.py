@@ -131,3 +131,45 @@ def test_a_tardiness_mode_not_known_is_refused_by_every_reader_of_it(mode):
         with pytest.raises(InstanceError, match=f"tardiness = {mode!r}: must be one of"):
             call()
     assert evaluate(inst, plan, tardiness="worst_case") == evaluate(inst, plan)
+
+
+@pytest.mark.parametrize(
+    ("stop", "error", "message"),
+    [
+        (math.nan, ValueError, r"epochs\['j0'\] = nan: must be a number of epochs in \[0, 22\]"),
+        (-5.0, ValueError, r"epochs\['j0'\] = -5.0"),
+        (1e6, ValueError, r"epochs\['j0'\] = 1000000.0"),
+        ("3", ValueError, r"epochs\['j0'\] = '3'"),
+    ],
+)
+def test_a_scenario_stop_that_is_no_number_of_epochs_is_refused(stop, error, message):
+    """``scenario_costs`` billed a NaN stop as a whole run, a negative one as nothing run
+    and one past the maximum as the maximum, and a stop given as text was a TypeError (a
+    hunt of the library's arguments)."""
+    from heuristic import make_policy
+    from instances.bundled import bundled
+    from validation import evaluate_scenario, rollout, scenario_costs
+
+    tiny = bundled("tiny")
+    plan = rollout(tiny, make_policy("fifo"))
+    full = {j.id: j.max_epochs for j in tiny.jobs}
+    with pytest.raises(error, match=message):
+        scenario_costs(tiny, plan, {**full, "j0": stop})
+    with pytest.raises(error, match=message):
+        evaluate_scenario(tiny, plan, {**full, "j0": stop})
+
+
+def test_a_scenario_of_a_plan_that_stops_short_of_a_jobs_stop_is_refused():
+    """A plan that never runs a job cost an infinite tardiness; one that runs each job to
+    its stop (as an online run's plan does) is costed."""
+    from heuristic import make_policy
+    from instances import PlanError
+    from instances.bundled import bundled
+    from validation import rollout, scenario_costs
+
+    tiny = bundled("tiny")
+    full = {j.id: j.max_epochs for j in tiny.jobs}
+    with pytest.raises(PlanError, match="job 'j0' reaches 0 of the 22 epochs it runs"):
+        scenario_costs(tiny, Plan(), full)
+    plan = rollout(tiny, make_policy("fifo"))
+    assert math.isfinite(scenario_costs(tiny, plan, full).total_cost)

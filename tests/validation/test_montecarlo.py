@@ -51,3 +51,14 @@ def test_a_seed_that_is_no_whole_number_is_refused_by_name(seed):
             call()
     with pytest.raises(ValueError, match="samples = 0: must be a whole number, at least 1"):
         replay(inst, plan, samples=0)  # NaN means and six RuntimeWarnings
+
+
+@pytest.mark.parametrize("confidence", [[0.99], 0.5, "0.99"])
+def test_a_confidence_not_offered_is_refused_by_name(confidence):
+    """A list was a TypeError (unhashable) from inside (a hunt of the library's
+    arguments)."""
+    from instances.bundled import bundled
+
+    tiny = bundled("tiny")
+    with pytest.raises(ValueError, match="confidence must be one of"):
+        replay(tiny, rollout(tiny, FifoPolicy()), samples=2, confidence=confidence)
