@@ -12,7 +12,6 @@ of every network link, and each distributed segment's span (E4).
 from __future__ import annotations
 
 import itertools
-import math
 import numbers
 from collections import defaultdict
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 
 from instances import GpuRef, Instance, Job, LinkId, Plan, PlanError, Segment
 from instances.distribution import reaches
+from instances.limits import MAX_PLAN_HOURS
 from instances.topology import within
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
 
@@ -104,14 +104,18 @@ def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
         raise PlanError(f"instance = {instance!r:.60}: must be an Instance")
     v: list[Violation] = []
     usable: list[Segment] = []
+    timeless: set[int] = set()  # segments without a time a timeline can hold
     for s in plan:
         found, sound = _segment_problems(instance, s)
         v.extend(found)
         if sound:
             usable.append(s)
+        elif found and found[0].kind == "bad-time":
+            timeless.add(id(s))
     ends: dict[int, float] = {}  # by segment id: its end, or the job's completion if sooner
     for job in instance.jobs:
-        found, done = _job_problems(instance, job, plan.for_job(job.id))
+        segs = tuple(s for s in plan.for_job(job.id) if id(s) not in timeless)
+        found, done = _job_problems(instance, job, segs)
         v.extend(found)
         ends.update(done)
     live = [(s, ends.get(id(s), s.end)) for s in usable]
@@ -137,8 +141,13 @@ def _segment_problems(instance: Instance, s: Segment) -> tuple[list[Violation], 
     capacity (a known job, a positive length, an allowed configuration, sound GPUs)."""
     if not instance.has_job(s.job):
         return [Violation("unknown-job", s.job, s.start, "not a job of the instance")], False
-    if not (math.isfinite(s.start) and math.isfinite(s.end)):
-        why = f"segment [{s.start:g}, {s.end:g}) needs a finite start and end"
+    # within a plan file's bound (NaN fails the test too): 2e14 h drifted a priced bill
+    # and an integer past any double (10**400) overflowed the test for finite
+    if not all(-MAX_PLAN_HOURS <= t <= MAX_PLAN_HOURS for t in (s.start, s.end)):
+        why = (
+            f"segment [{s.start!r:.24}, {s.end!r:.24}) needs a finite start and end, "
+            f"within {MAX_PLAN_HOURS:g} h"
+        )
         return [Violation("bad-time", s.job, None, why)], False
     if not (s.end > s.start):
         why = (

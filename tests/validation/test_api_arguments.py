@@ -8,7 +8,7 @@ import pytest
 
 from heuristic import make_policy
 from instances import Config, Plan, PlanError, Segment
-from validation import check_plan, replay, rollout, run_online, scenario_costs, simulate
+from validation import check_plan, evaluate, replay, rollout, run_online, scenario_costs, simulate
 
 V1 = Config("v100", 1)
 
@@ -37,6 +37,17 @@ def test_times_that_are_not_finite_or_empty_are_named_as_such(base):
     assert empty[0].kind == "empty-segment" and "no length" in empty[0].detail
     reverse = check_plan(base, Plan((Segment(3.0, 2.0, "a", V1, gpus),)))
     assert "ends at 2, before it starts" in reverse[0].detail
+
+
+@pytest.mark.parametrize("t", [2e14, -2e14, math.inf, 10**400])
+def test_times_past_a_plan_files_bound_are_violations(base, t):
+    """A plan built in code took times far past the 1e9 h a plan file may hold: under a
+    price series the bill drifted by 0.3% at 2e14 h, 1e16 h was called incomplete and
+    10**400 an OverflowError (a hunt of the library's arguments)."""
+    found = check_plan(base, Plan((Segment(0.0, t, "a", V1, (("n1", 0),)),)))
+    assert found[0].kind == "bad-time" and "within 1e+09 h" in found[0].detail
+    with pytest.raises(PlanError, match="bad-time"):
+        evaluate(base, Plan((Segment(0.0, t, "a", V1, (("n1", 0),)),)))
 
 
 def test_check_plan_wants_a_plan_and_an_instance(base):
