@@ -18,6 +18,7 @@ import numpy as np
 from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from heuristic.sts.policy import StsPolicy
 from instances import Instance
+from instances.fields import whole_number
 from milp import MilpError, Result, solve
 from validation.scenario import scenario_epochs, scenario_instance
 from validation.simulator import rollout
@@ -119,8 +120,7 @@ def clairvoyant_bound(
     """Solve the MILP of ``scenarios`` sampled scenarios. Scenario ``s`` has the stops of
     the simulator's sampled mode with seed ``seed + s``, so an online run
     ``simulate(instance, policy, mode="sampled", seed=seed + s)`` meets the same stops."""
-    if scenarios < 1:
-        raise ValueError(f"scenarios = {scenarios!r}: must be at least 1")
+    whole_number("scenarios", scenarios, 1)  # 1.5 or "2" failed inside
     t0 = time.perf_counter()
     runs = []
     for s in range(scenarios):

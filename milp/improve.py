@@ -30,6 +30,7 @@ from heuristic.core.result import (
 from heuristic.sts.policy import StsPolicy, StsTuning
 from heuristic.sts.search import SearchResult, search
 from instances import Instance, Plan, PlanError
+from instances.fields import is_number, whole_at_least
 from milp.data import milp_data
 from milp.lagrange import lagrangian_bound
 from milp.neighbourhood import Chooser, Neighbourhood, outside
@@ -148,8 +149,10 @@ def improve(
     neither the search nor a sub-MILP is stopped by the clock (HiGHS is deterministic,
     the clock is not)."""
     t0 = time.perf_counter()
-    if not (math.isfinite(time_limit) and time_limit > 0):
-        raise MilpError(f"time_limit = {time_limit!r}: must be a positive number of seconds")
+    _check_arguments(
+        time_limit, search_evaluations, seed, size, max_size, sub_time_limit, sub_gap, threads,
+        iterations,
+    )  # fmt: skip
     require_slot(instance)  # a MilpError with a hint, before the search runs
     sts_cost = None
     if initial_plan is None:
@@ -202,6 +205,38 @@ class _Sizes:
             self.size = min(self.size + 2, self.max_size, self.jobs)
         elif not proved:
             self.size = max(MIN_SIZE, self.size - 2)
+
+
+def _check_arguments(
+    time_limit: object,
+    search_evaluations: object,
+    seed: object,
+    size: object,
+    max_size: object,
+    sub_time_limit: object,
+    sub_gap: object,
+    threads: object,
+    iterations: object,
+) -> None:
+    """:func:`improve`'s arguments, each named where it is not what the call can use (a
+    string was a TypeError, a bad seed numpy's error, and a NaN gap, zero threads or a
+    zero sub-MILP limit were taken and changed the search)."""
+    for name, seconds in (("time_limit", time_limit), ("sub_time_limit", sub_time_limit)):
+        if not (is_number(seconds) and math.isfinite(seconds) and seconds > 0):  # type: ignore[arg-type,operator]
+            raise MilpError(f"{name} = {seconds!r}: must be a positive number of seconds")
+    if not (is_number(sub_gap) and 0 <= sub_gap < 1):  # type: ignore[operator]
+        raise MilpError(f"sub_gap = {sub_gap!r}: must be a relative gap in [0, 1)")
+    counts = (
+        ("seed", seed, 0, False),
+        ("size", size, 1, False),
+        ("max_size", max_size, 1, False),
+        ("search_evaluations", search_evaluations, 1, True),
+        ("threads", threads, 1, True),
+        ("iterations", iterations, 1, True),
+    )
+    for name, value, least, optional in counts:
+        if not (optional and value is None) and not whole_at_least(value, least):
+            raise MilpError(f"{name} = {value!r}: must be a whole number, at least {least}")
 
 
 def _check_bound(bound: float | None, start: float) -> None:

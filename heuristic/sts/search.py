@@ -26,6 +26,7 @@ from typing import Any
 from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from heuristic.sts.policy import StsTuning
 from instances import Instance
+from instances.fields import whole_number
 
 Move = Callable[[StsTuning], StsTuning | None]
 
@@ -127,8 +128,7 @@ def search(
     slot length, else a quarter hour. ``deadline`` (a ``time.perf_counter()`` value)
     also ends the search, after plain STS is costed; the result then depends on the
     machine's speed."""
-    if evaluations < 1:
-        raise ValueError(f"evaluations must be at least 1, got {evaluations}")
+    whole_number("evaluations", evaluations, 1)  # 1.5 or "3" failed inside
     t0 = time.perf_counter()
     step = step if step is not None else (instance.slot or 0.25)
     rng = random.Random(seed)

@@ -171,6 +171,36 @@ def test_a_bound_above_the_start_or_not_a_number_is_refused(small, factor):
     assert res.status is SolutionStatus.OPTIMAL and res.objective == cost
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"time_limit": "5"}, "time_limit = '5': must be a positive number"),
+        ({"seed": -1}, "seed = -1: must be a whole number, at least 0"),
+        ({"seed": 1.5}, "seed = 1.5"),
+        ({"size": "2"}, "size = '2': must be a whole number, at least 1"),
+        ({"sub_gap": math.nan}, "sub_gap = nan: must be a relative gap"),
+        ({"sub_time_limit": 0}, "sub_time_limit = 0: must be a positive number"),
+        ({"threads": 0}, "threads = 0: must be a whole number"),
+        ({"iterations": -1}, "iterations = -1"),
+        ({"search_evaluations": 2.5}, "search_evaluations = 2.5"),
+    ],
+)
+def test_improve_refuses_arguments_it_cannot_use_by_name(small, kwargs, message):
+    """A string was a TypeError, a bad seed numpy's error, and a NaN gap, zero threads or
+    a zero sub-MILP limit were taken and changed the search (a hunt of the library's
+    arguments)."""
+    with pytest.raises(MilpError, match=message):
+        improve(small, **{"time_limit": 5.0, **kwargs})
+
+
+@pytest.mark.parametrize("evaluations", [1.5, "3", 0])
+def test_tuning_refuses_a_count_of_evaluations_that_is_not_one(small, evaluations):
+    from milp.improve import tune_sts
+
+    with pytest.raises(ValueError, match=f"evaluations = {evaluations!r}: must be a whole"):
+        tune_sts(small, evaluations=evaluations)
+
+
 def test_a_horizon_kept_short_claims_no_bound():
     """A job of no tardiness weight under a flat bill: nothing bounds how late a plan as
     good as the start may end, so the search's horizon is the base one and a bound over

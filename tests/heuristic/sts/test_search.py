@@ -100,5 +100,5 @@ def test_search_waits_for_the_efficient_type_where_sts_starts_at_once():
 
 def test_search_refuses_a_budget_below_one():
     inst = _suite("suite-share-2n4j-s1")
-    with pytest.raises(ValueError, match="evaluations must be at least 1, got 0"):
+    with pytest.raises(ValueError, match="evaluations = 0: must be a whole number, at least 1"):
         search(inst, lambda t: 0.0, evaluations=0)
