@@ -20,7 +20,7 @@ from typing import Literal
 import networkx as nx
 
 from instances.errors import InstanceError
-from instances.fields import ident, index, positive
+from instances.fields import ident, index, items_of, positive
 
 Span = Literal["rack", "domain", "cluster"]
 # how far a job's GPUs spread, narrowest first; "node" is the span of a one-node set
@@ -76,8 +76,9 @@ class Topology:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nic_gbps", gbps("nic_gbps", self.nic_gbps))
-        object.__setattr__(self, "racks", tuple(self.racks))
-        object.__setattr__(self, "domains", tuple(self.domains))
+        # as the instance's own lists: "r0" was read letter by letter
+        object.__setattr__(self, "racks", items_of("racks", self.racks, Rack))
+        object.__setattr__(self, "domains", items_of("domains", self.domains, Domain))
         if not self.racks:
             raise InstanceError("racks", [], "a topology needs at least one rack")
         index("racks", self.racks, "id")

@@ -229,6 +229,10 @@ def solve(
     finish them all, or when the model is too large to build.
     """
     clock = _Clock(time_limit)
+    if initial_plan is not None and not isinstance(initial_plan, Plan):
+        raise MilpError(
+            f"initial_plan = {initial_plan!r:.60}: must be a Plan (instances.read_plan reads one)"
+        )
     slots = require_slots(slots)
     gap_ok = is_number(mip_gap)
     if not gap_ok or not 0 <= mip_gap < 1:  # NaN, -1 or "x" reported OPTIMAL

@@ -295,6 +295,13 @@ class ScenarioCost:
         return self.energy_cost + self.carbon_cost + self.tardiness_cost
 
 
+def require_stops(ids: list[str], epochs: Mapping[str, float]) -> None:
+    """A ``ValueError`` naming the jobs of ``ids`` that ``epochs`` gives no stop."""
+    missing = [j for j in ids if j not in epochs]
+    if missing:
+        raise ValueError(f"epochs: no stop given for {len(missing)} job(s): {missing[:5]}")
+
+
 def scenario_costs(
     instance: Instance,
     plan: Plan,
@@ -314,9 +321,7 @@ def scenario_costs(
     negative one as nothing run).
     """
     mode = instance.tardiness_mode(tardiness)
-    missing = [j.id for j in instance.jobs if j.id not in epochs]
-    if missing:
-        raise ValueError(f"epochs: no stop given for {len(missing)} job(s): {missing[:5]}")
+    require_stops([j.id for j in instance.jobs], epochs)
     for job in instance.jobs:
         n = epochs[job.id]
         if not (is_number(n) and 0 <= n <= job.max_epochs * (1 + 1e-12)):

@@ -52,6 +52,8 @@ class MonteCarloResult:
 
 def sample_epochs(instance: Instance, rng: np.random.Generator) -> dict[str, float]:
     """One scenario: a sampled number of epochs for every job."""
+    if not isinstance(rng, np.random.Generator):  # a seed met an AttributeError inside
+        raise TypeError(f"rng = {rng!r:.60}: must be a numpy Generator (default_rng(seed))")
     return {j.id: float(j.distribution.sample(rng)) for j in instance.jobs}
 
 

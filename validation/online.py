@@ -171,6 +171,8 @@ def run_online(
         raise TypeError(f"policy = {policy!r:.60}: must be a registered policy's name")
     if options is not None and not isinstance(options, Mapping):
         raise TypeError(f"options = {options!r:.60}: must map option names to values")
+    if options is not None and "seed" in options:  # make_policy's duplicate keyword
+        raise TypeError("options = {'seed': ...}: the seed is run_online's own argument")
     if slot is not None:
         instance = instance.replace(slot=slot)
     t0 = clock.perf_counter()

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from instances import EpochDistribution, Instance
+from validation.evaluate import require_stops
 from validation.montecarlo import checked_seed, sample_epochs
 
 
@@ -28,7 +29,10 @@ def scenario_instance(
     Costing an online run's realised segments on it with the one evaluator gives the
     run's realised energy (every epoch run is paid) and tardiness (at the realised end).
     """
+    if isinstance(only, str):  # one id was read letter by letter
+        raise TypeError(f"only = {only!r}: must be a list of job ids")
     ids = [j.id for j in instance.jobs] if only is None else list(only)
+    require_stops(ids, epochs)
     jobs = tuple(
         instance.pinned_job(j, distribution=EpochDistribution.deterministic(epochs[j])) for j in ids
     )

@@ -311,17 +311,25 @@ def _nodes(alloc: Allocation) -> tuple[str, ...]:
     return tuple(sorted({n for n, _ in alloc.gpus}))
 
 
-def _check_arguments(instance: object, policy: object, max_events: object) -> None:
+def _check_arguments(
+    instance: object, policy: object, max_events: object, progress: object = None
+) -> None:
     """The types the engine relies on, named: a policy's name given for the policy met
-    an AttributeError at the first decision."""
+    an AttributeError at the first decision, its class a TypeError, and a progress
+    that cannot be called failed once the run had started."""
     if not isinstance(instance, Instance):
         raise TypeError(f"instance = {instance!r:.60}: must be an Instance")
-    if not callable(getattr(policy, "decide", None)) or not isinstance(
-        getattr(policy, "name", None), str
+    if (
+        isinstance(policy, type)
+        or not callable(getattr(policy, "decide", None))
+        or not isinstance(getattr(policy, "name", None), str)
     ):
         hint = f" (make_policy({policy!r}) builds one)" if isinstance(policy, str) else ""
+        hint = f" ({policy.__name__}() builds one)" if isinstance(policy, type) else hint
         raise TypeError(f"policy = {policy!r:.60}: must be a Policy{hint}")
     whole_number("max_events", max_events, 1)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress = {progress!r:.60}: must be a function of the jobs done")
 
 
 def simulate(
@@ -338,7 +346,7 @@ def simulate(
     ``progress`` is told the number of jobs done whenever it grows."""
     if mode not in ("rollout", "sampled"):
         raise ValueError(f"mode must be 'rollout' or 'sampled', got {mode!r}")
-    _check_arguments(instance, policy, max_events)
+    _check_arguments(instance, policy, max_events, progress)
     seed = checked_seed(seed)  # recorded with the result in either mode
     if slot is not None and instance.slot != slot:
         instance = instance.replace(slot=slot)

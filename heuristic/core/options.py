@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import numbers
 import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
@@ -69,13 +70,14 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
         require(isinstance(value, bool), name, value, "must be true or false")
         return value
     if kind is int:
+        # numpy's integers too, as every count of the model takes them
         require(
-            isinstance(value, int) and not isinstance(value, bool),
+            isinstance(value, numbers.Integral) and not isinstance(value, bool),
             name,
             value,
             "must be an integer",
         )
-        return value
+        return int(value)
     if kind is float:
         # infinity is a value some options mean (first fit's share ratio: never share);
         # each dataclass checks its own range

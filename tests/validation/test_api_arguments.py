@@ -99,3 +99,39 @@ def test_a_policy_seed_must_be_a_whole_number(seed):
 def test_a_policy_name_must_be_text():
     with pytest.raises(TypeError, match=r"policy = \['fifo'\]: must be a registered"):
         make_policy(["fifo"])  # type: ignore[arg-type]
+
+
+def test_wrong_kinds_of_arguments_are_named_not_met_inside(base):
+    """A second probe of the Python API (2026-12-06): each was an AttributeError,
+    KeyError or TypeError from inside, or failed only once the run had started."""
+    import numpy as np
+
+    from heuristic.baselines.fifo import FifoPolicy
+    from instances.topology import Topology
+    from validation.montecarlo import sample_epochs
+    from validation.scenario import scenario_instance
+
+    with pytest.raises(TypeError, match=r"policy = .*FifoPolicy.*FifoPolicy\(\) builds one"):
+        simulate(base, FifoPolicy)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="progress = 3: must be a function"):
+        simulate(base, FifoPolicy(), progress=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="the seed is run_online's own argument"):
+        run_online(base, "rg", options={"seed": 3})
+    with pytest.raises(TypeError, match="rng = 3: must be a numpy Generator"):
+        sample_epochs(base, 3)  # type: ignore[arg-type]
+    full = {j.id: j.max_epochs for j in base.jobs}
+    with pytest.raises(ValueError, match="epochs: no stop given for"):
+        scenario_instance(base, {})
+    with pytest.raises(TypeError, match="only = 'a': must be a list of job ids"):
+        scenario_instance(base, full, only="a")  # type: ignore[arg-type]
+    with pytest.raises(Exception, match="racks = 'r0': must be a list of Rack"):
+        Topology(10.0, racks="r0")  # type: ignore[arg-type]
+    rg = make_policy("rg", starts=np.int64(5))  # numpy's integers are integers
+    assert rg.options.starts == 5 and type(rg.options.starts) is int
+
+
+def test_solve_names_a_start_that_is_not_a_plan(base):
+    import milp
+
+    with pytest.raises(milp.MilpError, match=r"initial_plan = 'plan\.json': must be a Plan"):
+        milp.solve(base, initial_plan="plan.json")  # type: ignore[arg-type]
