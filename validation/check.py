@@ -94,14 +94,20 @@ def _shape(inst: Instance, s: Segment) -> list[str]:
     return out
 
 
-def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
-    """Every violation of the plan, in a stable order; an empty list means feasible:
-    each segment's own problems in plan order, then each job's (in the instance's
-    order), then the capacity sweeps over the segments whose GPUs are sound."""
+def require_types(instance: object, plan: object) -> None:
+    """A :class:`PlanError` naming an argument that is not a Plan or an Instance (a
+    file's name given for the plan met an AttributeError inside)."""
     if not isinstance(plan, Plan):
         raise PlanError(f"plan = {plan!r:.60}: must be a Plan")
     if not isinstance(instance, Instance):
         raise PlanError(f"instance = {instance!r:.60}: must be an Instance")
+
+
+def check_plan(instance: Instance, plan: Plan) -> list[Violation]:
+    """Every violation of the plan, in a stable order; an empty list means feasible:
+    each segment's own problems in plan order, then each job's (in the instance's
+    order), then the capacity sweeps over the segments whose GPUs are sound."""
+    require_types(instance, plan)
     v: list[Violation] = []
     usable: list[Segment] = []
     timeless: set[int] = set()  # segments without a time a timeline can hold
@@ -220,6 +226,7 @@ def relaunch_notes(instance: Instance, plan: Plan) -> list[Violation]:
     """Segments too short to get past their relaunch overhead (docs/model.md, E1): they
     hold GPUs and draw power but make no progress. Not infeasible, only wasteful, so
     they are notes beside :func:`check_plan`'s violations, not among them."""
+    require_types(instance, plan)
     out: list[Violation] = []
     for job in instance.jobs:
         if instance.relaunch(job) <= 0:

@@ -135,3 +135,12 @@ def test_solve_names_a_start_that_is_not_a_plan(base):
 
     with pytest.raises(milp.MilpError, match=r"initial_plan = 'plan\.json': must be a Plan"):
         milp.solve(base, initial_plan="plan.json")  # type: ignore[arg-type]
+
+
+def test_the_plan_helpers_name_an_argument_that_is_not_a_plan(base):
+    from validation import busy_gpus, relaunch_notes
+
+    with pytest.raises(PlanError, match="plan = 'p': must be a Plan"):
+        relaunch_notes(base, "p")  # type: ignore[arg-type]
+    with pytest.raises(PlanError, match="plan = 'p': must be a Plan"):
+        busy_gpus("p")  # type: ignore[arg-type]
