@@ -59,11 +59,13 @@ def sweep_chart(table: pd.DataFrame, family: str) -> str:
         for k, (policy, line) in enumerate(rows.groupby("policy", sort=False)):
             x = line["load"].to_numpy()
             y = line[column].to_numpy()
-            ci = line[column + "_ci95"].to_numpy()
             name = literal(str(policy))
             style = ("-", "--", ":", "-.")[k % 4]
             colour = palette(k % palette.N)
             ax.plot(x, y, style, color=colour, marker="o", markersize=3, linewidth=1, label=name)
+            # a load of one seed has no interval: the band narrows to its mean there, so
+            # that the loads beside it keep theirs (a NaN erased both neighbours' bands)
+            ci = line[column + "_ci95"].fillna(0.0).to_numpy()
             ax.fill_between(x, y - ci, y + ci, color=colour, alpha=0.1, linewidth=0)
         means = rows[column].to_numpy()
         if log and (means > 0).any():

@@ -150,8 +150,8 @@ def improve(
     the clock is not)."""
     t0 = time.perf_counter()
     _check_arguments(
-        time_limit, search_evaluations, seed, size, max_size, sub_time_limit, sub_gap, threads,
-        iterations,
+        time_limit, bound, search_evaluations, seed, size, max_size, sub_time_limit, sub_gap,
+        threads, iterations,
     )  # fmt: skip
     require_slot(instance)  # a MilpError with a hint, before the search runs
     sts_cost = None
@@ -209,6 +209,7 @@ class _Sizes:
 
 def _check_arguments(
     time_limit: object,
+    bound: object,
     search_evaluations: object,
     seed: object,
     size: object,
@@ -221,9 +222,15 @@ def _check_arguments(
     """:func:`improve`'s arguments, each named where it is not what the call can use (a
     string was a TypeError, a bad seed numpy's error, and a NaN gap, zero threads or a
     zero sub-MILP limit were taken and changed the search)."""
-    for name, seconds in (("time_limit", time_limit), ("sub_time_limit", sub_time_limit)):
-        if not (is_number(seconds) and math.isfinite(seconds) and seconds > 0):  # type: ignore[arg-type,operator]
-            raise MilpError(f"{name} = {seconds!r}: must be a positive number of seconds")
+    if not (is_number(time_limit) and math.isfinite(time_limit) and time_limit > 0):  # type: ignore[arg-type,operator]
+        raise MilpError(f"time_limit = {time_limit!r}: must be a positive number of seconds")
+    # infinity: each sub-MILP limited by the time left alone
+    if not (is_number(sub_time_limit) and sub_time_limit > 0):  # type: ignore[operator]
+        raise MilpError(
+            f"sub_time_limit = {sub_time_limit!r}: must be a positive number of seconds"
+        )
+    if bound is not None and not (is_number(bound) and not math.isnan(bound)):  # type: ignore[arg-type]
+        raise MilpError(f"bound = {bound!r}: must be a number (a known lower bound)")
     if not (is_number(sub_gap) and 0 <= sub_gap < 1):  # type: ignore[operator]
         raise MilpError(f"sub_gap = {sub_gap!r}: must be a relative gap in [0, 1)")
     counts = (
@@ -241,12 +248,9 @@ def _check_arguments(
 
 def _check_bound(bound: float | None, start: float) -> None:
     """A caller's lower bound is a number no plan costs less than: at most the start's
-    cost (taken as proof, a bound above it ended the search at once, "optimal")."""
-    if bound is None:
-        return
-    if isinstance(bound, bool) or not isinstance(bound, (int, float)) or math.isnan(bound):
-        raise MilpError(f"bound = {bound!r}: must be a number (a known lower bound)")
-    if bound > start * (1 + 1e-9) + 1e-12:
+    cost (taken as proof, a bound above it ended the search at once, "optimal"), within
+    a solver's tolerance (a proved optimum's bound may pass its cost in the 9th digit)."""
+    if bound is not None and bound > start * (1 + 1e-6) + 1e-12:
         raise MilpError(
             f"bound = {bound:g} is above the initial plan's cost {start:g}: no lower bound "
             "is (the plan is feasible)"

@@ -142,6 +142,14 @@ def require_feasible(instance: Instance, plan: Plan) -> None:
         )
 
 
+def _time_text(t: float) -> str:
+    """A segment's time as text: an integer past any double (10**400) as its size."""
+    try:
+        return f"{float(t):g}"
+    except OverflowError:
+        return f"an integer of about {int(int(t).bit_length() * 0.30103) + 1:,} digits"
+
+
 def _segment_problems(instance: Instance, s: Segment) -> tuple[list[Violation], bool]:
     """One segment's problems on its own, and whether its GPUs may be swept for
     capacity (a known job, a positive length, an allowed configuration, sound GPUs)."""
@@ -151,8 +159,8 @@ def _segment_problems(instance: Instance, s: Segment) -> tuple[list[Violation], 
     # and an integer past any double (10**400) overflowed the test for finite
     if not all(-MAX_PLAN_HOURS <= t <= MAX_PLAN_HOURS for t in (s.start, s.end)):
         why = (
-            f"segment [{s.start!r:.24}, {s.end!r:.24}) needs a finite start and end, "
-            f"within {MAX_PLAN_HOURS:g} h"
+            f"segment [{_time_text(s.start)}, {_time_text(s.end)}) needs a finite start and "
+            f"end, within {MAX_PLAN_HOURS:g} h"
         )
         return [Violation("bad-time", s.job, None, why)], False
     if not (s.end > s.start):

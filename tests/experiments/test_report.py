@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -254,3 +255,28 @@ def test_one_seed_prints_no_interval_in_the_markdown(tmp_path, capsys):
     assert main(["report", str(path), "--markdown"]) == 0
     rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| suite")]
     assert len(rows) == 2 and all("| n/a " in r for r in rows)
+
+
+def test_a_load_of_one_seed_keeps_the_bands_of_the_loads_beside_it(monkeypatch):
+    """One seed at a load has no interval (NaN): given to the band as it is, it erased
+    the band between that load and both its neighbours (a review); it narrows to the
+    mean there instead."""
+    import matplotlib.axes
+
+    from experiments.report_sweep import sweep_chart, sweep_table
+
+    runs = _sweep_runs()
+    one = runs[
+        ~((runs["policy"] == "sts") & (runs["seed"] == 1) & runs["params"].str.contains("0.9"))
+    ]
+    table = sweep_table(one)
+    middle = table[(table["load"] == 0.9) & (table["policy"] == "sts")].iloc[0]
+    assert middle["runs"] == 1 and math.isnan(middle["total_cost_ci95"])
+    bands = []
+    monkeypatch.setattr(
+        matplotlib.axes.Axes,
+        "fill_between",
+        lambda self, x, low, high, **kw: bands.append((low, high)),
+    )
+    sweep_chart(table, "c32")
+    assert bands and all(np.isfinite(low).all() and np.isfinite(high).all() for low, high in bands)

@@ -166,8 +166,10 @@ def test_a_bound_above_the_start_or_not_a_number_is_refused(small, factor):
     bound = factor if isinstance(factor, str) else factor * cost
     with pytest.raises(MilpError, match="bound = "):
         improve(small, time_limit=5, initial_plan=plan, bound=bound, lagrangian=False)
-    # at most the start's cost it is the caller's proof, as documented
-    res = improve(small, time_limit=5, initial_plan=plan, bound=cost, lagrangian=False)
+    # at most the start's cost it is the caller's proof, as documented (numpy's too)
+    import numpy as np
+
+    res = improve(small, time_limit=5, initial_plan=plan, bound=np.float64(cost), lagrangian=False)
     assert res.status is SolutionStatus.OPTIMAL and res.objective == cost
 
 
