@@ -30,11 +30,11 @@ from heuristic.core.result import (
 from heuristic.sts.policy import StsPolicy, StsTuning
 from heuristic.sts.search import SearchResult, search
 from instances import Instance, Plan, PlanError
-from instances.fields import is_number, whole_at_least
+from instances.fields import is_number
 from milp.data import milp_data
 from milp.lagrange import lagrangian_bound
 from milp.neighbourhood import Chooser, Neighbourhood, outside
-from milp.requirements import MilpError, require_slot
+from milp.requirements import MilpError, require_count, require_slot
 from milp.solve import horizon, late_note, solve_beside
 from validation.check import check_plan
 from validation.evaluate import Evaluation, evaluate
@@ -242,8 +242,7 @@ def _check_arguments(
         ("iterations", iterations, 1, True),
     )
     for name, value, least, optional in counts:
-        if not (optional and value is None) and not whole_at_least(value, least):
-            raise MilpError(f"{name} = {value!r}: must be a whole number, at least {least}")
+        require_count(name, value, least, optional=optional)
 
 
 def _check_bound(bound: float | None, start: float) -> None:

@@ -41,7 +41,6 @@ import numpy as np
 
 from heuristic.core.result import SolutionStatus, Termination, relative_gap, summary_text
 from instances import Config, Instance, TardinessMode
-from instances.fields import whole_at_least
 from milp.data import JobData, MilpData, milp_data
 from milp.lagrange_idle import (
     IdleCharge,
@@ -52,7 +51,13 @@ from milp.lagrange_idle import (
     split_idle,
 )
 from milp.master_lp import Master
-from milp.requirements import MilpError, require_cost, require_slot, require_time_limit
+from milp.requirements import (
+    MilpError,
+    require_cost,
+    require_count,
+    require_slot,
+    require_time_limit,
+)
 
 INF = np.inf
 # bytes the per-round arrays may take: the DP's choices (slots x jobs x states, one byte
@@ -369,9 +374,8 @@ def lagrangian_bound(
     slot = require_slot(instance)
     time_limit = require_time_limit(time_limit)  # NaN ran without a limit
     require_cost("upper", upper)
-    for name, value, least in (("states", states, 2), ("iterations", iterations, 1)):
-        if not whole_at_least(value, least):
-            raise MilpError(f"{name} = {value!r}: must be a whole number, at least {least}")
+    require_count("states", states, 2)
+    require_count("iterations", iterations, 1)
     d = milp_data(instance, slots, tardiness, upper, check_size=False, idle_bound=True)
     floor = d.separable_bound()
     own = np.array([d.job_bound(j) for j in d.jobs])

@@ -33,6 +33,13 @@ def require_time_limit(time_limit: object) -> float | None:
     return float(time_limit)  # type: ignore[arg-type]
 
 
+def require_count(name: str, value: object, least: int, *, optional: bool = False) -> None:
+    """A count an MILP call takes (threads, rounds, a seed): a whole number of at least
+    ``least`` (``None`` too where ``optional``), else a :class:`MilpError` naming it."""
+    if not (optional and value is None) and not whole_at_least(value, least):
+        raise MilpError(f"{name} = {value!r}: must be a whole number, at least {least}")
+
+
 def require_slots(slots: object) -> int | None:
     """A horizon in slots: ``None`` for the default, else a whole number, at least 1."""
     if slots is None:

@@ -21,7 +21,7 @@ import pyomo.environ as pyo
 
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
-from instances.fields import is_number, whole_at_least
+from instances.fields import is_number
 from milp.data import MilpData, Outside, improving_end, milp_data
 from milp.highs import (
     Answer,
@@ -37,6 +37,7 @@ from milp.plan_io import solution_plan, start_values
 from milp.requirements import (
     MilpError,
     ModelTooLarge,
+    require_count,
     require_slot,
     require_slots,
     require_time_limit,
@@ -237,8 +238,7 @@ def solve(
     gap_ok = is_number(mip_gap)
     if not gap_ok or not 0 <= mip_gap < 1:  # NaN, -1 or "x" reported OPTIMAL
         raise MilpError(f"mip_gap = {mip_gap!r}: must be a relative gap in [0, 1)")
-    if threads is not None and not whole_at_least(threads, 1):
-        raise MilpError(f"threads = {threads!r}: must be a whole number, at least 1")
+    require_count("threads", threads, 1, optional=True)
     if slot is not None:
         instance = instance.replace(slot=slot)
     settings = _Settings(mip_gap, threads, log_file, stream)
