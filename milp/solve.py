@@ -10,6 +10,7 @@ with what it has: the warm start, if one was given, and a valid lower bound.
 from __future__ import annotations
 
 import math
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -241,6 +242,8 @@ def solve(
     require_count("threads", threads, 1, optional=True)
     if slot is not None:
         instance = instance.replace(slot=slot)
+    if log_file is not None and not isinstance(log_file, str | os.PathLike):
+        raise MilpError(f"log_file = {log_file!r:.60}: must be a path (text or a Path)")
     settings = _Settings(mip_gap, threads, log_file, stream)
     if slots is not None:
         return _solve(instance, initial_plan, Horizon(slots, slots), tardiness, clock, settings)

@@ -135,6 +135,8 @@ def test_solve_names_a_start_that_is_not_a_plan(base):
 
     with pytest.raises(milp.MilpError, match=r"initial_plan = 'plan\.json': must be a Plan"):
         milp.solve(base, initial_plan="plan.json")  # type: ignore[arg-type]
+    with pytest.raises(milp.MilpError, match="log_file = 3: must be a path"):
+        milp.solve(base, log_file=3)  # type: ignore[arg-type]
 
 
 def test_the_plan_helpers_name_an_argument_that_is_not_a_plan(base):
