@@ -34,7 +34,7 @@ from instances.fields import is_number
 from milp.data import milp_data
 from milp.lagrange import lagrangian_bound
 from milp.neighbourhood import Chooser, Neighbourhood, outside
-from milp.requirements import MilpError, require_count, require_slot
+from milp.requirements import MilpError, require_count, require_gap, require_slot
 from milp.solve import horizon, late_note, solve_beside
 from validation.check import check_plan
 from validation.evaluate import Evaluation, evaluate
@@ -231,8 +231,7 @@ def _check_arguments(
         )
     if bound is not None and not (is_number(bound) and not math.isnan(bound)):  # type: ignore[arg-type]
         raise MilpError(f"bound = {bound!r}: must be a number (a known lower bound)")
-    if not (is_number(sub_gap) and 0 <= sub_gap < 1):  # type: ignore[operator]
-        raise MilpError(f"sub_gap = {sub_gap!r}: must be a relative gap in [0, 1)")
+    require_gap("sub_gap", sub_gap)
     counts = (
         ("seed", seed, 0, False),
         ("size", size, 1, False),

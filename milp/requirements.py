@@ -40,6 +40,13 @@ def require_count(name: str, value: object, least: int, *, optional: bool = Fals
         raise MilpError(f"{name} = {value!r}: must be a whole number, at least {least}")
 
 
+def require_gap(name: str, gap: object) -> None:
+    """A relative gap a solve stops at: a number in [0, 1), else a :class:`MilpError`
+    naming it (NaN, -1 or "x" reported OPTIMAL)."""
+    if not (is_number(gap) and 0 <= gap < 1):  # type: ignore[operator]
+        raise MilpError(f"{name} = {gap!r}: must be a relative gap in [0, 1)")
+
+
 def require_slots(slots: object) -> int | None:
     """A horizon in slots: ``None`` for the default, else a whole number, at least 1."""
     if slots is None:

@@ -22,7 +22,6 @@ import pyomo.environ as pyo
 
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
-from instances.fields import is_number
 from milp.data import MilpData, Outside, improving_end, milp_data
 from milp.highs import (
     Answer,
@@ -39,6 +38,7 @@ from milp.requirements import (
     MilpError,
     ModelTooLarge,
     require_count,
+    require_gap,
     require_slot,
     require_slots,
     require_time_limit,
@@ -236,9 +236,7 @@ def solve(
             f"initial_plan = {initial_plan!r:.60}: must be a Plan (instances.read_plan reads one)"
         )
     slots = require_slots(slots)
-    gap_ok = is_number(mip_gap)
-    if not gap_ok or not 0 <= mip_gap < 1:  # NaN, -1 or "x" reported OPTIMAL
-        raise MilpError(f"mip_gap = {mip_gap!r}: must be a relative gap in [0, 1)")
+    require_gap("mip_gap", mip_gap)
     require_count("threads", threads, 1, optional=True)
     if slot is not None:
         instance = instance.replace(slot=slot)
