@@ -94,11 +94,17 @@ def _shape(inst: Instance, s: Segment) -> list[str]:
     return out
 
 
-def require_types(instance: object, plan: object) -> None:
-    """A :class:`PlanError` naming an argument that is not a Plan or an Instance (a
-    file's name given for the plan met an AttributeError inside)."""
+def require_plan(plan: object) -> None:
+    """A :class:`PlanError` naming a plan argument that is not a Plan (a file's name
+    given for it met an AttributeError inside)."""
     if not isinstance(plan, Plan):
         raise PlanError(f"plan = {plan!r:.60}: must be a Plan")
+
+
+def require_types(instance: object, plan: object) -> None:
+    """:func:`require_plan`, and a :class:`PlanError` naming an instance argument that
+    is not an Instance."""
+    require_plan(plan)
     if not isinstance(instance, Instance):
         raise PlanError(f"instance = {instance!r:.60}: must be an Instance")
 

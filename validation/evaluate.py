@@ -322,6 +322,10 @@ def scenario_costs(
     """
     mode = instance.tardiness_mode(tardiness)
     require_stops([j.id for j in instance.jobs], epochs)
+    energy = grams = tard = 0.0
+    # without a series (or with a flat one) exactly the running sum the evaluator always
+    # made, so that no figure moves in its last digit
+    flat = instance.price_series.constant if instance.carbon is None else None
     for job in instance.jobs:
         n = epochs[job.id]
         if not (is_number(n) and 0 <= n <= job.max_epochs * (1 + 1e-12)):
@@ -329,12 +333,6 @@ def scenario_costs(
                 f"epochs[{job.id!r}] = {n!r}: must be a number of epochs in [0, "
                 f"{job.max_epochs:g}], the job's stop"
             )
-    energy = grams = tard = 0.0
-    # without a series (or with a flat one) exactly the running sum the evaluator always
-    # made, so that no figure moves in its last digit
-    flat = instance.price_series.constant if instance.carbon is None else None
-    for job in instance.jobs:
-        n = epochs[job.id]
         tl = Timeline.of(instance, job.id, plan.for_job(job.id))
         if not reaches(tl.progress, n):
             raise PlanError(

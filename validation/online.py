@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 
 from heuristic.core.registry import make_policy
-from instances import Instance, Plan, PlanError
+from instances import Instance, Plan
 from instances.sums import dot
+from validation.check import require_plan
 from validation.evaluate import Evaluation, evaluate
 from validation.scenario import scenario_instance
 from validation.simulator import SimulationResult, simulate
@@ -30,8 +31,7 @@ from validation.simulator import SimulationResult, simulate
 def busy_gpus(plan: Plan) -> pd.DataFrame:
     """The number of busy GPUs over time, a step function: ``busy`` holds from ``time``
     to the next row. A shared GPU counts once, however many tenants it has."""
-    if not isinstance(plan, Plan):
-        raise PlanError(f"plan = {plan!r:.60}: must be a Plan")
+    require_plan(plan)
     events: list[tuple[float, int, tuple[str, int]]] = []
     for s in plan:
         for ref in s.gpus:
