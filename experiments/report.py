@@ -195,7 +195,8 @@ img { max-width: 100%; display: block; margin: 0.5em 0; }
 
 
 def _fmt(df: pd.DataFrame, index: bool = True) -> str:
-    return df.to_html(index=index, float_format=lambda v: f"{v:.4g}", na_rep="", border=0)
+    # an undefined value (one seed's interval) reads as the markdown's n/a, not a blank
+    return df.to_html(index=index, float_format=lambda v: f"{v:.4g}", na_rep="n/a", border=0)
 
 
 def _figure(src: str, alt: str, caption: str = "") -> str:

@@ -244,9 +244,9 @@ path = "{DATA / "base.json"}"
     assert "Campaign `fails`: 0 runs, 1 failed (the HTML report lists them)." in said
 
 
-def test_one_seed_prints_no_interval_in_the_markdown(tmp_path, capsys):
+def test_one_seed_prints_no_interval_in_the_markdown_or_the_page(tmp_path, capsys):
     """A campaign of one seed: the summary's total_ci95 is n/a, not 0 (which read as a
-    certain mean)."""
+    certain mean), in the markdown and in the HTML page's table (a blank cell there)."""
     path = tmp_path / "one.sqlite"
     text = CAMPAIGN.replace("seeds = 3", "seeds = 1")
     text = text.replace('"sts", "edf", "clairvoyant"', '"edf"')
@@ -255,6 +255,10 @@ def test_one_seed_prints_no_interval_in_the_markdown(tmp_path, capsys):
     assert main(["report", str(path), "--markdown"]) == 0
     rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| suite")]
     assert len(rows) == 2 and all("| n/a " in r for r in rows)
+    page = tmp_path / "one.html"
+    assert main(["report", str(path), "--out", str(page)]) == 0
+    cells = re.findall(r"<td>([^<]*)</td>", page.read_text())
+    assert "n/a" in cells and "" not in cells
 
 
 def test_a_load_of_one_seed_keeps_the_bands_of_the_loads_beside_it(monkeypatch):
