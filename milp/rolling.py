@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, replace
 
 from heuristic.core.occupancy import Allocation
-from heuristic.core.options import check_fields, require
+from heuristic.core.options import CheckedOptions, require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Job, Plan
@@ -92,15 +92,14 @@ def keep_gpus(state: SchedulerState, first: dict[str, Allocation]) -> dict[str, 
 
 
 @dataclass(frozen=True)
-class RollingMilpOptions:
+class RollingMilpOptions(CheckedOptions):
     """``time_limit_seconds``: HiGHS's wall-clock limit per event's solve; ``max_jobs``:
     the most jobs present at once it accepts (an exact model is for small instances)."""
 
     time_limit_seconds: float = 10.0
     max_jobs: int = 12
 
-    def __post_init__(self) -> None:
-        check_fields(self)
+    def ranges(self) -> None:
         limit = self.time_limit_seconds
         require(
             math.isfinite(limit) and limit > 0,

@@ -134,8 +134,8 @@ class RolloutStsOptions(IncrementalOptions):
     weigh_greedy: bool = True
     greedy_yields: bool = True
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def ranges(self) -> None:
+        super().ranges()
         require(self.rollout_below >= 0, "rollout_below", self.rollout_below, "must be at least 0")
         require(self.burst_jobs >= 0, "burst_jobs", self.burst_jobs, "must be at least 0")
         q = self.rollout_quantile

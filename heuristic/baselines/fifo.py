@@ -12,20 +12,17 @@ from typing import Literal
 
 from heuristic.core.choice import first_placement, ranked_configs
 from heuristic.core.occupancy import Allocation
-from heuristic.core.options import check_fields
+from heuristic.core.options import CheckedOptions
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 
 
 @dataclass(frozen=True)
-class FixedConfigOptions:
+class FixedConfigOptions(CheckedOptions):
     """How a fixed-configuration baseline ranks a job's configurations
     (:data:`heuristic.core.choice.RULES`): the cheapest that meets the due date in the
     worst case, or the fastest (``edf-fastest``)."""
 
     rule: Literal["cheapest", "fastest"] = "cheapest"
-
-    def __post_init__(self) -> None:
-        check_fields(self)
 
 
 class FifoPolicy:

@@ -31,8 +31,8 @@ class PrOptions(RgOptions):
     elite: int = 4
     max_moves: int = 200
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def ranges(self) -> None:
+        super().ranges()
         require(self.elite >= 1, "elite", self.elite, "must be at least 1")
         require(self.max_moves >= 1, "max_moves", self.max_moves, "must be at least 1")
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from heuristic.baselines.candidate import Candidate, Decoded, Search
-from heuristic.core.options import check_fields, require
+from heuristic.core.options import CheckedOptions, require
 from heuristic.core.policy import Decision, SchedulerState
 from heuristic.core.urgency import slack
 from instances import Config
@@ -29,7 +29,7 @@ MAX_STARTS = 10_000  # randomised constructions per decision point (30 by defaul
 
 
 @dataclass(frozen=True)
-class RgOptions:
+class RgOptions(CheckedOptions):
     """``starts``: randomised constructions per decision point; ``swap``: probability of
     swapping two neighbours in the pressure order; ``bias``: probability of passing over
     a configuration to the next cheapest."""
@@ -38,8 +38,7 @@ class RgOptions:
     swap: float = 0.3
     bias: float = 0.4
 
-    def __post_init__(self) -> None:
-        check_fields(self)
+    def ranges(self) -> None:
         # each start is a construction per decision point: 1e9 never finished
         require(
             1 <= self.starts <= MAX_STARTS, "starts", self.starts, f"must be 1 to {MAX_STARTS:,}"

@@ -1,12 +1,14 @@
 """Policy options: one frozen dataclass per policy, read from keyword arguments or a
 campaign file and checked by name and type before any run.
 
-A policy class declares ``Options`` (a frozen dataclass whose fields have defaults) and
-takes ``Options`` as its first argument. Fields are typed ``float``, ``int``, ``bool``,
-an :class:`enum.Enum` or a ``Literal`` of strings; times in the model's hours carry
-``_hours`` in their names, solver limits ``_seconds``. A dataclass's ``__post_init__``
-checks ranges with :func:`require`. The PyVRP parameter classes (``SolveParams``) are
-the model followed here.
+A policy class declares ``Options`` (a frozen dataclass on :class:`CheckedOptions` whose
+fields have defaults) and takes ``Options`` as its first argument. Fields are typed
+``float``, ``int``, ``bool``, an :class:`enum.Enum` or a ``Literal`` of strings; times
+in the model's hours carry ``_hours`` in their names, solver limits ``_seconds``. Each
+field is checked by its type when the dataclass is built, however it is built (directly
+or from a campaign file), then by the class's ``ranges`` (with :func:`require`); an
+error names the class, or the policy where :func:`build_options` built it. The PyVRP
+parameter classes (``SolveParams``) are the model followed here.
 """
 
 from __future__ import annotations
@@ -31,7 +33,12 @@ class NoOptions:
 
 
 class OptionError(ValueError):
-    """An option that does not exist, has the wrong type, or is out of range."""
+    """An option that does not exist, has the wrong type, or is out of range; ``bare``
+    is the message without the class or policy it names first."""
+
+    def __init__(self, message: str, *, owner: str | None = None) -> None:
+        self.bare = message
+        super().__init__(f"{owner}: {message}" if owner else message)
 
 
 def require(ok: bool, name: str, value: object, what: str) -> None:
@@ -107,19 +114,26 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
     raise TypeError(f"option {name}: unsupported type {kind!r}")  # a policy's own defect
 
 
-def check_fields(options: object) -> None:
-    """Every field of an options dataclass checked by type as :func:`build_options`
-    checks it (and taken as it takes it: an int for a float, an enum's value for the
-    enum), for options built directly: ``StsOptions(lookahead="false")`` ran with the
-    look-ahead on, and a misspelt order as the default one. Called first by each
-    dataclass's ``__post_init__``."""
-    hints = field_types(type(options))
-    try:
-        for f in dataclasses.fields(options):  # type: ignore[arg-type]
-            value = _coerce(f.name, hints[f.name], getattr(options, f.name))
-            object.__setattr__(options, f.name, value)  # frozen: as its own __init__ does
-    except OptionError as err:
-        raise OptionError(f"{type(options).__name__}: {err}") from None
+class CheckedOptions:
+    """The base of every options dataclass: built directly (``StsOptions(lookahead=
+    "false")`` ran with the look-ahead on, a misspelt order as the default one) or from
+    a campaign file, each field is checked by its type and taken as :func:`_coerce`
+    takes it (an int for a float, an enum's value for the enum), then by the class's
+    :meth:`ranges`; an error names the class and the option."""
+
+    def __post_init__(self) -> None:
+        hints = field_types(type(self))
+        try:
+            for f in dataclasses.fields(self):  # type: ignore[arg-type]
+                value = _coerce(f.name, hints[f.name], getattr(self, f.name))
+                object.__setattr__(self, f.name, value)  # frozen: as its own __init__ does
+            self.ranges()
+        except OptionError as err:
+            raise OptionError(err.bare, owner=type(self).__name__) from None
+
+    def ranges(self) -> None:
+        """The options' ranges, checked with :func:`require` once every field has its
+        type (a subclass calls its parent's first)."""
 
 
 def option_names(cls: type) -> tuple[str, ...]:
@@ -130,18 +144,18 @@ def option_names(cls: type) -> tuple[str, ...]:
 def build_options(cls: type[T], values: Mapping[str, Any], *, where: str) -> T:
     """``cls(**values)`` with every name and type checked; errors name ``where`` (the
     policy) and the option."""
-    hints = field_types(cls)
     known = option_names(cls)
-    checked: dict[str, Any] = {}
     try:
-        for key, value in values.items():
+        for key in values:
             if key not in known:
                 listed = ", ".join(known) if known else "none"
                 raise OptionError(f"unknown option {key!r} (options: {listed})")
-            checked[key] = _coerce(key, hints[key], value)
-        return cls(**checked)
+        if not issubclass(cls, CheckedOptions):  # no fields, or a class without checks
+            hints = field_types(cls)
+            values = {k: _coerce(k, hints[k], v) for k, v in values.items()}
+        return cls(**values)  # its types and ranges checked as it is built
     except OptionError as err:
-        raise OptionError(f"{where}: {err}") from None
+        raise OptionError(err.bare, owner=where) from None
 
 
 def as_dict(options: object) -> dict[str, Any]:

@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from heuristic.core.occupancy import Allocation, Occupancy
-from heuristic.core.options import check_fields, positive_hours
+from heuristic.core.options import CheckedOptions, positive_hours
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.seeds.gandiva_moves import Now, grow_idle, own_configs, shrink, unpack_lone
 from instances import Config, GpuRef, Instance, Job, Node
@@ -79,7 +79,7 @@ def pair_ratios(inst: Instance, a: Job, b: Job, gpu_type: str) -> tuple[float, f
 
 
 @dataclass(frozen=True)
-class GandivaOptions:
+class GandivaOptions(CheckedOptions):
     """``quantum_hours``: the time slice; ``packing``, ``grow``, ``migrate``: Gandiva's
     mechanisms, each of which can be switched off."""
 
@@ -88,8 +88,7 @@ class GandivaOptions:
     grow: bool = True
     migrate: bool = True
 
-    def __post_init__(self) -> None:
-        check_fields(self)
+    def ranges(self) -> None:
         positive_hours("quantum_hours", self.quantum_hours)
 
 

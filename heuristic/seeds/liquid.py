@@ -40,7 +40,7 @@ import numpy as np
 
 from heuristic.core.choice import first_placement, requested_configs
 from heuristic.core.occupancy import Allocation, Occupancy
-from heuristic.core.options import check_fields, require
+from heuristic.core.options import CheckedOptions, require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.seeds.liquid_estimate import KneeForest, default_forest, knee_gpus
 from heuristic.seeds.liquid_ga import GroupGA, Task
@@ -60,7 +60,7 @@ BATCH_MIN_CONTAINERS = 4  # the GA runs for bursts of more than three tasks
 
 
 @dataclass(frozen=True)
-class LiquidOptions:
+class LiquidOptions(CheckedOptions):
     """``estimate``: how a job's GPU count is chosen (``oracle``: the knee of its true
     speed-up with noise; ``request``: its requested size; ``forest``: the random forest
     trained on the default history); ``placement``: ``best-fit`` (Liquid's) or
@@ -78,8 +78,7 @@ class LiquidOptions:
     lam: float = LAMBDA
     max_generations: int = 100
 
-    def __post_init__(self) -> None:
-        check_fields(self)
+    def ranges(self) -> None:
         require(self.share_ratio >= 0, "share_ratio", self.share_ratio, "must be at least 0")
         for name in ("tolerance", "noise", "lam"):
             v = getattr(self, name)

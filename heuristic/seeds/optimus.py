@@ -45,7 +45,7 @@ from scipy.optimize import nnls
 
 from heuristic.core.choice import first_placement
 from heuristic.core.occupancy import Allocation, Occupancy
-from heuristic.core.options import check_fields, positive_hours, require
+from heuristic.core.options import CheckedOptions, positive_hours, require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from instances import Config, Instance, Job
 from instances.distribution import reaches
@@ -83,7 +83,7 @@ class _Ladder:
 
 
 @dataclass(frozen=True)
-class OptimusOptions:
+class OptimusOptions(CheckedOptions):
     """``interval_hours``: hours between full re-allocations; ``oracle_speed``: the true
     speeds instead of the fitted model; ``prerun_noise``: the pre-run's relative error."""
 
@@ -91,8 +91,7 @@ class OptimusOptions:
     oracle_speed: bool = False
     prerun_noise: float = 0.05
 
-    def __post_init__(self) -> None:
-        check_fields(self)
+    def ranges(self) -> None:
         positive_hours("interval_hours", self.interval_hours)
         noise = self.prerun_noise
         require(0 <= noise < 1, "prerun_noise", noise, "must be in [0, 1)")

@@ -56,7 +56,7 @@ from typing import Literal
 
 from heuristic.core.choice import first_placement, requested_configs
 from heuristic.core.occupancy import Allocation, Occupancy
-from heuristic.core.options import check_fields, positive_hours, require
+from heuristic.core.options import CheckedOptions, positive_hours, require
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.seeds.synergy_levels import best_case, lp1_levels, proportional_config
 from heuristic.seeds.synergy_place import (
@@ -77,7 +77,7 @@ ORDERS: tuple[str, ...] = typing.get_args(Order)
 
 
 @dataclass(frozen=True)
-class SynergyOptions:
+class SynergyOptions(CheckedOptions):
     """``allocation``: how CPU and memory are shared out (``tune``, Synergy's own;
     ``greedy``, ``proportional``, ``opt``); ``order``: which jobs a round serves first
     (arrival, or least attained service); ``round_hours``: the lease."""
@@ -87,8 +87,7 @@ class SynergyOptions:
     round_hours: float = ROUND_HOURS
     repack: bool = True
 
-    def __post_init__(self) -> None:
-        check_fields(self)
+    def ranges(self) -> None:
         require(
             self.allocation in ALLOCATIONS,
             "allocation",

@@ -69,8 +69,8 @@ class IncrementalOptions(StsOptions):
     full_below: int = FULL_BELOW
     calm_hours: float = CALM_HOURS
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def ranges(self) -> None:
+        super().ranges()
         require(self.full_below >= 0, "full_below", self.full_below, "must be at least 0")
         hours("calm_hours", self.calm_hours)
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from heuristic.core.options import check_fields, hours, require
+from heuristic.core.options import CheckedOptions, hours, require
 from heuristic.sts.contention import WORK_SHARE
 from heuristic.sts.spare import SPARE
 from heuristic.sts.timing import FINE_FRACTIONS, FRACTIONS, TimingRule
@@ -53,7 +53,7 @@ class StsTuning:
 
 
 @dataclass(frozen=True)
-class StsOptions:
+class StsOptions(CheckedOptions):
     """STS's options. ``lookahead``: book the chosen profiles' later steps in the ledger
     and rescue running jobs (off: the thesis's greedy STS, ``sts-greedy``);
     ``reserve``: the share of each type's large nodes the ledger keeps for jobs not yet
@@ -172,8 +172,7 @@ class StsOptions:
         shares = FINE_FRACTIONS if self.fine_shares else FRACTIONS
         return TimingRule(shares, self.margin_recovers, self.loose_window, self.late_for_price)
 
-    def __post_init__(self) -> None:
-        check_fields(self)
+    def ranges(self) -> None:
         require(0 <= self.reserve < 1, "reserve", self.reserve, "must be in [0, 1)")
         require(
             math.isfinite(self.spare) and self.spare >= 0,

@@ -110,6 +110,29 @@ def test_misspelt_and_textual_options_built_directly_are_refused():
     assert isinstance(StsOptions(reserve=0).reserve, float)
 
 
+def test_a_range_error_names_the_class_built_directly_and_the_policy_by_name():
+    """A range error of options built directly named the option alone (a type error
+    named the class); by name it names the policy, once."""
+    from heuristic.seeds.liquid import LiquidOptions
+    from heuristic.sts.incremental import IncrementalOptions
+    from validation.rollout_choice import RolloutStsOptions
+
+    with pytest.raises(OptionError, match=r"^IncrementalOptions: reserve = 2\.0: must be in"):
+        IncrementalOptions(reserve=2)  # StsOptions' range, checked for its subclass
+    with pytest.raises(OptionError, match=r"^IncrementalOptions: calm_hours = -1\.0: must be"):
+        IncrementalOptions(calm_hours=-1)
+    with pytest.raises(OptionError, match=r"^RolloutStsOptions: burst_jobs = -1: must be"):
+        RolloutStsOptions(burst_jobs=-1)
+    with pytest.raises(OptionError, match=r"^LiquidOptions: noise = 4\.0: must be at most 3"):
+        LiquidOptions(noise=4)
+    with pytest.raises(OptionError, match=r"^policy 'sts': reserve = 2\.0: must be in \[0, 1\)$"):
+        make_policy("sts", reserve=2)
+    with pytest.raises(
+        OptionError, match=r"^policy 'sts': lookahead = 'x': must be true or false$"
+    ):
+        make_policy("sts", lookahead="x")
+
+
 def test_an_unknown_policy_is_refused_listing_the_known_ones():
     with pytest.raises(ValueError, match="unknown policy 'stss'; known: fifo, edf"):
         make_policy("stss")
