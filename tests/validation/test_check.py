@@ -122,3 +122,103 @@ def test_gpus_named_by_a_fraction_and_a_rounding_overlap_are_judged_as_the_rest(
     assert not [v for v in check_plan(inst, Plan([first, second])) if v.kind == "capacity"]
     third = Segment(0.3 - 1e-6, 1.0, "j1", seg.config, seg.gpus)  # a real overlap
     assert [v for v in check_plan(inst, Plan([first, third])) if v.kind == "capacity"]
+
+
+# -- boundaries a mutation check of the checker found untested (2026-12-06) -----------
+M2 = Config("v100", 4, nodes=2)  # two GPUs on each of two whole nodes
+FAST = Config("v100", 1, cpus=4, dram_gb=60.0)
+
+
+def _two_nodes():
+    """Two 4-GPU V100 nodes; ``a`` runs on both (2 + 2), ``b`` on one GPU."""
+    from instances import EpochDistribution, GpuType, Instance, Job, Node
+
+    a = Job("a", 0.0, 10.0, EpochDistribution.deterministic(4.0), {M2: 0.5}, 8.0)
+    b = Job("b", 0.0, 10.0, EpochDistribution.deterministic(2.0), {V1: 0.5}, 8.0)
+    nodes = (Node("n1", "v100", 4), Node("n2", "v100", 4))
+    return Instance((GpuType("v100", 32.0, 300.0),), nodes, (a, b))
+
+
+def _seven_cores():
+    """One 2-GPU node of 7 cores; each job's configuration takes 4."""
+    from instances import EpochDistribution, GpuType, Instance, Job, Node
+
+    jobs = tuple(
+        Job(f"j{i}", 0.0, 10.0, EpochDistribution.deterministic(4.0), {FAST: 0.5}, 8.0)
+        for i in range(2)
+    )
+    node = Node("a", "v100", 2, cpu_cores=7, dram_gb=200.0)
+    return Instance((GpuType("v100", 32.0, 300.0),), (node,), jobs)
+
+
+B_ALONE = Segment(1.0, 2.0, "b", V1, (("n1", 1),))
+
+
+@pytest.mark.parametrize(
+    ("case", "segs", "expected"),
+    [
+        # two segments of one job overlapping by 5e-9 h: five times the clock's tolerance
+        (
+            "base",
+            [
+                Segment(0.0, 1.0, "a", V1, (("n1", 0),)),
+                Segment(1.0 - 5e-9, 3.5, "a", K1, (("n0", 0),)),
+                B_ALONE,
+            ],
+            ["overlap"],
+        ),
+        # a two-node segment holds both its nodes whole: no job on their other GPUs
+        (
+            "two_nodes",
+            [
+                Segment(0.0, 2.0, "a", M2, (("n1", 0), ("n1", 1), ("n2", 0), ("n2", 1))),
+                Segment(0.0, 1.0, "b", V1, (("n1", 2),)),
+            ],
+            ["capacity"],
+        ),
+        # a job done at 2 h (10 epochs of 0.2 h) runs no segment from its completion on
+        (
+            "base",
+            [
+                Segment(0.0, 2.0, "a", V1, (("n1", 0),)),
+                Segment(2.0, 3.0, "a", V1, (("n1", 0),)),
+                B_ALONE,
+            ],
+            ["after-completion"],
+        ),
+        # a segment past its job's completion holds its GPU only until then
+        (
+            "base",
+            [Segment(0.0, 3.0, "a", V1, (("n1", 0),)), Segment(2.0, 3.0, "b", V1, (("n1", 0),))],
+            [],
+        ),
+        # 4 + 4 cores on a node of 7
+        (
+            "seven_cores",
+            [
+                Segment(0.0, 2.0, "j0", FAST, (("a", 0),)),
+                Segment(0.0, 2.0, "j1", FAST, (("a", 1),)),
+            ],
+            ["host-capacity"],
+        ),
+        # GPU index 4 of a 4-GPU node
+        ("base", [Segment(0.0, 2.0, "a", V1, (("n1", 4),)), B_ALONE], ["bad-gpus"]),
+        # a configuration of two GPUs on each of two nodes, split 3 + 1
+        (
+            "two_nodes",
+            [
+                Segment(0.0, 2.0, "a", M2, (("n1", 0), ("n1", 1), ("n1", 2), ("n2", 0))),
+                Segment(2.0, 3.0, "b", V1, (("n1", 0),)),
+            ],
+            ["bad-gpus"],
+        ),
+    ],
+)
+def test_the_checkers_boundaries(base, case, segs, expected):
+    """Each case sits on a boundary of one rule: seven mutants of the checker (a
+    tolerance ten times looser, a multi-node segment holding only the GPUs it names, a
+    segment from the completion accepted, GPUs held to a segment's end past the
+    completion, one core too many, the first index past a node's GPUs, a multi-node
+    split unchecked) passed every test before these."""
+    inst = {"base": base, "two_nodes": _two_nodes(), "seven_cores": _seven_cores()}[case]
+    assert kinds(inst, segs) == expected

@@ -173,3 +173,20 @@ def test_a_scenario_of_a_plan_that_stops_short_of_a_jobs_stop_is_refused():
         scenario_costs(tiny, Plan(), full)
     plan = rollout(tiny, make_policy("fifo"))
     assert math.isfinite(scenario_costs(tiny, plan, full).total_cost)
+
+
+@pytest.mark.parametrize(("due", "missed"), [(2.0, False), (2.0 - 1e-6, True)])
+def test_a_job_done_on_its_due_date_is_on_time(due, missed):
+    """Two epochs of an hour done at 2 h exactly: on time at a due date of 2 h, late a
+    microhour before it (a mutant counting a completion on the due date as missed
+    passed every test of the evaluator; only a MILP test caught it)."""
+    from instances import GpuType, Instance, Job, Node
+
+    c1 = Config("v100", 1)
+    job = Job("a", 0.0, due, EpochDistribution.deterministic(2.0), {c1: 1.0}, 8.0)
+    inst = Instance((GpuType("v100", 32.0, 300.0),), (Node("n", "v100", 1),), (job,))
+    ev = evaluate(inst, Plan((Segment(0.0, 2.0, "a", c1, (("n", 0),)),)))
+    (cost,) = ev.jobs
+    assert cost.completion == 2.0 and cost.missed is missed
+    assert ev.summary()["missed"] == int(missed)
+    assert (cost.tardiness_cost > 0) is missed

@@ -25,7 +25,7 @@ from instances import (
     instance_from_dict,
     instance_to_dict,
 )
-from instances.energy import Series
+from instances.energy import Carbon, Series
 from tests.strategies import priced_instances, serial_plans
 from tests.validation.joint import joint_expectation
 from validation.evaluate import evaluate, scenario_costs
@@ -73,6 +73,19 @@ def test_idle_power_by_hand():
     powered = 0.2 * (0.1 * 3 + 0.5 * (0.1 + 1.0))
     busy = 0.05 * (0.1 * 1 + 0.1 * 2 + 0.5 * (0.1 + 1.0))
     assert evaluate(dear, PLAN).idle.energy_cost == pytest.approx(powered - busy)
+
+
+def test_idle_carbon_by_hand():
+    """The idle 0.6 kWh of ``test_idle_power_by_hand`` at 500 g/kWh: 300 g, at 100 per
+    tonne 0.03, counted and priced beside the jobs' (a mutant that left the idle grams
+    unpriced passed every test here; only a MILP test caught it)."""
+    carbon = Carbon(Series.flat(500.0, upper=1e5), 100.0)
+    ev = evaluate(replace(_two_jobs(), carbon=carbon), PLAN)
+    assert ev.idle.carbon_kg == pytest.approx(0.3)
+    assert ev.idle.carbon_cost == pytest.approx(100 * 300 / 1e6)
+    jobs_grams = 500 * 0.3 * (1 + 2 + 0.5 * 2)
+    assert ev.carbon_kg == pytest.approx(0.3 + jobs_grams / 1000)
+    assert ev.carbon_cost == pytest.approx(100 * (300 + jobs_grams) / 1e6)
 
 
 def test_realised_idle_power():
