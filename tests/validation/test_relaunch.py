@@ -87,6 +87,18 @@ def test_pause_and_resize_pay_the_overhead_once_each():
     assert ev.worst_case_energy_kwh == pytest.approx(4 * 0.3 + 6 * 0.36 + 0.15 + 0.3)
 
 
+@pytest.mark.parametrize(("stop", "kwh"), [(4.0, 0.3 * 4.5), (10.0, 0.3 * 4.5 + 0.6 * 4.1)])
+def test_a_run_that_stops_where_its_resume_would_begin_pays_no_resume(stop, kwh):
+    """The plan above realised: stopped after its 4th epoch, the job never resumes and
+    pays the first start's 0.5 h alone (a mutant charging the resume's overhead after
+    the stop was caught only by a Monte Carlo interval); run to 10, both."""
+    inst = one_job(0.5)
+    g0, g01 = (("n0", 0),), (("n0", 0), ("n0", 1))
+    plan = Plan.of([Segment(0.0, 4.5, "a", C1, g0), Segment(6.0, 10.1, "a", C2, g01)])
+    energy, _ = evaluate_scenario(inst, plan, {"a": stop})
+    assert energy == pytest.approx(inst.energy_price * kwh)
+
+
 def test_a_job_of_its_own_overrides_the_instance():
     inst = one_job(0.5, job_delta=0.0)
     assert inst.relaunch("a") == 0.0
