@@ -30,7 +30,8 @@ INF = highspy.kHighsInf
 #: HiGHS 1.16 proved 0.3644 optimal on a 3-job model of idle power whose optimum is
 #: 0.3500 (a plan the evaluator costs at 0.3540, feasible in the model to 4e-16; HiGHS
 #: finds it with presolve off, with any of three presolve rules off, or at 1e-7): its
-#: presolve cut the optimum off. A tighter tolerance keeps it (docs/milp.md, 'Solving').
+#: presolve cut the optimum off. A tighter tolerance keeps it (docs/milp.md, 'Solving');
+#: with it HiGHS's absolute gap is set to 0 (below).
 MIP_FEASIBILITY = 1e-9
 
 
@@ -185,6 +186,9 @@ class _Call:
         h.setOptionValue("time_limit", max(time_limit, 1e-3))
         h.setOptionValue("mip_rel_gap", self.mip_gap)
         h.setOptionValue("mip_feasibility_tolerance", MIP_FEASIBILITY)
+        # the relative gap alone stops it, as it alone calls a plan optimal here (at
+        # HiGHS's absolute gap of 1e-6, costs near 0.1 stopped 1e-5 short of it)
+        h.setOptionValue("mip_abs_gap", 0.0)
         if self.threads is not None:
             h.setOptionValue("threads", self.threads)
         for name, value in self.options.items():
