@@ -91,6 +91,10 @@ class _Clock:
 # model would not be built anyway: a weight of 1e-12 asked for 434 TiB, a review)
 MAX_REACH_SLOTS = 100_000
 
+#: how far above a plan's cost (relative) a solver's bound may lie from rounding alone;
+#: beyond it the bound is an error, not a bound (:func:`_solve`)
+BOUND_SLACK = 1e-6
+
 # a horizon reaching this many times the base one or more is solved in two stages, the
 # base one first (_from_the_base): on the suite, whose reach passes the base by a slot or
 # two, a first stage only took time from the second (share-2n6j-s2 in worst-case mode:
@@ -399,13 +403,27 @@ def _solve(
         status = SolutionStatus.OPTIMAL if optimal else SolutionStatus.FEASIBLE
     elif plan is not None:
         status = SolutionStatus.FEASIBLE
-    bound: float | None = _bound(data, answer)
+    dual = _bound(data, answer)
+    bound: float | None = dual
     note = ""
+    if (
+        whole
+        and evaluation is not None
+        and dual > evaluation.total_cost * (1 + BOUND_SLACK) + 1e-12
+    ):
+        # no bound exceeds a plan's cost: HiGHS's has cut off a plan (its presolve did,
+        # at its default tolerance, on a 3-tenant idle-power model: milp.highs)
+        status = SolutionStatus.FEASIBLE if status is SolutionStatus.OPTIMAL else status
+        note = (
+            f"HiGHS's bound {dual:.6g} is above the plan's cost "
+            f"{evaluation.total_cost:.6g}: it bounds nothing, and no optimum is proved"
+        )
+        bound = None
     if reach.short:
         # a plan late past the horizon may cost less: neither the optimum nor the bound
         # is the instance's
         status = SolutionStatus.FEASIBLE if status is SolutionStatus.OPTIMAL else status
-        bound, note = None, late_note(reach.short)
+        bound, note = None, "; ".join(filter(None, (note, late_note(reach.short))))
     return Result(
         instance=instance.name,
         plan=plan,

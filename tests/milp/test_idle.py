@@ -216,13 +216,8 @@ def test_the_product_of_completions_is_exact_at_a_plan(seed):
         assert pyo.value(m.all_done[t]) == pytest.approx(want, abs=1e-9)
 
 
-def test_highs_presolve_keeps_the_optimum_of_three_tenants_on_one_gpu():
-    """Three jobs taking turns on one shared V100 (``K_max`` 3), idle power, worst-case
-    tardiness, a 0.1 h overhead (a helper's check of the bounds against brute force,
-    one of 432 MILP solves): with HiGHS's default MIP feasibility tolerance (1e-6) its
-    presolve cut off the model's optimum, 0.3500, and proved 0.3644 optimal, above the
-    evaluator's 0.3540 for the plan below; the model holds that plan to 4e-16
-    (``milp.highs.MIP_FEASIBILITY``)."""
+def _presolve_case():
+    """The instance and the plan of the test below."""
     from pathlib import Path
 
     from instances import Config, Plan, Segment, read_instance
@@ -240,6 +235,32 @@ def test_highs_presolve_keeps_the_optimum_of_three_tenants_on_one_gpu():
             Segment(1.5, 2.0, "j2", shared, g),
         )
     )
+    return inst, plan
+
+
+def test_a_solver_bound_above_a_plans_cost_is_reported_as_no_bound(monkeypatch):
+    """HiGHS at its default tolerances, warm-started from the plan below: it called
+    0.3644 a proved optimum while handing back the plan it was given, costing 0.3540;
+    ``solve`` reported it optimal with that bound. Such a bound bounds nothing: no
+    optimum is claimed, no bound reported, and the note says why."""
+    import milp.highs
+
+    monkeypatch.setattr(milp.highs, "MIP_FEASIBILITY", 1e-6)
+    inst, plan = _presolve_case()
+    res = solve(inst, slots=7, time_limit=60, initial_plan=plan)
+    assert res.status is SolutionStatus.FEASIBLE and res.bound is None
+    assert "above the plan's cost" in res.note
+    assert res.evaluation is not None and res.evaluation.total_cost <= 0.353989
+
+
+def test_highs_presolve_keeps_the_optimum_of_three_tenants_on_one_gpu():
+    """Three jobs taking turns on one shared V100 (``K_max`` 3), idle power, worst-case
+    tardiness, a 0.1 h overhead (a helper's check of the bounds against brute force,
+    one of 432 MILP solves): with HiGHS's default MIP feasibility tolerance (1e-6) its
+    presolve cut off the model's optimum, 0.3500, and proved 0.3644 optimal, above the
+    evaluator's 0.3540 for the plan below; the model holds that plan to 4e-16
+    (``milp.highs.MIP_FEASIBILITY``)."""
+    inst, plan = _presolve_case()
     cost = evaluate(inst, plan).total_cost
     assert cost == pytest.approx(0.353988, abs=1e-6)
     res = solve(inst, slots=7, time_limit=60)
