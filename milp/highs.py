@@ -155,6 +155,17 @@ def within_gap(cost: float, bound: float, mip_gap: float) -> bool:
     return gap is not None and gap <= mip_gap + 1e-9
 
 
+#: how far above a plan's cost (relative) a solver's bound may lie from rounding alone;
+#: beyond it the bound is an error, not a bound
+BOUND_SLACK = 1e-6
+
+
+def above_cost(bound: float, cost: float) -> bool:
+    """Whether ``bound`` lies above a plan's ``cost`` by more than rounding: then it
+    bounds nothing (no plan costs less than the optimum)."""
+    return bound > cost * (1 + BOUND_SLACK) + 1e-12
+
+
 def _handed_back(answer: Answer, mip_gap: float) -> bool:
     """Whether HiGHS called the run optimal while the values it handed back miss its
     bound by more than the gap asked for."""

@@ -32,6 +32,7 @@ from heuristic.sts.search import SearchResult, search
 from instances import Instance, Plan, PlanError
 from instances.fields import is_number
 from milp.data import milp_data
+from milp.highs import above_cost
 from milp.lagrange import lagrangian_bound
 from milp.neighbourhood import Chooser, Neighbourhood, outside
 from milp.requirements import MilpError, require_count, require_gap, require_slot
@@ -248,7 +249,7 @@ def _check_bound(bound: float | None, start: float) -> None:
     """A caller's lower bound is a number no plan costs less than: at most the start's
     cost (taken as proof, a bound above it ended the search at once, "optimal"), within
     a solver's tolerance (a proved optimum's bound may pass its cost in the 9th digit)."""
-    if bound is not None and bound > start * (1 + 1e-6) + 1e-12:
+    if bound is not None and above_cost(bound, start):
         raise MilpError(
             f"bound = {bound:g} is above the initial plan's cost {start:g}: no lower bound "
             "is (the plan is feasible)"

@@ -26,6 +26,7 @@ from milp.data import MilpData, Outside, improving_end, milp_data
 from milp.highs import (
     Answer,
     Matrices,
+    above_cost,
     compile_model,
     load_values,
     run_highs,
@@ -90,10 +91,6 @@ class _Clock:
 # the most slots the horizon grows by to reach every plan late past it (beyond, the
 # model would not be built anyway: a weight of 1e-12 asked for 434 TiB, a review)
 MAX_REACH_SLOTS = 100_000
-
-#: how far above a plan's cost (relative) a solver's bound may lie from rounding alone;
-#: beyond it the bound is an error, not a bound (:func:`_solve`)
-BOUND_SLACK = 1e-6
 
 # a horizon reaching this many times the base one or more is solved in two stages, the
 # base one first (_from_the_base): on the suite, whose reach passes the base by a slot or
@@ -406,11 +403,7 @@ def _solve(
     dual = _bound(data, answer)
     bound: float | None = dual
     note = ""
-    if (
-        whole
-        and evaluation is not None
-        and dual > evaluation.total_cost * (1 + BOUND_SLACK) + 1e-12
-    ):
+    if whole and evaluation is not None and above_cost(dual, evaluation.total_cost):
         # no bound exceeds a plan's cost: HiGHS's has cut off a plan (its presolve did,
         # at its default tolerance, on a 3-tenant idle-power model: milp.highs)
         status = SolutionStatus.FEASIBLE if status is SolutionStatus.OPTIMAL else status
