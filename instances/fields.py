@@ -40,6 +40,12 @@ def is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def huge_integer(value: int) -> str:
+    """An integer past any double (``10**400``), named by its size: ``str()`` may refuse
+    it, and a cut of its digits reads as a small number."""
+    return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
+
+
 def in_order(values: Any) -> bool:
     """Whether ``values`` is a collection whose order is the caller's: a list, tuple,
     array or generator, not a string (``"12"`` would read as 1 and 2), a set or a

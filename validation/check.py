@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from instances import GpuRef, Instance, Job, LinkId, Plan, PlanError, Segment
 from instances.distribution import reaches
+from instances.fields import huge_integer
 from instances.limits import MAX_PLAN_HOURS
 from instances.topology import within
 from validation.timeline import TIME_TOL, Timeline, slot_ceil
@@ -153,7 +154,7 @@ def _time_text(t: float) -> str:
     try:
         return f"{float(t):g}"
     except OverflowError:
-        return f"an integer of about {int(int(t).bit_length() * 0.30103) + 1:,} digits"
+        return huge_integer(int(t))
 
 
 def _segment_problems(instance: Instance, s: Segment) -> tuple[list[Violation], bool]:

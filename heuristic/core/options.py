@@ -21,7 +21,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
-from instances.fields import field_types, is_number
+from instances.fields import field_types, huge_integer, is_number
 from instances.limits import MAX_HOURS, MIN_SLOT_HOURS
 
 T = TypeVar("T")
@@ -93,10 +93,7 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
         try:
             number = float(value)
         except OverflowError:  # an integer beyond any double, such as 10**400
-            digits = int(value.bit_length() * math.log10(2)) + 1  # str() may refuse it
-            raise OptionError(
-                f"{name} = an integer of about {digits:,} digits: too large for a number"
-            ) from None
+            raise OptionError(f"{name} = {huge_integer(value)}: too large for a number") from None
         require(not math.isnan(number), name, value, "must be a number, not NaN")
         return number
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
