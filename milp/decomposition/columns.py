@@ -66,10 +66,53 @@ class Column:
 
 
 def schedule_cost(
-    js: JobSpace, slot: float, mode: TardinessMode, start: int, choices: Sequence[int]
+    js: JobSpace,
+    slot: float,
+    mode: TardinessMode,
+    start: int,
+    choices: Sequence[int],
+    charge: np.ndarray | None = None,
 ) -> float:
     """The evaluator's cost of job ``js`` taking ``choices`` from slot ``start`` on;
-    :class:`ValueError` if it does not complete in the last of them."""
+    :class:`ValueError` if it does not complete in the last of them. ``charge`` (per
+    slot of the horizon, or ``None``): a weight on the probability that the job has not
+    completed by each slot's end (:mod:`milp.decomposition.lower`), added."""
+    cost, ends = _walk(js, slot, mode, start, choices)
+    if charge is None:
+        return cost
+    return cost + float(np.dot(charge, survival(js, start, ends, len(charge))))
+
+
+def survival(js: JobSpace, start: int, ends: Sequence[float], slots: int) -> np.ndarray:
+    """Per slot of a horizon of ``slots``, the probability that the job has not
+    completed by its end, run from ``start`` to the progress ``ends`` at the end of
+    each slot of its column: 1 from its first slot to ``start`` (a job not yet run),
+    then ``P(N > w)`` at the slot's end, 0 after its completion slot, and 0 before its
+    window (where no charge falls). A progress a stop's tolerance short of the stop
+    counts it passed: never above the evaluator's survival."""
+    dist = js.jd.job.distribution
+    out = np.zeros(slots)
+    first = js.jd.first_slot
+    out[first:start] = dist.beyond(TOL_STOP)
+    for i, w in enumerate(ends):
+        if start + i < slots:
+            out[start + i] = dist.beyond(w + TOL_STOP)
+    return out
+
+
+def column_survival(space: Space, column: Column) -> np.ndarray:
+    """Per slot of ``space``'s horizon, the probability that ``column``'s job has not
+    completed by the slot's end (:func:`survival`)."""
+    js = space.jobs[column.job]
+    _, ends = _walk(js, space.d.slot, space.d.tardiness, column.start, column.choices)
+    return survival(js, column.start, ends, space.d.slots)
+
+
+def _walk(
+    js: JobSpace, slot: float, mode: TardinessMode, start: int, choices: Sequence[int]
+) -> tuple[float, list[float]]:
+    """:func:`schedule_cost` without a charge, and the job's progress at the end of each
+    slot of its column."""
     jd = js.jd
     job = jd.job
     dist = job.distribution
@@ -78,9 +121,11 @@ def schedule_cost(
     w = 0.0
     cost = 0.0
     prev, left = -1, 0.0
+    ends: list[float] = []
     for i, c in enumerate(choices):
         if c < 0:
             prev = -1
+            ends.append(w)
             continue
         if c != prev:  # a relaunch: the overhead starts over
             left = delta
@@ -99,10 +144,11 @@ def schedule_cost(
         late = max(0.0, (t + 1) * slot - job.due)
         cost += jd.omega * late * _crossed(jd, mode, w, w1)
         w, prev = w1, c
+        ends.append(w1)
         if w1 >= big_e:
             if i != len(choices) - 1:
                 raise ValueError(f"job {job.id!r} completes before the end of its column")
-            return cost
+            return cost, ends
     raise ValueError(f"job {job.id!r} does not complete within its column")
 
 
@@ -125,7 +171,8 @@ def make_column(space: Space, job: int, start: int, choices: Sequence[int]) -> C
     while choices and choices[-1] < 0:
         choices = choices[:-1]
     js = space.jobs[job]
-    cost = schedule_cost(js, space.d.slot, space.d.tardiness, start, choices)
+    charge = None if space.charge is None else space.charge[job]
+    cost = schedule_cost(js, space.d.slot, space.d.tardiness, start, choices, charge)
     return Column(job, start, choices, cost)
 
 

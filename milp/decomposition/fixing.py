@@ -78,7 +78,7 @@ def fix_arcs(
         threshold = upper - (total - proved[j]) + margin
         price = oracle.prices(j, lam)
         bound = completion_bound(m, steps, price)
-        job = Job(m, steps, price, bound, threshold)
+        job = Job(m, steps, price, bound, threshold, charge=oracle.space.window_charge(j))
         (got,) = price_jobs([job], budget=budget, arcs=True, stack=oracle.stacks[j])
         if not got.complete or got.arcs is None:
             continue  # out of labels: nothing proved about its arcs

@@ -19,7 +19,12 @@ constant over the plans, or left out (each part left out keeps a lower bound):
   GPUs' idle draw, less what busy GPUs do not draw, is never negative, and is left
   out). The powered hours are at least ``1 − Π_j F⁺_j`` in each slot, ``F⁺_j`` the
   job's completion by the slot's end were it run at top speed from its release
-  (:func:`milp.lagrange_idle.sooner`): a constant per kW, priced per slot.
+  (:func:`milp.lagrange_idle.sooner`): a constant per kW, priced per slot. And more,
+  with one job carrying each slot (:func:`carried`): ``P(H > t) >= (1 − q_i) + q_i
+  S_i(t)``, ``q_i = Π_{j≠i} F⁺_j(t)``, ``S_i(t)`` job ``i``'s probability of not having
+  completed by the slot's end (:func:`milp.lagrange_idle.powered_shares`, as the
+  Lagrangian bound splits it): a smaller constant, and every column of job ``i`` paying
+  ``q_i π_t Δ kW S_i(t)`` for its own schedule.
 
 Where a GPU type idles at its busy power, the credit split would leave a GPU drawing
 nothing: only the base split is offered.
@@ -27,6 +32,7 @@ nothing: only the base split is offered.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -34,8 +40,10 @@ import numpy as np
 from instances import Instance, InstanceError
 from instances.model import GpuType, Node
 from milp.data import MilpData
+from milp.decomposition.columns import Column, column_survival
+from milp.decomposition.space import Space
 from milp.idle import base_kw, base_per_gpu_w, prices_of
-from milp.lagrange_idle import sooner
+from milp.lagrange_idle import powered_shares, sooner
 from milp.requirements import MilpError
 
 
@@ -80,6 +88,36 @@ def _bare(instance: Instance, gpus: tuple[GpuType, ...], nodes: tuple[Node, ...]
     # keeps the weight it has on the true instance
     jobs = tuple(instance.pinned_job(j.id) for j in instance.jobs)
     return instance.replace(gpu_types=gpus, nodes=nodes, jobs=jobs, power_off=None)
+
+
+@dataclass(frozen=True)
+class Carried:
+    """The powered hours split by one job per slot: ``charge`` (jobs x slots), the
+    weight on each job's survival past each slot's end that its columns pay, and
+    ``constant``, what the kW costs in the slots' shares that no job carries."""
+
+    charge: np.ndarray
+    constant: float
+
+
+def carried(kw: float, space: Space, columns: Sequence[Column]) -> Carried | None:
+    """The powered hours of ``kw`` split over the jobs of ``space``, each slot carried
+    by the job that makes the split largest on the plan of ``columns`` (one per job;
+    any choice is valid, and this one is worth most where that plan lies), or by no
+    job where the hours surely powered are more (:func:`powered_shares`); ``None``
+    without a kW or a plan."""
+    d = space.d
+    if kw <= 0 or len(columns) != len(space.jobs):
+        return None
+    alive = np.ones((len(space.jobs), d.slots))
+    for col in columns:
+        alive[col.job] = column_survival(space, col)
+    done = np.array([sooner(js.jd, d.slots) for js in space.jobs]).reshape(alive.shape)
+    first = np.array([js.jd.first_slot for js in space.jobs], dtype=np.int64)
+    last = np.array([js.jd.last_slot for js in space.jobs], dtype=np.int64)
+    share, weight = powered_shares(done, alive, first, last)
+    price = np.asarray(prices_of(d)) * d.slot
+    return Carried(weight * price[None, :] * kw, kw * float(np.sum(price * share)))
 
 
 def powered_cost(d: MilpData) -> float:

@@ -173,7 +173,9 @@ class Oracle:
                 continue
             out[j] = _Got(lower, upper[j], False)
             todo.append(j)
-            jobs.append(Job(m, steps, price, bound, float(upper[j]), must))
+            jobs.append(
+                Job(m, steps, price, bound, float(upper[j]), must, self.space.window_charge(j))
+            )
         if deadline is not None and time.perf_counter() > deadline:
             todo, jobs = [], []  # out of time: the jobs left prove nothing this round
         got = _price(jobs, [self.stacks[j] for j in todo], beam, keep, budget, deadline)

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from milp.decomposition.columns import TOL_STOP
 from milp.decomposition.completion import Steps
 from milp.decomposition.dominance import Labels, dominated, pareto
 from milp.decomposition.slots import SlotModel
@@ -73,7 +74,9 @@ class Priced:
 class Job:
     """One job to price: its slot arithmetic, completion tables, ``price`` (choices x
     window slots), completion bound ``bound``, the value of a schedule already known
-    (``upper``, or ``inf``) and the window slots it must run in (``must_run``)."""
+    (``upper``, or ``inf``), the window slots it must run in (``must_run``) and the
+    weight on its survival past each window slot's end (``charge``, or ``None``:
+    :attr:`milp.decomposition.space.Space.charge`)."""
 
     m: SlotModel
     steps: Steps
@@ -81,6 +84,7 @@ class Job:
     bound: np.ndarray
     upper: float
     must_run: np.ndarray | None = None
+    charge: np.ndarray | None = None
 
 
 def representatives(m: SlotModel, price: np.ndarray) -> np.ndarray:
@@ -102,10 +106,11 @@ def price_job(
     keep: int = 3,
     budget: int | None = None,
     must_run: np.ndarray | None = None,
+    charge: np.ndarray | None = None,
 ) -> Priced:
     """One job's cheapest schedules at ``price`` below ``upper``: :func:`price_jobs` of
     that job alone."""
-    job = Job(m, steps, price, bound, upper, must_run)
+    job = Job(m, steps, price, bound, upper, must_run, charge)
     return price_jobs([job], beam=beam, keep=keep, budget=budget)[0]
 
 
@@ -140,6 +145,24 @@ class _Run:
         self.run_by = np.where(self.must.any(axis=1), last_must, -1)
         # per job stopped early, the least cost plus completion bound of its open labels
         self.frontier = np.full(n, np.inf)
+        self.charge: np.ndarray | None = None
+        if any(p.charge is not None for p in jobs):
+            self.charge = np.zeros((n, int(stack.width.max())))
+            for j, p in enumerate(jobs):
+                if p.charge is not None:
+                    self.charge[j, : len(p.charge)] = p.charge
+        self.stack = stack
+
+    def survival(self, i: int, job: np.ndarray, w: np.ndarray) -> np.ndarray | float:
+        """Each label's charge for window slot ``i`` at the progress ``w`` it ends the
+        slot with: the weight times ``P(N > w)``, a stop a tolerance short counted
+        passed (as :func:`milp.decomposition.columns.survival`). A charge later in the
+        slots only falls as the progress grows, so the dominance rules still hold; the
+        completion bound counts the charges to come at their least
+        (:meth:`milp.decomposition.stack.Bounds.remaining`)."""
+        if self.charge is None:
+            return 0.0
+        return self.charge[job, i] * self.stack.beyond(job, w + TOL_STOP)
 
     def record(self, kids: Labels, done: np.ndarray, i: int) -> None:
         """Keep each job's ``keep`` cheapest schedules completing in slot ``i`` or before
@@ -211,7 +234,8 @@ def price_jobs(
     if not jobs:
         return []
     stack = stack if stack is not None else Stack.of([p.m for p in jobs])
-    bounds = Bounds.of(stack, [p.steps for p in jobs], [p.bound for p in jobs])
+    charges = [p.charge for p in jobs]
+    bounds = Bounds.of(stack, [p.steps for p in jobs], [p.bound for p in jobs], charges)
     run = _Run(stack, jobs, keep)
     n = len(jobs)
     none = -np.ones(n, dtype=np.int64)
@@ -220,7 +244,9 @@ def price_jobs(
     for i in range(int(stack.width.max())):
         kids, lost = _children(stack, run, labels)
         w1, step, done = stack.step(i, kids.job, kids.w, kids.via, lost)
-        kids.cost = kids.cost + step + run.flat[run.base[kids.via] + i]
+        kids.cost = (
+            kids.cost + step + run.flat[run.base[kids.via] + i] + run.survival(i, kids.job, w1)
+        )
         kids.w = w1
         if arcs:
             run.through(kids, done, bounds, i)
@@ -255,6 +281,7 @@ def _next(
     going = i + 1 < stack.width
     idle = _idle(labels)
     idle = idle.take(going[idle.job] & ~run.must[idle.job, i])
+    idle.cost = idle.cost + run.survival(i, idle.job, idle.w)
     nxt = Labels.join(kids.take(~done & going[kids.job]), idle)
     score = nxt.cost + bounds.remaining(i + 1, nxt.job, nxt.w, nxt.state < 0)
     alive = (score < run.upper[nxt.job]) & run.active[nxt.job]

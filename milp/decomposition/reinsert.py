@@ -159,7 +159,7 @@ def cheapest(
         ok = room.fits(j, m.first, m.last)
     price = np.where(ok & ~oracle.fixed[j], 0.0, np.inf)
     bound = completion_bound(m, steps, price)
-    job = Job(m, steps, price, bound, upper, None)
+    job = Job(m, steps, price, bound, upper, None, oracle.space.window_charge(j))
     got = price_jobs([job], keep=1, budget=budget, deadline=deadline, stack=oracle.stacks[j])[0]
     found = got.schedules
     late = deadline is not None and time.perf_counter() > deadline

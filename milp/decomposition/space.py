@@ -40,7 +40,7 @@ while it stays in shared mode), so a column's cost is its job's cost in the plan
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import networkx as nx
 import numpy as np
@@ -107,12 +107,23 @@ class JobSpace:
 
 @dataclass(frozen=True)
 class Space:
-    """Every job's choices and the master's resources over ``d.slots`` slots."""
+    """Every job's choices and the master's resources over ``d.slots`` slots;
+    ``charge`` (jobs x slots, or ``None``): a weight on each job's probability of not
+    having completed by each slot's end, which every column of the job pays
+    (:mod:`milp.decomposition.lower`)."""
 
     d: MilpData
     resources: tuple[Resource, ...]
     jobs: tuple[JobSpace, ...]
     labels: tuple[Label, ...]
+    charge: np.ndarray | None = field(default=None, compare=False)
+
+    def window_charge(self, job: int) -> np.ndarray | None:
+        """``charge`` of job ``job`` over its window's slots (``None`` if none)."""
+        if self.charge is None:
+            return None
+        jd = self.jobs[job].jd
+        return self.charge[job, jd.first_slot : jd.last_slot + 1]
 
     @property
     def instance(self) -> Instance:

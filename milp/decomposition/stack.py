@@ -108,6 +108,7 @@ class Stack:
     dearest: np.ndarray  # the dearest configuration's energy cost of a whole slot
     stops: np.ndarray  # (jobs, B), +inf padded
     late: np.ndarray  # (jobs, B), 0 padded
+    stop_weight: np.ndarray  # (jobs, B): P(N = e_b), 0 padded
     phi_end: np.ndarray  # Phi(E) per job
     knot: Flat  # 0 and the stops, with Phi there and its slope after
     stop: Flat  # the stops, with P(N > w) once that many are passed
@@ -147,6 +148,7 @@ class Stack:
             dearest=np.array([float(m.opower.max()) for m in ms]),
             stops=_pad([m.stops for m in ms], np.inf),
             late=_pad([m.late for m in ms], 0.0),
+            stop_weight=_pad([m.q - np.append(m.q[1:], 0.0) for m in ms], 0.0),
             phi_end=np.array([m.phi_knots[-1] for m in ms]),
             knot=Flat.of(knots, [m.phi_knots for m in ms], slopes),
             stop=Flat.of([m.stops for m in ms], [np.append(m.q, 0.0) for m in ms]),
@@ -213,36 +215,68 @@ class Stack:
 @dataclass(frozen=True)
 class Bounds:
     """The jobs' completion bounds (``H`` of :func:`completion_bound`) in one flat array,
-    and what :meth:`Steps.remaining` needs per job."""
+    and what :meth:`Steps.remaining` needs per job; with survival charges
+    (:class:`milp.decomposition.pricing.Job`), their sums over each job's window slots
+    (``carried``: jobs x widest window + 1, from the window's start)."""
 
     stack: Stack
     flat: np.ndarray
     offset: np.ndarray  # where each job's table starts
     grid: np.ndarray
     floor: np.ndarray  # (jobs, widest window + 1): each job's Steps.floor, padded
+    carried: np.ndarray | None = None
 
     @classmethod
-    def of(cls, stack: Stack, steps: Sequence[Steps], tables: Sequence[np.ndarray]) -> Bounds:
+    def of(
+        cls,
+        stack: Stack,
+        steps: Sequence[Steps],
+        tables: Sequence[np.ndarray],
+        charges: Sequence[np.ndarray | None] = (),
+    ) -> Bounds:
         sizes = np.array([t.size for t in tables])
+        carried = None
+        if any(c is not None for c in charges):
+            rows = [np.zeros(0) if c is None else c for c in charges]
+            carried = _pad([np.concatenate([[0.0], np.cumsum(r)]) for r in rows], np.nan)
+            carried = np.where(np.isnan(carried), np.nanmax(carried, axis=1)[:, None], carried)
         return cls(
             stack,
             np.concatenate([t.ravel() for t in tables]),
             np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
             np.array([s.grid for s in steps], dtype=np.int64),
             _pad([s.floor for s in steps], 0.0),
+            carried,
         )
 
     def remaining(self, i: int, job: np.ndarray, w: np.ndarray, idle: np.ndarray) -> np.ndarray:
         """The bound from progress ``w`` at the start of window slot ``i`` of each
         label's job, having run the slot before or not (``idle``: its next run
-        relaunches): as :meth:`Steps.remaining` with the job's row ``i`` of that state."""
+        relaunches): as :meth:`Steps.remaining` with the job's row ``i`` of that state,
+        plus the survival charges to come (:meth:`_charges`)."""
         s = self.stack
         g = self.grid[job]
         idx = np.minimum(g, np.ceil(w * g / s.big_e[job])).astype(np.int64)
         rows = np.where(idle, s.width[job] + 1 + i, i)  # the idle table follows the other
         excess = self.flat[self.offset[job] + rows * (g + 1) + idx]
         left = s.phi_end[job] - s.phi(job, w)
-        return self.floor[job, i] * left + np.maximum(excess, self._top_speed(i, job, w))
+        out = self.floor[job, i] * left + np.maximum(excess, self._top_speed(i, job, w))
+        return out if self.carried is None else out + self._charges(i, job, w)
+
+    def _charges(self, i: int, job: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The survival charges of window slots ``i`` on at their least: no schedule is
+        further than ``w`` plus ``m`` slots at top speed by the end of the ``m``-th slot,
+        so stop ``e`` is still ahead there (its weight still charged) while ``w + m top
+        < e`` (a tolerance and a rounding margin taken off, so never more)."""
+        assert self.carried is not None
+        s = self.stack
+        ahead = (s.stops[job] - w[:, None] - TOL_STOP) / s.top[job][:, None]
+        slots = np.where(np.isfinite(ahead), np.ceil(ahead - 1e-9) - 1, 0.0)
+        end = np.minimum(i + np.maximum(slots, 0.0), s.width[job][:, None]).astype(np.int64)
+        rows = self.carried[job]
+        cum = np.take_along_axis(rows, end, axis=1) - rows[np.arange(len(job)), i][:, None]
+        weight = np.where(np.isfinite(ahead), s.stop_weight[job], 0.0)
+        return np.sum(cum * weight, axis=1)
 
     def _top_speed(self, i: int, job: np.ndarray, w: np.ndarray) -> np.ndarray:
         """The tardiness of the stops not yet reached, each as soon as the fastest

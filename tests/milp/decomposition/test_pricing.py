@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from milp.data import milp_data
-from milp.decomposition.columns import schedule_cost
+from milp.decomposition.columns import make_column, schedule_cost
 from milp.decomposition.completion import Steps, completion_bound
 from milp.decomposition.pricing import Job, price_job, price_jobs
 from milp.decomposition.slots import SlotModel
@@ -25,9 +25,10 @@ from tests.milp.decomposition.instances import priced, two_nodes
 SLOTS = 5
 
 
-def _cheapest(space, j: int, price: np.ndarray) -> float:
+def _cheapest(space, j: int, price: np.ndarray, charge: np.ndarray | None = None) -> float:
     """Every schedule of the job (a choice or idle per slot of its window, up to its
-    completion), costed by the evaluator's rules plus the prices it holds."""
+    completion), costed by the evaluator's rules plus the prices it holds (and
+    ``charge``, a weight on its survival per slot of the horizon)."""
     js = space.jobs[j]
     first, width = js.jd.first_slot, js.jd.last_slot - js.jd.first_slot + 1
     best = [math.inf]
@@ -39,7 +40,7 @@ def _cheapest(space, j: int, price: np.ndarray) -> float:
             longer = (*seq, c)
             if c >= 0:
                 try:
-                    cost = schedule_cost(js, space.d.slot, space.d.tardiness, first, longer)
+                    cost = schedule_cost(js, space.d.slot, space.d.tardiness, first, longer, charge)
                 except ValueError:  # not complete yet
                     pass
                 else:
@@ -60,30 +61,46 @@ def _random_prices(space, seed: int) -> np.ndarray:
     )
 
 
-def _prices_exactly(inst, price_seed: int) -> None:
+def _prices_exactly(inst, price_seed: int, charged: bool = False) -> None:
     """At random prices, each job's exact pricing is the cheapest schedule by
     enumeration, also when told that cheapest cost as its ``upper`` (a bound above the
     cost to go anywhere on the optimal schedule would prune it there); the completion
-    bound at the first slot is below it and the beam never below it."""
+    bound at the first slot is below it and the beam never below it. ``charged``: each
+    job also pays a random weight (half of them 0) on its survival past each slot's
+    end, as the columns do where the nodes' powered hours are carried."""
     space = build_space(milp_data(inst, SLOTS, check_size=False))
     lam = _random_prices(space, price_seed)
+    if charged:
+        # prices high enough that idling pays in some slots, where the charge still falls
+        lam = 10.0 * lam
+        rng = np.random.default_rng(price_seed + 1)
+        shape = (len(space.jobs), space.d.slots)
+        charge = rng.exponential(1.0, shape) * (rng.random(shape) < 0.5)
+        space = dataclasses.replace(space, charge=charge)
     for j, js in enumerate(space.jobs):
         m = SlotModel.of(js, space.d.slot, space.d.tardiness)
         steps = Steps.of(m, 64)
         price = np.asarray(js.usage @ lam[:, m.first : m.last + 1])
         bound = completion_bound(m, steps, price)
-        truth = _cheapest(space, j, price)
+        row = None if space.charge is None else space.charge[j]
+        truth = _cheapest(space, j, price, row)
         assert math.isfinite(truth)  # every job fits the window alone
-        exact = price_job(m, steps, price, bound, math.inf)
+        more = {"charge": space.window_charge(j)}
+        exact = price_job(m, steps, price, bound, math.inf, **more)
         assert exact.value == pytest.approx(truth, rel=1e-9, abs=1e-12)
-        tight = price_job(m, steps, price, bound, truth * (1 + 1e-9) + 1e-12)
+        tight = price_job(m, steps, price, bound, truth * (1 + 1e-9) + 1e-12, **more)
         assert tight.schedules and tight.value == pytest.approx(truth, rel=1e-9, abs=1e-12)
+        if charged:  # the schedule found costs, as a column, what the pricing says
+            begin, choices = tight.schedules[0]
+            held = sum(price[x, begin - m.first + i] for i, x in enumerate(choices) if x >= 0)
+            column = make_column(space, j, begin, choices)
+            assert column.cost + held == pytest.approx(tight.value, rel=1e-9, abs=1e-12)
         start = float(steps.remaining(m, bound[1, 0], m.first, np.zeros(1))[0])
         assert start <= truth + 1e-9
-        beam = price_job(m, steps, price, bound, math.inf, beam=1)
+        beam = price_job(m, steps, price, bound, math.inf, beam=1, **more)
         assert beam.value >= truth - 1e-9
         for budget in (1, 4, 16, 64):  # stopped early: its open labels still bound it
-            cut = price_job(m, steps, price, bound, math.inf, budget=budget)
+            cut = price_job(m, steps, price, bound, math.inf, budget=budget, **more)
             assert cut.value >= truth - 1e-9
             assert cut.lower <= truth + 1e-9
             assert cut.lower == cut.value or not cut.complete
@@ -119,6 +136,28 @@ def test_the_exact_pricer_finds_the_cheapest_schedule_under_a_series(seed, delta
     pruning still lose no schedule and bound none from above."""
     inst = two_nodes(seed, delta=delta, tardiness=mode, shared=seed % 2 == 0, multi=seed % 3 == 0)
     _prices_exactly(priced(inst, seed, carbon=seed % 3 != 1), price_seed)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.sampled_from([0.0, 0.1, 0.7]),
+    st.sampled_from(["worst_case", "expected"]),
+    st.integers(0, 10_000),
+    st.booleans(),
+)
+def test_the_exact_pricer_finds_the_cheapest_schedule_with_a_survival_charge(
+    seed, delta, mode, price_seed, series
+):
+    """With a weight on the job's survival past each slot's end (the powered hours a
+    job carries, milp/decomposition/lower.py): idle slots pay it at the progress
+    reached, so dominance, the relaunch rules and the completion bound (the charges to
+    come at top speed) must still lose no schedule; the schedule found costs as its
+    column does."""
+    inst = two_nodes(seed, delta=delta, tardiness=mode, shared=seed % 2 == 0, multi=seed % 3 == 0)
+    if series:
+        inst = priced(inst, seed)
+    _prices_exactly(inst, price_seed, charged=True)
 
 
 @pytest.mark.parametrize("series", [False, True])
