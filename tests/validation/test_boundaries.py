@@ -21,7 +21,7 @@ from instances import (
     Plan,
     Segment,
 )
-from validation.check import check_plan
+from tests.validation.violations import kinds
 from validation.timeline import Timeline
 
 C1 = Config("v100", 1)
@@ -31,10 +31,6 @@ V100 = GpuType("v100", 32.0, 300.0)
 
 def _one(job: Job, **kw: object) -> Instance:
     return Instance((V100,), (Node("n0", "v100", 1),), (job,), **kw)  # type: ignore[arg-type]
-
-
-def _kinds(inst: Instance, plan: Plan) -> list[str]:
-    return sorted({v.kind for v in check_plan(inst, plan)})
 
 
 def _job(epochs: float, tau: float = 1.0, release: float = 0.0, due: float = 20.0) -> Job:
@@ -48,7 +44,7 @@ def test_a_pause_of_five_clock_tolerances_is_a_relaunch():
     inst = _one(_job(2.0), relaunch_hours=0.5)
     plan = Plan.of([Segment(0.0, 1.5, "a", C1, GPU), Segment(1.5 + 5e-9, 2.5 + 5e-9, "a", C1, GPU)])
     assert Timeline.of(inst, "a", plan.for_job("a")).progress == pytest.approx(1.5)
-    assert _kinds(inst, plan) == ["incomplete"]
+    assert kinds(inst, plan) == ["incomplete"]
 
 
 def test_many_segments_late_in_a_trace_end_short_by_five_clock_tolerances():
@@ -60,7 +56,7 @@ def test_many_segments_late_in_a_trace_end_short_by_five_clock_tolerances():
     times = [rel + (3 * tau - 5e-9) * k / 1000 for k in range(1001)]
     plan = Plan.of(Segment(a, b, "a", C1, GPU) for a, b in itertools.pairwise(times))
     assert not Timeline.of(inst, "a", plan.for_job("a")).complete
-    assert _kinds(inst, plan) == ["incomplete"]
+    assert kinds(inst, plan) == ["incomplete"]
 
 
 def test_ten_segments_late_in_a_trace_sum_their_clock_rounding():
@@ -73,7 +69,7 @@ def test_ten_segments_late_in_a_trace_sum_their_clock_rounding():
     times = [rel + (3 - 1e-6) * tau * k / 10 for k in range(11)]
     plan = Plan.of(Segment(a, b, "a", C1, GPU) for a, b in itertools.pairwise(times))
     assert Timeline.of(inst, "a", plan.for_job("a")).complete
-    assert _kinds(inst, plan) == []
+    assert kinds(inst, plan) == []
 
 
 @pytest.mark.parametrize(
@@ -87,7 +83,7 @@ def test_the_stop_tolerance_at_and_below_one_epoch(epochs, short, complete):
     inst = _one(_job(epochs))
     plan = Plan.of([Segment(0.0, epochs - short, "a", C1, GPU)])
     assert Timeline.of(inst, "a", plan.for_job("a")).complete is complete
-    assert _kinds(inst, plan) == ([] if complete else ["incomplete"])
+    assert kinds(inst, plan) == ([] if complete else ["incomplete"])
 
 
 @pytest.mark.parametrize(
@@ -113,7 +109,7 @@ def test_a_distribution_off_by_five_millionths_or_never_reaching_its_maximum_is_
 )
 def test_a_segment_ending_off_the_slot_grid_is_off_slot(epochs, end):
     inst = _one(_job(epochs), slot=0.5)
-    assert _kinds(inst, Plan.of([Segment(0.0, end, "a", C1, GPU)])) == ["off-slot"]
+    assert kinds(inst, Plan.of([Segment(0.0, end, "a", C1, GPU)])) == ["off-slot"]
 
 
 def test_dram_filled_exactly_fits():
@@ -127,7 +123,7 @@ def test_dram_filled_exactly_fits():
     plan = Plan.of(
         [Segment(0.0, 2.0, "j0", f, (("n0", 0),)), Segment(0.0, 2.0, "j1", f, (("n0", 1),))]
     )
-    assert _kinds(inst, plan) == []
+    assert kinds(inst, plan) == []
 
 
 def test_a_multi_node_segment_naming_a_gpu_twice_is_refused():
@@ -137,4 +133,4 @@ def test_a_multi_node_segment_naming_a_gpu_twice_is_refused():
     job = Job("a", 0.0, 10.0, EpochDistribution.deterministic(4.0), {m2: 0.5}, 8.0)
     inst = Instance((V100,), (Node("n1", "v100", 4), Node("n2", "v100", 4)), (job,))
     gpus = (("n1", 0), ("n1", 0), ("n2", 0), ("n2", 1))
-    assert _kinds(inst, Plan.of([Segment(0.0, 2.0, "a", m2, gpus)])) == ["bad-gpus"]
+    assert kinds(inst, Plan.of([Segment(0.0, 2.0, "a", m2, gpus)])) == ["bad-gpus"]

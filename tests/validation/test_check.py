@@ -3,6 +3,7 @@ import pytest
 from heuristic.core.registry import make_policy
 from instances import Config, Plan, PlanError, Segment
 from instances.bundled import bundled
+from tests.validation.violations import kinds
 from validation.check import check_plan
 from validation.evaluate import evaluate
 from validation.simulator import rollout
@@ -19,10 +20,6 @@ def feasible():
         Segment(1.0, 1.25, "b", V1, (("n1", 1),)),
         Segment(1.25, 2.0, "b", V1, (("n1", 2),)),
     ]
-
-
-def kinds(inst, segs):
-    return sorted({v.kind for v in check_plan(inst, Plan(tuple(segs)))})
 
 
 def test_feasible_plan_has_no_violation(base):
