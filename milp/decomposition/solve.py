@@ -9,6 +9,8 @@ import math
 import time
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from heuristic.core.result import Termination
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
@@ -199,7 +201,9 @@ def _solve(
     reserve = 0.0 if time_limit is None else shares * time_limit
     lagrange, centre = lagrange_start(
         space,
-        start.evaluation.total_cost,
+        # a warm start past the horizon may cost less than any plan within it: it
+        # cuts no window there (as milp_data's cutoff), nor the Lagrangian's
+        start.evaluation.total_cost if start.fits else None,
         None if time_limit is None else LAGRANGE_SHARE * time_limit,
     )
     root = generate(
@@ -313,27 +317,48 @@ def _lower(
         if best is None or value > best[0]:
             best = (value, start, split)
     assert best is not None  # an instance with node power has a split
-    return _carry(best[2], best[1], true)
+    return _carry(best[2], best[1], true, tardiness)
 
 
-def _carry(split: Lowered, start: _Start, true: Evaluation) -> _Own:
+def _carry(
+    split: Lowered, start: _Start, true: Evaluation, tardiness: TardinessMode | None
+) -> _Own:
     """The split's powered hours on ``start``: each slot carried by one job where that
     is worth more on the warm start (:func:`milp.decomposition.lower.carried`), its
     columns re-costed with their charges; else the hours surely powered alone.
 
-    The warm start's cost cut the jobs' windows (:func:`milp.data.milp_data`): a plan
-    cut costs more than it on the instance without the nodes' power, so at least that
-    cost plus the hours surely powered. The charges may lift the bound past that; it is
-    capped there."""
+    The warm start's cost cuts the jobs' windows (:func:`milp.data.milp_data`): a plan
+    cut costs more than the cut on the instance without the nodes' power, so at least
+    the cut plus the hours surely powered (``cap``; a bound above it is not shown). The
+    charges value the warm start higher than that, so the windows are cut again at
+    what it is worth with them, the hours surely powered taken off (any carriers are
+    valid in the wider windows); where that space would be too large, the first cut
+    stands and the bound is capped."""
     surely = split.kw * powered_cost(start.d) if split.kw > 0 else 0.0
     cap = start.evaluation.total_cost + surely if start.fits else math.inf
     got = carried(split.kw, start.space, start.columns)
     if got is None:
         return _Own(split, start, surely, true, cap)
+    worth = math.fsum(c.cost for c in _charged(start.space, got.charge, start.columns))
+    cut = worth + got.constant - surely
+    if cut > start.evaluation.total_cost:
+        try:
+            _, d = _data(split.instance, start.d.slots, tardiness, start.plan, cut)
+        except ModelTooLarge:
+            pass
+        else:
+            space = build_space(d)
+            start = replace(start, d=d, space=space, columns=columns_of_plan(space, start.plan))
+            cap = cut + surely
     space = replace(start.space, charge=got.charge)
-    columns = [make_column(space, c.job, c.start, c.choices) for c in start.columns]
-    charged = replace(start, space=space, columns=columns)
+    charged = replace(start, space=space, columns=_charged(space, got.charge, start.columns))
     return _Own(split, charged, got.constant, true, cap, carried=True)
+
+
+def _charged(space: Space, charge: np.ndarray, columns: list[Column]) -> list[Column]:
+    """``columns`` costed with their jobs' survival ``charge``."""
+    space = replace(space, charge=charge)
+    return [make_column(space, c.job, c.start, c.choices) for c in columns]
 
 
 def _priced(
@@ -342,13 +367,16 @@ def _priced(
     found: tuple[Plan | None, Evaluation | None],
     tardiness: TardinessMode | None,
 ) -> tuple[Plan | None, Evaluation | None]:
-    """The cheaper by the true instance of the warm start and the plan found on the
-    lowered one (which ranks plans by a bound, not their cost)."""
-    best: tuple[Plan | None, Evaluation | None] = (own.start.plan, own.warm)
+    """The cheaper by the true instance of the warm start (where it fits the horizon,
+    as :func:`_plan` takes it) and the plan found on the lowered one (which ranks plans
+    by a bound, not their cost)."""
+    best: tuple[Plan | None, Evaluation | None] = (None, None)
+    if own.start.fits:
+        best = (own.start.plan, own.warm)
     plan = found[0]
     if plan is not None and plan is not own.start.plan:
         ev = evaluate(instance, plan, tardiness=tardiness)
-        if ev.total_cost < own.warm.total_cost:
+        if best[1] is None or ev.total_cost < best[1].total_cost:
             best = (plan, ev)
     return best
 
@@ -379,7 +407,7 @@ def require_decomposable(instance: Instance, slots: int, start: Plan | None = No
     splits = lowered(instance)
     if start is not None:  # (where nodes draw power, each split is sized as it is solved)
         for case in [split.instance for split in splits] or [instance]:
-            _data(case, slots, None, start, evaluate(case, start))
+            _data(case, slots, None, start, evaluate(case, start).total_cost)
 
 
 def _data(
@@ -387,13 +415,13 @@ def _data(
     slots: int,
     tardiness: TardinessMode | None,
     warm: Plan,
-    warm_eval: Evaluation,
+    cost: float,
 ) -> tuple[bool, MilpData]:
-    """Whether the warm start ends within the horizon, and the index sets its cost cuts
-    (a warm start that does not fit cannot seed it, nor cut it), refused where the space
-    of schedules would be too large."""
+    """Whether the warm start ends within the horizon, and the index sets its ``cost``
+    cuts (a warm start that does not fit cannot seed it, nor cut it), refused where the
+    space of schedules would be too large."""
     fits = warm.makespan <= slots * require_slot(instance) + 1e-9
-    cutoff = warm_eval.total_cost if fits else None
+    cutoff = cost if fits else None
     d = milp_data(instance, slots, tardiness, cutoff, check_size=False)
     # no model is built, but the space of schedules grows with the jobs, their
     # configurations and windows as the MILP's variables do (the slot cap stops a
@@ -413,7 +441,7 @@ def _start(
 
     def data_of(slots: int) -> tuple[bool, MilpData]:
         require_decomposable(instance, slots)
-        return _data(instance, slots, tardiness, warm, warm_eval)
+        return _data(instance, slots, tardiness, warm, warm_eval.total_cost)
 
     # as milp.solve: past the size, the base horizon, its optimum not claimed
     reach, (fits, d) = within_size(reach, data_of, "a space")

@@ -25,10 +25,10 @@ from milp.requirements import MilpError
 
 
 def lagrange_start(
-    space: Space, upper: float, time_limit: float | None
+    space: Space, upper: float | None, time_limit: float | None
 ) -> tuple[float, np.ndarray | None]:
     """The Lagrangian bound of ``space``'s instance over its slots, its windows cut at
-    ``upper`` (a known plan's cost, as the root's are), stopped after ``time_limit``
+    ``upper`` (a known plan's cost within the slots, as the root's are; ``None``: none), stopped after ``time_limit``
     seconds, and its prices on ``space``'s rows (resources x slots); ``None`` where it
     priced nothing above zero (nothing binds: the root starts as before); ``-inf`` and
     ``None`` where its grid would not fit in memory (:func:`milp.lagrange.lagrangian_bound`

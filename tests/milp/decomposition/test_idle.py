@@ -10,12 +10,14 @@ from __future__ import annotations
 import importlib
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from heuristic import make_policy
 from instances.generators.power import lay_idle, lay_power_off
 from instances.generators.suite import suite_instance
+from instances.io import read_instance
 from milp.data import milp_data
 from milp.decomposition import solve
 from milp.decomposition.columns import columns_of_plan
@@ -157,3 +159,42 @@ def test_carrying_the_powered_hours_never_bounds_lower(monkeypatch, seed, mode, 
 
 def _none(*_args):
     return None
+
+
+# the exact optimum over slot-aligned plans of 7 slots of 0.5 h (a helper's exhaustive
+# search, 2026-12-06, /work/scratch/s78/cgcheck; the compact MILP finds a plan of the
+# multitype one's cost)
+PAST_HORIZON = {"multitype": 1.4435913155128612, "shared": 1.5746893858189015}
+
+
+@pytest.mark.parametrize("family", sorted(PAST_HORIZON))
+def test_a_warm_start_past_the_horizon_neither_cuts_the_bound_nor_is_returned(family):
+    """Three jobs, idle power on nodes always on, whose STS rollout ends past the 7
+    slots asked for and costs less than any plan within them. Before: its cost cut the
+    windows of the Lagrangian start, which put the root bound above the optimum within
+    the slots (1.7011 against 1.5747 on the shared one), and the warm start itself was
+    returned, called optimal at its own cost."""
+    opt = PAST_HORIZON[family]
+    inst = read_instance(Path(__file__).parent / f"past_horizon_{family}.json")
+    warm = rollout(inst, make_policy("sts"))
+    assert warm.makespan > SLOTS * inst.slot
+    assert evaluate(inst, warm).total_cost < opt
+    res = solve(inst, warm, slots=SLOTS, time_limit=30)
+    assert res.root_bound <= opt + 1e-9
+    assert res.bound <= opt + 1e-9
+    assert res.plan is not None and res.objective is not None
+    assert res.plan.makespan <= SLOTS * inst.slot + 1e-9
+    assert res.objective >= opt - 1e-9
+    assert not res.optimal or res.objective == pytest.approx(opt, rel=1e-6)
+
+
+def test_without_node_power_a_warm_start_past_the_horizon_cuts_no_window_either():
+    """The shared instance's credit split alone (no node power: the main path): the
+    warm start's cost cut the Lagrangian start's windows there too, and the root bound
+    was 1.4165 against the optimum within the slots of 1.2168 (the helper's search)."""
+    inst = read_instance(Path(__file__).parent / "past_horizon_shared.json")
+    (credit,) = [s.instance for s in lowered(inst) if s.split == "credit"]
+    warm = rollout(inst, make_policy("sts"))
+    res = solve(credit, warm, slots=SLOTS, time_limit=30)
+    assert res.root_bound <= 1.216756425745099 + 1e-9
+    assert res.bound <= 1.216756425745099 + 1e-9
