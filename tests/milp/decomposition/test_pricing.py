@@ -106,46 +106,45 @@ def _prices_exactly(inst, price_seed: int, charged: bool = False) -> None:
             assert cut.lower == cut.value or not cut.complete
 
 
+# a case: the instance's seed, its overhead and tardiness mode, and the prices' seed
+CASE = (
+    st.integers(0, 10_000),
+    st.sampled_from([0.0, 0.1, 0.7]),
+    st.sampled_from(["worst_case", "expected"]),
+    st.integers(0, 10_000),
+)
+
+
+def _two_nodes(seed: int, delta: float, mode: str):
+    """Two jobs on two nodes, sharing where the seed is even, multi-node where it is a
+    multiple of 3."""
+    return two_nodes(seed, delta=delta, tardiness=mode, shared=seed % 2 == 0, multi=seed % 3 == 0)
+
+
 # 15 examples (was 30; derandomized, the enumeration is the time): every combination of
 # sharing, multi-node and overhead (none, shorter, longer than a slot) in the worst
 # case, and the expected mode; under a series below, 20 (13 such combinations, the
 # expected mode with an overhead among them)
 @settings(max_examples=15, deadline=None)
-@given(
-    st.integers(0, 10_000),
-    st.sampled_from([0.0, 0.1, 0.7]),
-    st.sampled_from(["worst_case", "expected"]),
-    st.integers(0, 10_000),
-)
+@given(*CASE)
 def test_the_exact_pricer_finds_the_cheapest_schedule(seed, delta, mode, price_seed):
-    inst = two_nodes(seed, delta=delta, tardiness=mode, shared=seed % 2 == 0, multi=seed % 3 == 0)
+    inst = _two_nodes(seed, delta, mode)
     _prices_exactly(inst, price_seed)
 
 
 @settings(max_examples=20, deadline=None)
-@given(
-    st.integers(0, 10_000),
-    st.sampled_from([0.0, 0.1, 0.7]),
-    st.sampled_from(["worst_case", "expected"]),
-    st.integers(0, 10_000),
-)
+@given(*CASE)
 def test_the_exact_pricer_finds_the_cheapest_schedule_under_a_series(seed, delta, mode, price_seed):
     """Under a price of a kWh that changes every slot or two (some slots free) and a
     priced carbon: the completion bound (the floor of the slots left, each slot's
     excess at its price), the dominance rules (margins at the slot's price) and the
     pruning still lose no schedule and bound none from above."""
-    inst = two_nodes(seed, delta=delta, tardiness=mode, shared=seed % 2 == 0, multi=seed % 3 == 0)
+    inst = _two_nodes(seed, delta, mode)
     _prices_exactly(priced(inst, seed, carbon=seed % 3 != 1), price_seed)
 
 
 @settings(max_examples=15, deadline=None)
-@given(
-    st.integers(0, 10_000),
-    st.sampled_from([0.0, 0.1, 0.7]),
-    st.sampled_from(["worst_case", "expected"]),
-    st.integers(0, 10_000),
-    st.booleans(),
-)
+@given(*CASE, st.booleans())
 def test_the_exact_pricer_finds_the_cheapest_schedule_with_a_survival_charge(
     seed, delta, mode, price_seed, series
 ):
@@ -154,7 +153,7 @@ def test_the_exact_pricer_finds_the_cheapest_schedule_with_a_survival_charge(
     reached, so dominance, the relaunch rules and the completion bound (the charges to
     come at top speed) must still lose no schedule; the schedule found costs as its
     column does."""
-    inst = two_nodes(seed, delta=delta, tardiness=mode, shared=seed % 2 == 0, multi=seed % 3 == 0)
+    inst = _two_nodes(seed, delta, mode)
     if series:
         inst = priced(inst, seed)
     _prices_exactly(inst, price_seed, charged=True)
