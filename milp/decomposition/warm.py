@@ -28,11 +28,11 @@ def lagrange_start(
     space: Space, upper: float | None, time_limit: float | None
 ) -> tuple[float, np.ndarray | None]:
     """The Lagrangian bound of ``space``'s instance over its slots, its windows cut at
-    ``upper`` (a known plan's cost within the slots, as the root's are; ``None``: none), stopped after ``time_limit``
-    seconds, and its prices on ``space``'s rows (resources x slots); ``None`` where it
-    priced nothing above zero (nothing binds: the root starts as before); ``-inf`` and
-    ``None`` where its grid would not fit in memory (:func:`milp.lagrange.lagrangian_bound`
-    refuses it)."""
+    ``upper`` (a known plan's cost within the slots, as the root's are; ``None``: not
+    cut), stopped after ``time_limit`` seconds, and its prices on ``space``'s rows
+    (resources x slots); ``None`` where it priced nothing above zero (nothing binds: the
+    root starts as before); ``-inf`` and ``None`` where its grid would not fit in memory
+    (:func:`milp.lagrange.lagrangian_bound` refuses it)."""
     d = space.d
     try:
         lag = lagrangian_bound(
