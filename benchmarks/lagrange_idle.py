@@ -6,7 +6,9 @@ each beside the bound that counts the nodes' energy as nothing and against STS's
 (its worst-case rollout costed by the evaluator), on a synthetic and a real-data
 instance at the generator's idle levels; and column generation's root with the same
 power (milp/decomposition/lower.py: the share that splits over the jobs in the columns,
-what the cluster surely draws as a constant), from STS's plan, with the plan it finds.
+what the cluster surely draws as a constant; always on, the powered hours carried by
+one job a slot, beside the hours surely powered alone), from STS's plan, with the plan
+it finds.
 CPU seconds of each bound.
 
 Run: python -m benchmarks.lagrange_idle [--states 32] [--time-limit 120] [--colgen-time 120]
@@ -25,6 +27,7 @@ from instances.generators import SyntheticSpec, synthetic
 from instances.generators.power import lay_idle, lay_power_off
 from instances.generators.registry import GENERATORS
 from milp.decomposition import solve as decompose
+from milp.decomposition.colgen import CgOptions
 from milp.lagrange import lagrangian_bound
 from milp.solve import default_slots
 from validation.evaluate import evaluate
@@ -72,12 +75,30 @@ def measure(states: int, time_limit: float, colgen_time: float) -> pd.DataFrame:
                 row[f"gap ({label})"] = f"{sts / lb.bound - 1:.1%}"
                 row[f"CPU s ({label})"] = round(time.process_time() - t0, 2)
             if colgen_time > 0:
-                t0 = time.process_time()
-                cg = decompose(inst, plan, slots=slots, time_limit=colgen_time, branch=False)
-                row["bound (column generation)"] = cg.bound
-                row["gap (column generation)"] = f"{sts / cg.bound - 1:.1%}"
-                row["plan (column generation)"] = cg.objective
-                row["CPU s (column generation)"] = round(time.process_time() - t0, 2)
+                # always on, the powered hours carried by one job a slot (the default)
+                # beside the hours surely powered alone, in the same run
+                runs = [("column generation", CgOptions())]
+                if off is None:
+                    runs.append(("surely powered alone", CgOptions(carry=False)))
+                for label, options in runs:
+                    t0 = time.process_time()
+                    cg = decompose(
+                        inst,
+                        plan,
+                        slots=slots,
+                        time_limit=colgen_time,
+                        branch=False,
+                        options=options,
+                    )
+                    row[f"bound ({label})"] = cg.bound
+                    row[f"gap ({label})"] = f"{sts / cg.bound - 1:.1%}"
+                    row[f"plan ({label})"] = cg.objective
+                    row[f"CPU s ({label})"] = round(time.process_time() - t0, 2)
+                if off is None:
+                    carried = row["bound (column generation)"]
+                    row["carried / surely"] = round(
+                        carried / row["bound (surely powered alone)"], 4
+                    )
             rows.append(row)
     return pd.DataFrame(rows)
 

@@ -64,7 +64,9 @@ class CgOptions:
     leaves no column pricing out at the master's duals, the budget is multiplied by 4, up to
     ``labels_max`` (``None``: no budget); ``workers``: processes a large pricing round is
     spread over (:mod:`milp.decomposition.spread`; ``None``: every core this process may
-    run on)."""
+    run on); ``carry``: with idle power on nodes always on, the powered hours carried by
+    one job a slot (:func:`milp.decomposition.lower.carried`; ``False``: the hours
+    surely powered alone, a lower bound whose root converges sooner)."""
 
     alpha: float = 0.5
     grid: int = 2048
@@ -76,6 +78,7 @@ class CgOptions:
     labels: int | None = 200_000
     labels_max: int = 12_800_000
     workers: int | None = None
+    carry: bool = True
 
 
 @dataclass(frozen=True)

@@ -186,7 +186,7 @@ def _solve(
     """:func:`solve` on arguments it checked, its clock started at ``t0``."""
     own = None  # the nodes' own power, split over the jobs and a constant
     if instance.node_power:
-        own = _lower(instance, initial_plan, slots, tardiness)
+        own = _lower(instance, initial_plan, slots, tardiness, options.carry)
         start, shift = own.start, own.shift
     else:
         start, shift = _start(instance, initial_plan, slots, tardiness), 0.0
@@ -299,11 +299,16 @@ def _share_end(share: float, limit: float, end: float | None) -> float | None:
 
 
 def _lower(
-    instance: Instance, plan: Plan | None, slots: int | None, tardiness: TardinessMode | None
+    instance: Instance,
+    plan: Plan | None,
+    slots: int | None,
+    tardiness: TardinessMode | None,
+    carry: bool = True,
 ) -> _Own:
     """Column generation on an instance without the nodes' own power whose plans cost,
     with a constant, at most what they truly cost (:mod:`milp.decomposition.lower`);
-    of its splits, the one that values the warm start highest."""
+    of its splits, the one that values the warm start highest; its powered hours
+    carried by one job a slot where ``carry``."""
     warm = plan if plan is not None else rollout(instance, StsPolicy())
     true = evaluate(instance, warm, tardiness=tardiness)
     best: tuple[float, _Start, Lowered] | None = None
@@ -317,11 +322,15 @@ def _lower(
         if best is None or value > best[0]:
             best = (value, start, split)
     assert best is not None  # an instance with node power has a split
-    return _carry(best[2], best[1], true, tardiness)
+    return _carry(best[2], best[1], true, tardiness, carry)
 
 
 def _carry(
-    split: Lowered, start: _Start, true: Evaluation, tardiness: TardinessMode | None
+    split: Lowered,
+    start: _Start,
+    true: Evaluation,
+    tardiness: TardinessMode | None,
+    carry: bool = True,
 ) -> _Own:
     """The split's powered hours on ``start``: each slot carried by one job where that
     is worth more on the warm start (:func:`milp.decomposition.lower.carried`), its
@@ -333,10 +342,10 @@ def _carry(
     charges value the warm start higher than that, so the windows are cut again at
     what it is worth with them, the hours surely powered taken off (any carriers are
     valid in the wider windows); where that space would be too large, the first cut
-    stands and the bound is capped."""
+    stands and the bound is capped. Without ``carry``, the hours surely powered alone."""
     surely = split.kw * powered_cost(start.d) if split.kw > 0 else 0.0
     cap = start.evaluation.total_cost + surely if start.fits else math.inf
-    got = carried(split.kw, start.space, start.columns)
+    got = carried(split.kw, start.space, start.columns) if carry else None
     if got is None:
         return _Own(split, start, surely, true, cap)
     worth = math.fsum(c.cost for c in _charged(start.space, got.charge, start.columns))
