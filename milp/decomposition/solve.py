@@ -9,8 +9,6 @@ import math
 import time
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from heuristic.core.result import Termination
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
@@ -348,7 +346,9 @@ def _carry(
     got = carried(split.kw, start.space, start.columns) if carry else None
     if got is None:
         return _Own(split, start, surely, true, cap)
-    worth = math.fsum(c.cost for c in _charged(start.space, got.charge, start.columns))
+    worth = math.fsum(
+        c.cost for c in _costed(replace(start.space, charge=got.charge), start.columns)
+    )
     cut = worth + got.constant - surely
     if cut > start.evaluation.total_cost:
         try:
@@ -360,13 +360,12 @@ def _carry(
             start = replace(start, d=d, space=space, columns=columns_of_plan(space, start.plan))
             cap = cut + surely
     space = replace(start.space, charge=got.charge)
-    charged = replace(start, space=space, columns=_charged(space, got.charge, start.columns))
+    charged = replace(start, space=space, columns=_costed(space, start.columns))
     return _Own(split, charged, got.constant, true, cap, carried=True)
 
 
-def _charged(space: Space, charge: np.ndarray, columns: list[Column]) -> list[Column]:
-    """``columns`` costed with their jobs' survival ``charge``."""
-    space = replace(space, charge=charge)
+def _costed(space: Space, columns: list[Column]) -> list[Column]:
+    """``columns`` costed again on ``space`` (with its survival charges)."""
     return [make_column(space, c.job, c.start, c.choices) for c in columns]
 
 

@@ -237,9 +237,10 @@ class Bounds:
         sizes = np.array([t.size for t in tables])
         carried = None
         if any(c is not None for c in charges):
-            rows = [np.zeros(0) if c is None else c for c in charges]
-            carried = _pad([np.concatenate([[0.0], np.cumsum(r)]) for r in rows], np.nan)
-            carried = np.where(np.isnan(carried), np.nanmax(carried, axis=1)[:, None], carried)
+            # each row's sums held at its total past its window (never read there)
+            width = int(stack.width.max()) + 1
+            sums = [np.cumsum(np.append(0.0, np.zeros(0) if c is None else c)) for c in charges]
+            carried = np.array([np.pad(r, (0, width - len(r)), mode="edge") for r in sums])
         return cls(
             stack,
             np.concatenate([t.ravel() for t in tables]),
