@@ -39,10 +39,14 @@ left them out puts them back. ``rollout_below = 0`` is STS without the rollout
 (:class:`heuristic.sts.incremental.IncrementalStsPolicy`), decision for decision.
 
 It lives here, not in ``heuristic/``, because it runs the event engine; it is
-registered by name like the rolling MILP. No what-if run is made where the cluster's
-own power is charged or empty nodes power off: there STS decides alone. STS blind to a
-price series (``timing = false``) bills its what-if runs at the instance's flat price,
-as its profiles are billed.
+registered by name like the rolling MILP. No what-if run is made where empty nodes
+power off (the engine's boots cannot be resumed): there STS decides alone. Where nodes
+are always on and draw power of their own, a what-if run is charged that power for the
+jobs present, the hours from now counted until a job would arrive at the rate STS's
+rule for its last job sees (:func:`validation.whatif.present_cost`); STS blind to idle
+power (``idle_tail = false``) leaves it out. STS blind to a price series (``timing =
+false``) bills its what-if runs at the instance's flat price, as its profiles are
+billed.
 """
 
 from __future__ import annotations
@@ -170,7 +174,7 @@ class RolloutStsPolicy:
         self._last_time = -math.inf  # the last decision's time
         self._first_time = -math.inf  # the run's first decision's time
         self._arrivals = False  # a job arrived after the run's first decision
-        self._priced_alike = True  # the what-if cost is the evaluator's on this instance
+        self._resumable = True  # what-if runs can resume the engine (no node powers off)
         self._billed: Instance | None = None  # the instance whose prices bill a what-if run
         self._shares = False  # a copy with shared slots flipped is weighed
         self._greedy = self.options.weigh_greedy and self.options.lookahead
@@ -192,10 +196,9 @@ class RolloutStsPolicy:
             # a fresh STS, in the first order: the last run's winning copy may be in the
             # other, and STS's memory of a run (hours run, pulled jobs) is the run's
             self.sts = IncrementalStsPolicy(self._orders[0])
-            # not where the cluster's own power is charged (idle GPUs, node base power)
-            # or empty nodes power off: the what-if cost leaves that power out, and the
-            # engine's boots cannot be resumed; STS then decides alone
-            self._priced_alike = not inst.idle_power and inst.power_off is None
+            # not where empty nodes power off: the engine's boots cannot be resumed, and
+            # STS then decides alone
+            self._resumable = inst.power_off is None
             self._billed = inst
             self._shares = (
                 self.options.weigh_sharing
@@ -205,7 +208,7 @@ class RolloutStsPolicy:
             if not self.options.timing and (inst.prices is not None or inst.carbon is not None):
                 self._billed = inst.replace(prices=None, carbon=None)  # as its profiles are
         self._last_time = state.time
-        if not self._priced_alike:
+        if not self._resumable:
             return self.sts.decide(state)
         self.history.forget_ended(state)
         chosen = self._decide(state)
@@ -273,12 +276,17 @@ class RolloutStsPolicy:
         # below 1, the scenario where each job stops at its quantile, costed as it
         # realises; at 1, every job to its maximum epochs, the plan's expected cost
         epochs = quantile_epochs(state, q) if q < 1 else None
+        # the cluster's own power on nodes always on, for the jobs present until a new
+        # one would arrive, as STS's rule for its last job counts it; left out where
+        # that rule is (sts-idle-blind)
+        powered = sts.arrival_rate(state.time) if sts.options.idle_tail else None
         costs = [
             present_cost(
                 state,
                 what_if(state, self.history, c.fork(), d, epochs),
                 billed=self._billed,
                 epochs=epochs,
+                powered=powered,
             )
             for c, d in weighed
         ]

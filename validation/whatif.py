@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 
 from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import Decision, Policy, SchedulerState
+from heuristic.sts.tail import bill_of, charges_tail, running_cost
 from instances import Instance, Plan, Segment
-from validation.evaluate import job_cost
+from validation.evaluate import evaluate, job_cost
 from validation.scenario import scenario_instance
 from validation.simulator import EPS, _Engine
+from validation.timeline import Timeline
 
 # a what-if run that does not end within this many events fails as a run would
 WHAT_IF_EVENTS = 1_000_000
@@ -136,16 +138,34 @@ def present_cost(
     jobs: Iterable[str] | None = None,
     billed: Instance | None = None,
     epochs: dict[str, float] | None = None,
+    powered: float | None = None,
 ) -> float:
     """What the present jobs (or ``jobs``) cost under ``plan`` by the evaluator: expected
-    energy and carbon, and tardiness in the instance's mode; not the cluster's own power
-    (idle GPUs, node base power), which the evaluator charges to no job. ``billed``: the
-    instance whose prices bill it (the state's by default). With ``epochs`` (a what-if
-    run to a scenario's epochs, :func:`quantile_epochs`), the cost realised when each
-    present job stops there."""
+    energy and carbon, and tardiness in the instance's mode. ``billed``: the instance
+    whose prices bill it (the state's by default). With ``epochs`` (a what-if run to a
+    scenario's epochs, :func:`quantile_epochs`), the cost realised when each present
+    job stops there.
+
+    The cluster's own power (idle GPUs, node base power), which the evaluator charges
+    to no job, is left out unless ``powered`` gives an arrival rate (jobs per hour) and
+    nodes are always on: then it is charged as the evaluator charges it were these jobs
+    the only ones, except that from now on the hours the cluster is powered for them
+    count only until a new job would arrive at that rate (``e^{-rate (t - now)}``, as
+    the rule for STS's last job discounts them: docs/model.md, 'STS and idle power')."""
     ids = [s.job.id for s in state.jobs] if jobs is None else list(jobs)
     inst = state.instance if billed is None else billed
     if epochs is not None:
         # the jobs costed alone, each known to stop at its scenario's epochs
         inst = scenario_instance(inst, epochs, ids)
-    return math.fsum(job_cost(inst, plan, j).total_cost for j in ids)
+    if powered is None or not charges_tail(inst):
+        return math.fsum(job_cost(inst, plan, j).total_cost for j in ids)
+    alone = inst if epochs is not None else inst.replace(jobs=tuple(inst.job(j) for j in ids))
+    ends = []
+    for j in ids:
+        dist, timeline = alone.job(j).distribution, Timeline.of(alone, j, plan.for_job(j))
+        stops = zip(dist.stops, dist.probabilities, strict=True)
+        ends.append([(timeline.time_at(e), p) for e, p in stops if p > 0])
+    kw, bill = alone.powered_kw, bill_of(alone)
+    undiscounted = running_cost(ends, state.time, kw, bill)
+    discounted = running_cost(ends, state.time, kw, bill, powered)
+    return evaluate(alone, plan, check=False).total_cost - undiscounted + discounted

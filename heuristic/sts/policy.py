@@ -65,7 +65,7 @@ from heuristic.sts.options import StsOptions, StsTuning
 from heuristic.sts.profile import Profile, Step
 from heuristic.sts.spare import spared, standing
 from heuristic.sts.steps import grid, keep, place, rescue, step_now
-from heuristic.sts.tail import charges_tail
+from heuristic.sts.tail import arrival_rate, charges_tail
 from heuristic.sts.timing import TimingRule
 from instances import EpochDistribution, Instance, Job
 
@@ -132,6 +132,12 @@ class StsPolicy:
             if isinstance(value, (dict, list, set)):
                 setattr(twin, name, copy.copy(value))
         return twin
+
+    def arrival_rate(self, now: float) -> float:
+        """Jobs released per hour over the last hours as the rule for the last job
+        counts them (:func:`heuristic.sts.tail.arrival_rate`; releases are counted only
+        where that rule is on, else 0)."""
+        return arrival_rate(self._releases, now)
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)

@@ -37,6 +37,7 @@ from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import JobStatus
 from heuristic.sts.hulls import JobProfiles
 from heuristic.sts.profile import Profile
+from heuristic.sts.timing import Tariff
 from instances import Config, EpochDistribution, Instance, Job
 
 # how many times the job ending last is re-planned at one decision (each one a
@@ -145,6 +146,22 @@ def alone_cost(blocks: Blocks, done: Done, kw: float, bill: Bill, rate: float = 
         weight = weight * -np.expm1(x[:-1] - x[1:]) / np.maximum(x[1:] - x[:-1], 1e-300)
         weight = weight * np.exp(-x[:-1])
     return kw * float(np.sum(weight))
+
+
+def running_cost(
+    completions: list[Blocks], now: float, kw: float, bill: Bill, rate: float = 0.0
+) -> float:
+    """``∫ kw π(t) P(H > t) e^{-rate (t - now)} dt`` from ``now``, ``H`` the last of
+    the jobs' completions (independent, each by its blocks): the cluster's own power
+    while any of them runs and before a new job arrives (``rate`` per hour; infinite:
+    one arrives at once, and nothing is charged)."""
+    if not completions or math.isinf(rate):
+        return 0.0
+    times, g = all_done(completions, now)
+    last = max(blocks[-1][0] for blocks in completions)
+    # the hours alone of a job that runs to the last completion, beside "every job
+    # done" in place of "every other job done": P(H > t) = 1 - G(t)
+    return alone_cost([(last, 1.0)], (times, 1.0 - g), kw, bill, rate)
 
 
 def idle_credit(
@@ -282,6 +299,18 @@ def flat_bill(price: float) -> Bill:
         return price * np.diff(edges)
 
     return bill
+
+
+def bill_of(inst: Instance) -> Bill:
+    """A kWh's bill over time as the evaluator charges the cluster's own power: the
+    price series, plus the carbon price times the grid's intensity (flat or not)."""
+    tariff = Tariff.of(inst)
+    if tariff is not None:
+        return tariff.cost
+    per_kwh = inst.energy_price
+    if inst.carbon is not None and inst.carbon.price > 0:
+        per_kwh += inst.carbon.price_per_gram * (inst.carbon.intensity.constant or 0.0)
+    return flat_bill(per_kwh)
 
 
 def charges_tail(inst: Instance) -> bool:

@@ -2,6 +2,7 @@
 seen, they are the engine's own continuation, segment by segment."""
 
 import dataclasses
+import math
 
 import pytest
 from hypothesis import given, settings
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from heuristic.core.occupancy import Occupancy
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.sts.policy import StsPolicy
+from heuristic.sts.tail import charges_tail
 from instances import EpochDistribution, Instance, Plan
 from instances.bundled import bundled
 from tests.strategies import instances, priced_instances
@@ -65,10 +67,19 @@ def _check(inst: Instance) -> int:
             _same_segments(plan.for_job(s.job.id), run.plan.for_job(s.job.id))
         assert present_cost(state, plan) == pytest.approx(present_cost(state, run.plan))
     # summed over every job, the evaluator's costs of the jobs (not the cluster's power)
-    jobs = evaluate(inst, run.plan).jobs
-    assert present_cost(pred.predictions[0][0], run.plan, [j.id for j in inst.jobs]) == (
-        pytest.approx(sum(j.total_cost for j in jobs))
+    whole = evaluate(inst, run.plan)
+    first, ids = pred.predictions[0][0], [j.id for j in inst.jobs]
+    assert present_cost(first, run.plan, ids) == pytest.approx(
+        sum(j.total_cost for j in whole.jobs)
     )
+    # with the cluster's own power at an arrival rate of 0, the evaluator's whole bill;
+    # the hours from now count less the sooner a job would arrive
+    charged = [present_cost(first, run.plan, ids, powered=r) for r in (0.0, 0.5, math.inf)]
+    if charges_tail(inst):
+        assert charged[0] == pytest.approx(whole.total_cost, rel=1e-9)
+        assert charged[0] >= charged[1] - 1e-9 and charged[1] >= charged[2] - 1e-9
+    else:
+        assert charged == [present_cost(first, run.plan, ids)] * 3
     return len(pred.predictions)
 
 

@@ -21,6 +21,7 @@ from heuristic.sts.tail import (
     flat_bill,
     profile_blocks,
     rate_falls,
+    running_cost,
     tail_cost,
 )
 from instances import (
@@ -65,6 +66,24 @@ def test_alone_cost_is_the_expected_hours_alone(mine, others, now, rate):
             want += p * hours
     got = alone_cost(mine, all_done(others, now), 1.0, flat_bill(1.0), rate)
     assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=60)
+@given(st.lists(blocks_st, max_size=4), st.floats(0.0, 5.0), st.sampled_from([0.0, 0.3, math.inf]))
+def test_running_cost_is_the_expected_hours_until_the_last_completion(jobs, now, rate):
+    """By enumeration of every combination of the jobs' completions: the hours from
+    ``now`` to the last of them, each discounted by ``e^{-rate (t-now)}`` (nothing where
+    a job arrives at once); at a price of 2 a kWh and 3 kW."""
+    jobs = [[(now + t, p) for t, p in bs] for bs in jobs]
+    want = 0.0
+    for combo in itertools.product(*jobs):
+        p = math.prod(q for _, q in combo)
+        hours = max((t for t, _ in combo), default=now) - now
+        if rate == math.inf or hours <= 0:
+            continue
+        want += p * (hours if rate == 0 else -math.expm1(-rate * hours) / rate)
+    got = running_cost(jobs, now, 3.0, flat_bill(2.0), rate)
+    assert got == pytest.approx(6.0 * want, rel=1e-9, abs=1e-12)
 
 
 @settings(max_examples=30)
