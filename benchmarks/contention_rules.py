@@ -31,8 +31,11 @@ window with seeds 0 to K-1 (issue 34 asks for at least 5).
 After the table it names the worst run against ``lp`` and every window whose mean is
 not below ``lp``'s; ``--csv PATH`` writes every run's total.
 
+``--idle low`` (or ``high``) lays the power of nodes always on over every instance
+(docs/model.md, 'Idle power'), as ``gpusched generate ... --idle`` does.
+
 Run: python -m benchmarks.contention_rules [--sets week,day,c32] [--variant ...]
-[--policy ...] [--seeds K] [--workers 2] [--csv PATH]
+[--policy ...] [--seeds K] [--idle none|low|high] [--workers 2] [--csv PATH]
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ import pandas as pd
 from benchmarks.common import markdown, paired_ratio
 from instances import Instance
 from instances.generators import GENERATORS, RealDataSpec, SyntheticSpec, real_data, synthetic
+from instances.generators.power import IDLE_LEVELS, lay_idle
 from instances.generators.realdata import cluster_mix, philly_jobs, usable
 from validation.online import run_online
 
@@ -82,7 +86,14 @@ def cases(name: str, loads: tuple[float, ...], seeds: int | None = None) -> Iter
         raise ValueError(f"unknown set {name!r} (sets: {', '.join(SETS)})")
 
 
-def instance(case: Case, day_stops: str) -> Instance:
+def instance(case: Case, day_stops: str, idle: str = "none") -> Instance:
+    """The case's instance; with ``idle`` a level of :func:`lay_idle`, the power of
+    nodes always on laid over it."""
+    inst = _bare(case, day_stops)
+    return inst if idle == "none" else lay_idle(inst, idle)
+
+
+def _bare(case: Case, day_stops: str) -> Instance:
     name, a, b, c, seed = case
     if name == "week":
         spec = RealDataSpec(
@@ -106,9 +117,10 @@ def instance(case: Case, day_stops: str) -> Instance:
     return synthetic(SyntheticSpec(nodes=10, jobs=60, rate=b, relaunch=a), seed=seed)
 
 
-def _run(task: tuple[Case, str, str, dict[str, Any], str]) -> tuple[Case, str, float]:
-    case, label, policy, options, day_stops = task
-    run = run_online(instance(case, day_stops), policy, seed=case[4], options=options or None)
+def _run(task: tuple[Case, str, str, dict[str, Any], str, str]) -> tuple[Case, str, float]:
+    case, label, policy, options, day_stops, idle = task
+    inst = instance(case, day_stops, idle)
+    run = run_online(inst, policy, seed=case[4], options=options or None)
     return case, label, float(run.summary()["total_cost"])
 
 
@@ -120,6 +132,7 @@ def run_all(
     workers: int,
     policies: tuple[str, ...] = (),
     seeds: int | None = None,
+    idle: str = "none",
 ) -> dict[tuple[Case, str], float]:
     """Every run's realised total cost by (case, label). ``variants``: STS's options
     by label; ``policies``: other registered names, each with its defaults, compared as
@@ -128,7 +141,7 @@ def run_all(
     runs |= {p: (p, {}) for p in policies}
     runs |= {r: (r, {}) for r in REFERENCES}
     tasks = [
-        (case, label, policy, options, day_stops)
+        (case, label, policy, options, day_stops, idle)
         for name in sets
         for case in cases(name, loads, seeds)
         for label, (policy, options) in runs.items()
@@ -253,6 +266,12 @@ def main() -> None:
     ap.add_argument(
         "--seeds", type=int, default=None, help="seeds per window (default: each set's own)"
     )
+    ap.add_argument(
+        "--idle",
+        default="none",
+        choices=("none", *IDLE_LEVELS),
+        help="the power of nodes always on laid over every instance (docs/model.md)",
+    )
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--csv", default=None, help="also write every run's total to this CSV")
     args = ap.parse_args()
@@ -265,7 +284,14 @@ def main() -> None:
     loads = tuple(float(x) for x in args.loads.split(","))
     sets = args.sets.split(",")
     got = run_all(
-        sets, variants, loads, args.day_stops, args.workers, tuple(args.policy), args.seeds
+        sets,
+        variants,
+        loads,
+        args.day_stops,
+        args.workers,
+        tuple(args.policy),
+        args.seeds,
+        args.idle,
     )
     if args.csv:
         write_runs(args.csv, got)

@@ -70,3 +70,10 @@ def test_a_last_window_of_the_day_ends_with_its_last_usable_job():
     later = RealDataSpec(jobs=30, start=start + 1, nodes=cluster_mix(4))
     with pytest.raises(InstanceError, match="jobs"):
         real_data(later, 0)
+
+
+def test_idle_lays_the_power_of_nodes_always_on_over_the_case():
+    case = ("c32", 0.6, 0, 0, 0)
+    bare, low = instance(case, "uniform"), instance(case, "uniform", "low")
+    assert bare.powered_kw == 0 and low.powered_kw > 0 and low.power_off is None
+    assert low.jobs == bare.jobs and [n.id for n in low.nodes] == [n.id for n in bare.nodes]
