@@ -64,7 +64,8 @@ _POLICIES: dict[str, Entry] = {
     ),
     # STS blind to a price series (billed by it): the reference for deciding when
     "sts-price-blind": Entry("validation.rollout_choice:RolloutStsPolicy", {"timing": False}),
-    # STS blind to the hours its last job keeps an idle cluster powered (charged by them)
+    # STS blind to the hours its last job keeps an idle cluster powered, its what-if runs
+    # costed without that power (charged by both)
     "sts-idle-blind": Entry("validation.rollout_choice:RolloutStsPolicy", {"idle_tail": False}),
     "rg": Entry("heuristic.baselines.rg:RgPolicy"),
     "pr": Entry("heuristic.baselines.pr:PrPolicy"),
