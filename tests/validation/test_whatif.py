@@ -14,6 +14,8 @@ from heuristic.sts.policy import StsPolicy
 from heuristic.sts.tail import charges_tail
 from instances import EpochDistribution, Instance, Plan
 from instances.bundled import bundled
+from instances.energy import Carbon, Series
+from instances.generators.power import lay_idle
 from tests.strategies import instances, priced_instances
 from validation.evaluate import evaluate
 from validation.scenario import scenario_epochs, scenario_instance
@@ -161,3 +163,20 @@ def test_no_what_if_where_empty_nodes_power_off():
     inst = bundled("small").replace(power_off=PowerOff(after_h=0.0, boot_h=0.2, boot_kwh=0.1))
     with pytest.raises(ValueError, match="powers empty nodes off"):
         _check(inst)
+
+
+def test_the_discounted_hours_are_billed_with_a_flat_carbon_price():
+    # the hours the discount takes off are billed as the evaluator bills them: a flat
+    # carbon price makes each kWh dearer, as folding it into the energy price does
+    base = lay_idle(bundled("small"), "low")
+    grams, per_tonne = 300.0, 90.0
+    priced = base.replace(carbon=Carbon(Series.flat(grams, upper=1e5), per_tonne))
+    folded = base.replace(energy_price=base.energy_price + per_tonne * grams / 1e6)
+    pred = _Predicting(priced)
+    simulate(priced, pred)
+    assert pred.predictions
+    for state, plan in pred.predictions:
+        for rate in (0.0, 0.5, math.inf):
+            got = present_cost(state, plan, powered=rate)
+            want = present_cost(dataclasses.replace(state, instance=folded), plan, powered=rate)
+            assert got == pytest.approx(want, rel=1e-9)
