@@ -253,8 +253,7 @@ def _idle_cost(
         tl = Timeline.of(instance, job.id, plan.for_job(job.id))
         dist = job.distribution
         if epochs is None:
-            stops = zip(dist.stops, dist.probabilities, strict=True)
-            ends.append([(tl.time_at(e), p) for e, p in stops])
+            ends.append(tl.ends(dist))
         else:
             ends.append([(tl.time_at(epochs[job.id]), 1.0)])
         for p in tl.pieces:

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 from instances import Instance, Segment, slot_ceil
-from instances.distribution import reaches
+from instances.distribution import EpochDistribution, reaches
 
 TIME_TOL = 1e-9
 # ulps of a segment's end (and start) a plan's clock may be off by: the engine's stop
@@ -156,6 +156,12 @@ class Timeline:
                 t = p.time_at(min(w, p.w1))
                 return p.segment.end if t > p.segment.end + TIME_TOL else t
         return math.inf
+
+    def ends(self, dist: EpochDistribution) -> list[tuple[float, float]]:
+        """When the job completes at each of ``dist``'s stops, with that stop's
+        probability (the completion distribution of the plan)."""
+        stops = zip(dist.stops, dist.probabilities, strict=True)
+        return [(self.time_at(e), p) for e, p in stops]
 
     def completion(self, slot: float | None) -> float:
         """Completion time of all E epochs, at the end of its slot when slotted."""

@@ -160,11 +160,7 @@ def present_cost(
     if powered is None or not charges_tail(inst):
         return math.fsum(job_cost(inst, plan, j).total_cost for j in ids)
     alone = inst if epochs is not None else inst.replace(jobs=tuple(inst.job(j) for j in ids))
-    ends = []
-    for j in ids:
-        dist, timeline = alone.job(j).distribution, Timeline.of(alone, j, plan.for_job(j))
-        stops = zip(dist.stops, dist.probabilities, strict=True)
-        ends.append([(timeline.time_at(e), p) for e, p in stops if p > 0])
+    ends = [Timeline.of(alone, j, plan.for_job(j)).ends(alone.job(j).distribution) for j in ids]
     kw, bill = alone.powered_kw, bill_of(alone)
     undiscounted = running_cost(ends, state.time, kw, bill)
     discounted = running_cost(ends, state.time, kw, bill, powered)

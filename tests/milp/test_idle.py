@@ -196,11 +196,7 @@ def test_the_product_of_completions_is_exact_at_a_plan(seed):
     start_values(m, d, plan)
     ends = {}
     for job in inst.jobs:
-        tl = Timeline.of(inst, job.id, plan.for_job(job.id))
-        dist = job.distribution
-        ends[job.id] = [
-            (tl.time_at(e), p) for e, p in zip(dist.stops, dist.probabilities, strict=True)
-        ]
+        ends[job.id] = Timeline.of(inst, job.id, plan.for_job(job.id)).ends(job.distribution)
     assert len(m.all_done_index) > 0
     # the product's rows hold at the plan, and bind: a chain value above its product
     # breaks one
