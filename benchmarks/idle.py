@@ -64,11 +64,11 @@ def measure(seeds: int, policies: list[str]) -> pd.DataFrame:
     rows = []
     for family, name, inst in cases(seeds):
         for policy in policies:
-            name, options = VARIANTS.get(policy, (policy, {}))
+            registered, options = VARIANTS.get(policy, (policy, {}))
             for level in LEVELS:
                 laid = lay_idle(inst, level)
                 clock = time.process_time()
-                plan = rollout(laid, make_policy(name, **options))
+                plan = rollout(laid, make_policy(registered, **options))
                 cpu = time.process_time() - clock
                 ev = evaluate(laid, plan)
                 rows.append(
