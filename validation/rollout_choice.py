@@ -42,8 +42,8 @@ It lives here, not in ``heuristic/``, because it runs the event engine; it is
 registered by name like the rolling MILP. No what-if run is made where empty nodes
 power off (the engine's boots cannot be resumed): there STS decides alone. Where nodes
 are always on and draw power of their own, a what-if run is charged that power for the
-jobs present, the hours from now counted until a job would arrive at the rate STS's
-rule for its last job sees (:func:`validation.whatif.present_cost`); STS blind to idle
+jobs present, the hours from now counted while no job to come would be present, as
+STS's rule for its last job sees them (:func:`validation.whatif.present_cost`); STS blind to idle
 power (``idle_tail = false``) leaves it out. STS blind to a price series (``timing =
 false``) bills its what-if runs at the instance's flat price, as its profiles are
 billed.
@@ -276,10 +276,10 @@ class RolloutStsPolicy:
         # below 1, the scenario where each job stops at its quantile, costed as it
         # realises; at 1, every job to its maximum epochs, the plan's expected cost
         epochs = quantile_epochs(state, q) if q < 1 else None
-        # the cluster's own power on nodes always on, for the jobs present until a new
-        # one would arrive, as STS's rule for its last job counts it; left out where
-        # that rule is (sts-idle-blind)
-        powered = sts.arrival_rate(state.time) if sts.options.idle_tail else None
+        # the cluster's own power on nodes always on, for the jobs present while no job
+        # to come would be there, as STS's rule for its last job counts it; left out
+        # where that rule is off (sts-idle-blind)
+        powered = sts.arrivals(state.time) if sts.options.idle_tail else None
         costs = [
             present_cost(
                 state,

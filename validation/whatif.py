@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import Decision, Policy, SchedulerState
-from heuristic.sts.tail import bill_of, charges_tail, running_cost
+from heuristic.sts.tail import Arrivals, bill_of, charges_tail, running_cost
 from instances import Instance, Plan, Segment
 from validation.evaluate import evaluate, job_cost
 from validation.scenario import scenario_instance
@@ -138,7 +138,7 @@ def present_cost(
     jobs: Iterable[str] | None = None,
     billed: Instance | None = None,
     epochs: dict[str, float] | None = None,
-    powered: float | None = None,
+    powered: Arrivals | None = None,
 ) -> float:
     """What the present jobs (or ``jobs``) cost under ``plan`` by the evaluator: expected
     energy and carbon, and tardiness in the instance's mode. ``billed``: the instance
@@ -147,11 +147,12 @@ def present_cost(
     job stops there.
 
     The cluster's own power (idle GPUs, node base power), which the evaluator charges
-    to no job, is left out unless ``powered`` gives an arrival rate (jobs per hour) and
-    nodes are always on: then it is charged as the evaluator charges it were these jobs
-    the only ones, except that from now on the hours the cluster is powered for them
-    count only until a new job would arrive at that rate (``e^{-rate (t - now)}``, as
-    the rule for STS's last job discounts them: docs/model.md, 'STS and idle power')."""
+    to no job, is left out unless ``powered`` gives the jobs still to come
+    (:class:`heuristic.sts.tail.Arrivals`) and nodes are always on: then it is charged
+    as the evaluator charges it were these jobs the only ones, except that from now on
+    the hours the cluster is powered for them count only while none of the jobs to come
+    would be present (``e^{-rate L(t - now)}``, as the rule for STS's last job discounts
+    them: docs/model.md, 'STS and idle power')."""
     ids = [s.job.id for s in state.jobs] if jobs is None else list(jobs)
     inst = state.instance if billed is None else billed
     if epochs is not None:

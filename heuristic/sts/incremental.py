@@ -109,6 +109,7 @@ class IncrementalStsPolicy(StsPolicy):
 
     def decide(self, state: SchedulerState) -> Decision:
         self._begin(state)  # a new run forgets the last (StsPolicy's memory and this)
+        self.observe(state)  # at every event: the completions the rule's sojourns count
         present = {s.job.id for s in state.jobs}
         for gone in [j for j in self._due if j not in present]:
             del self._due[gone], self._edge[gone]

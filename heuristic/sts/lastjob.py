@@ -16,11 +16,11 @@ from heuristic.sts.profile import Profile
 from heuristic.sts.steps import grid, place, step_now
 from heuristic.sts.tail import (
     ROUNDS,
+    Arrivals,
     Done,
     Planned,
     all_done,
     alone_at_all,
-    arrival_rate,
     current_blocks,
     faster,
     flat_bill,
@@ -37,10 +37,12 @@ def relieve(
     types_of: Callable[[Job], tuple[str, ...]],
     ran: Mapping[str, float],
     releases: list[float],
+    arrivals: Arrivals,
 ) -> set[str]:
     """Hurry the job ending last, then the one ending last after it (a few at most),
-    where that costs the cluster less; ``releases``: every release seen, in order (the
-    arrival rate). Nothing where a job waits for GPUs. Returns the jobs moved."""
+    where that costs the cluster less; ``releases``: every release seen, in order (when
+    the arrival rate may fall), ``arrivals`` the jobs still to come as they are seen
+    now. Nothing where a job waits for GPUs. Returns the jobs moved."""
     inst, now = rnd.inst, rnd.now
     plans: dict[str, Planned] = {}
     for s in jobs:
@@ -57,7 +59,7 @@ def relieve(
     bill = tariff.cost if tariff is not None else flat_bill(inst.energy_price)
     room = ledger.room if tariff is not None else None
     by_id = {s.job.id: s for s in jobs}
-    rate = arrival_rate(releases, now)
+    rate = arrivals.rate
     for _ in range(ROUNDS):
         job_id = latest(plans)
         if job_id in moved:
@@ -74,7 +76,7 @@ def relieve(
         found: list[tuple[float, Profile]] = []  # too soon to tell whether jobs keep arriving
         done: Done | None = None
         if math.isfinite(rate):
-            found, done = faster(inst, status, now, profiles, planned, others, bill, rate)
+            found, done = faster(inst, status, now, profiles, planned, others, bill, arrivals)
         for _, profile in found:
             assert planned.dist is not None
             # its later steps must fit beside the booked ones (its own old booking still

@@ -65,7 +65,7 @@ from heuristic.sts.options import StsOptions, StsTuning
 from heuristic.sts.profile import Profile, Step
 from heuristic.sts.spare import spared, standing
 from heuristic.sts.steps import grid, keep, place, rescue, step_now
-from heuristic.sts.tail import arrival_rate, charges_tail
+from heuristic.sts.tail import SOJOURNS, Arrivals, arrival_rate, charges_tail
 from heuristic.sts.timing import TimingRule
 from instances import EpochDistribution, Instance, Job
 
@@ -118,6 +118,12 @@ class StsPolicy:
         # job's hours alone are priced: :mod:`heuristic.sts.tail`)
         self._released: dict[str, float] = {}
         self._releases: list[float] = []  # their releases, in order
+        # the jobs present at the last call and its time; the sojourns of the jobs
+        # completed since, and how long at least those lasted that completed unseen
+        self._live: set[str] = set()
+        self._live_at = -math.inf
+        self._sojourns: list[float] = []
+        self._lasted: list[float] = []
         # what displacing each running job costs it, once per decision (its status, hence
         # its profiles, does not change within one)
         self._restart_loss: dict[tuple[str, bool], float] = {}
@@ -133,21 +139,53 @@ class StsPolicy:
                 setattr(twin, name, copy.copy(value))
         return twin
 
-    def arrival_rate(self, now: float) -> float:
-        """Jobs released per hour over the last hours as the rule for the last job
-        counts them (:func:`heuristic.sts.tail.arrival_rate`; releases are counted only
-        where that rule is on, else 0)."""
-        return arrival_rate(self._releases, now)
+    def arrivals(self, now: float) -> Arrivals:
+        """Jobs still to come as the rule for the last job sees them: the rate of
+        releases over the last hours (:func:`heuristic.sts.tail.arrival_rate`) and, where
+        it is neither 0 nor infinite, the sojourns of the jobs seen (jobs are counted
+        only where that rule is on: else none arrive)."""
+        rate = arrival_rate(self._releases, now)
+        if not 0 < rate < math.inf:
+            return Arrivals(rate)
+        running = [now - self._released[j] for j in self._live]
+        done, lasted = self._sojourns[-SOJOURNS:], self._lasted[-SOJOURNS:]
+        return Arrivals.seen(rate, done, running + lasted)
+
+    @property
+    def sojourns(self) -> tuple[list[float], list[float]]:
+        """The sojourns seen in this run: of the jobs seen to complete, and how long at
+        least those lasted that completed while no call saw it (:meth:`observe`)."""
+        return list(self._sojourns), list(self._lasted)
+
+    def observe(self, state: SchedulerState) -> bool:
+        """Count every job seen (its release) and every job gone since the last call
+        (its sojourn), where the rule for the last job is on; returns whether it is.
+        Called at every event, also where no decision is made: while jobs are present a
+        job's completion is an event, so one gone since the last call completed now,
+        unless the cluster emptied in between."""
+        if not (self.options.idle_tail and charges_tail(state.instance)):
+            return False
+        present = set()
+        for s in self.population or state.jobs:
+            present.add(s.job.id)
+            if s.job.id not in self._released:
+                self._released[s.job.id] = s.job.release
+                bisect.insort(self._releases, s.job.release)
+        gone = self._live - present
+        if gone and gone == self._live:
+            # the cluster emptied since the last call (while jobs are present every
+            # completion is an event with a call): they completed somewhere between,
+            # so each counts as lasting at least until the last call (censored)
+            self._lasted += [self._live_at - self._released[j] for j in gone]
+        else:
+            self._sojourns += [state.time - self._released[j] for j in gone]
+        self._live, self._live_at = present, state.time
+        return True
 
     def decide(self, state: SchedulerState) -> Decision:
         rnd = self._start(state)
         self._restart_loss.clear()
-        tail = self.options.idle_tail and charges_tail(rnd.inst)
-        if tail:  # every job seen, for the arrival rate
-            for s in self.population or state.jobs:
-                if s.job.id not in self._released:
-                    self._released[s.job.id] = s.job.release
-                    bisect.insort(self._releases, s.job.release)
+        tail = self.observe(state)
         rnd.boots = Boots.of(state, self.options.power_states and self.options.plan_boots)
         # Every present job is placed afresh in urgency order: a running job holds its
         # GPUs only if nothing more urgent needs them (else it pauses, progress kept).
@@ -170,7 +208,8 @@ class StsPolicy:
             def types_of(job: Job) -> tuple[str, ...]:
                 return self._types(job, rnd.all_types)
 
-            for job_id in relieve(rnd, state.jobs, types_of, self._ran, self._releases):
+            arrivals = self.arrivals(rnd.now)
+            for job_id in relieve(rnd, state.jobs, types_of, self._ran, self._releases, arrivals):
                 self._finish_by.pop(job_id, None)  # it now plans to finish sooner
         if rnd.holds is not None and self.options.stay_put:
             self._stay_put(rnd, state.jobs)
@@ -330,6 +369,9 @@ class StsPolicy:
         self._kept_memo.clear()
         self._released.clear()
         self._releases.clear()
+        self._live, self._live_at = set(), -math.inf
+        self._sojourns.clear()
+        self._lasted.clear()
 
     def _start(self, state: SchedulerState) -> Round:
         inst, now = state.instance, state.time

@@ -21,7 +21,9 @@ worst-case tardiness (STS's rule), and ``K`` over the hours it runs after the ot
 distributions as planned, jobs not yet arrived not counted). The cheapest whose first
 step fits on the GPUs left free is taken; then the job that now ends last is offered
 the same, a few times at most. Jobs not yet arrived are unknown to the policy: where
-more arrive, the hours bought may not be needed (measured in docs/model.md).
+more arrive, the hours bought may not be needed, so each hour alone counts with the
+chance that none of the jobs to come is present then (:class:`Arrivals`, measured in
+docs/model.md).
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ import bisect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+from scipy.stats import CensoredData, ecdf
 
 from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import JobStatus
@@ -46,6 +50,10 @@ ROUNDS = 4
 # the hours over which the arrival rate is counted (2, 6 and 24 measured on the
 # contended, synthetic and calibrated families with idle power: docs/model.md)
 WINDOW_H = 2.0
+# the latest completions whose sojourns the rule counts (:class:`Arrivals`): the jobs
+# arriving next are more like them, and each bend of the estimate is costed at every
+# profile the rule weighs (the campaigns' runs complete fewer than this)
+SOJOURNS = 500
 # a job is offered faster profiles only where its hours alone cost more than this
 # share of its plan's cost: the most a faster profile can save is those hours
 WORTH = 0.005
@@ -56,6 +64,48 @@ TOL = 1e-9
 Blocks = list[tuple[float, float]]  # (completion time, probability), in time order
 Bill = Callable[[np.ndarray], np.ndarray]  # interval edges (hours) -> price · hours
 Done = tuple[np.ndarray, np.ndarray]  # G(t) as steps: :func:`all_done`
+
+
+@dataclass(frozen=True)
+class Arrivals:
+    """Jobs still to come as the rule sees them: released at ``rate`` per hour (a
+    Poisson stream), each keeping the cluster powered for its sojourn (release to
+    completion), whose survival ``S(v)`` is a step function: ``survival[k]`` from
+    ``knots[k]`` hours on (``knots[0] = 0``). None of them is present ``x`` hours from
+    now with probability ``e^{-rate L(x)}``, ``L(x) = ∫_0^x S`` (the number present is
+    Poisson, as in an M/G/∞ queue). With ``S = 1`` throughout (no sojourn known yet)
+    each would run forever: ``e^{-rate x}``, the chance that none has arrived."""
+
+    rate: float
+    knots: tuple[float, ...] = (0.0,)
+    survival: tuple[float, ...] = (1.0,)
+
+    @classmethod
+    def seen(cls, rate: float, done: list[float], running: list[float]) -> Arrivals:
+        """The sojourns of the jobs seen so far: ``done`` those that completed,
+        ``running`` how long the present ones have been in (right-censored); their
+        Kaplan-Meier survival (``S = 1`` until one has completed)."""
+        if not done:
+            return cls(rate)
+        sf = ecdf(CensoredData(uncensored=done, right=running)).sf
+        knots = np.concatenate([[0.0], sf.quantiles])
+        survival = np.concatenate([[1.0], sf.probabilities])
+        if knots[1] <= 0.0:  # a sojourn of no time: S(0) is already below 1
+            knots, survival = knots[1:], survival[1:]
+        bends = np.concatenate([[True], survival[1:] != survival[:-1]])  # not censored ones
+        return cls(rate, tuple(knots[bends].tolist()), tuple(survival[bends].tolist()))
+
+    @cached_property
+    def _exposure(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        knots, s = np.array(self.knots), np.array(self.survival)
+        return knots, s, np.concatenate([[0.0], np.cumsum(s[:-1] * np.diff(knots))])
+
+    def exponent(self, x: np.ndarray) -> np.ndarray:
+        """``rate L(x)`` at ``x >= 0`` hours from now (piecewise linear, bending at
+        ``knots``)."""
+        knots, s, at_knots = self._exposure
+        k = np.searchsorted(knots, x, side="right") - 1
+        return self.rate * (at_knots[k] + s[k] * (x - knots[k]))
 
 
 @dataclass(frozen=True)
@@ -121,19 +171,23 @@ def all_done(others: list[Blocks], now: float) -> Done:
     return times, value
 
 
-def alone_cost(blocks: Blocks, done: Done, kw: float, bill: Bill, rate: float = 0.0) -> float:
-    """``∫ kw π(t) P(C > t) G(t) e^{-rate (t - now)} dt``: the cluster's own power over
-    the hours the job still runs after every other job completed and before any new
-    one arrives (``rate`` per hour, from ``now``, the first of ``done``'s times); the
-    discount is exact within each interval for a flat price, its mean over the
-    interval times the interval's bill otherwise."""
+def alone_cost(
+    blocks: Blocks, done: Done, kw: float, bill: Bill, arrivals: Arrivals | None = None
+) -> float:
+    """``∫ kw π(t) P(C > t) G(t) D(t) dt``: the cluster's own power over the hours the
+    job still runs after every other job completed and while no new one is present
+    (``D``: :class:`Arrivals`, from ``now``, the first of ``done``'s times; 1 without
+    them); the discount is exact within each interval for a flat price, its mean over
+    the interval times the interval's bill otherwise."""
     g_times, g = done
     if len(g_times) == 0 or blocks[-1][0] <= g_times[0]:
         return 0.0
+    now = g_times[0]
     c_times = np.array([t for t, _ in blocks])
     survive = 1.0 - np.cumsum([p for _, p in blocks])
-    edges = np.unique(np.concatenate([g_times, c_times]))
-    edges = edges[(edges >= g_times[0]) & (edges <= c_times[-1])]
+    bends = now + np.array(arrivals.knots) if arrivals is not None else np.array([])
+    edges = np.unique(np.concatenate([g_times, c_times, bends]))
+    edges = edges[(edges >= now) & (edges <= c_times[-1])]
     if len(edges) < 2:
         return 0.0
     mid = 0.5 * (edges[:-1] + edges[1:])
@@ -141,27 +195,30 @@ def alone_cost(blocks: Blocks, done: Done, kw: float, bill: Bill, rate: float = 
     ck = np.searchsorted(c_times, mid, side="right")  # blocks completed before mid
     s = np.where(ck > 0, np.maximum(survive[np.maximum(ck - 1, 0)], 0.0), 1.0)
     weight = bill(edges) * s * g[gk]
-    if rate > 0:  # the mean of e^{-rate (t - now)} over each interval
-        x = rate * (edges - g_times[0])
-        weight = weight * -np.expm1(x[:-1] - x[1:]) / np.maximum(x[1:] - x[:-1], 1e-300)
+    if arrivals is not None and arrivals.rate > 0:
+        # the mean of e^{-rate L} over each interval: L is linear within it
+        x = arrivals.exponent(edges - now)
+        d = x[1:] - x[:-1]  # none where no sojourn lasts that long (S = 0)
+        tiny = d < 1e-12
+        weight = weight * np.where(tiny, 1.0 - 0.5 * d, -np.expm1(-d) / np.where(tiny, 1.0, d))
         weight = weight * np.exp(-x[:-1])
     return kw * float(np.sum(weight))
 
 
 def running_cost(
-    completions: list[Blocks], now: float, kw: float, bill: Bill, rate: float = 0.0
+    completions: list[Blocks], now: float, kw: float, bill: Bill, arrivals: Arrivals | None = None
 ) -> float:
-    """``∫ kw π(t) P(H > t) e^{-rate (t - now)} dt`` from ``now``, ``H`` the last of
-    the jobs' completions (independent, each by its blocks): the cluster's own power
-    while any of them runs and before a new job arrives (``rate`` per hour; infinite:
-    one arrives at once, and nothing is charged)."""
-    if not completions or math.isinf(rate):
+    """``∫ kw π(t) P(H > t) D(t) dt`` from ``now``, ``H`` the last of the jobs'
+    completions (independent, each by its blocks): the cluster's own power while any of
+    them runs and no new job is present (``D``: :class:`Arrivals`; at an infinite
+    rate one arrives at once, and nothing is charged)."""
+    if not completions or (arrivals is not None and math.isinf(arrivals.rate)):
         return 0.0
     times, g = all_done(completions, now)
     last = max(blocks[-1][0] for blocks in completions)
     # the hours alone of a job that runs to the last completion, beside "every job
     # done" in place of "every other job done": P(H > t) = 1 - G(t)
-    return alone_cost([(last, 1.0)], (times, 1.0 - g), kw, bill, rate)
+    return alone_cost([(last, 1.0)], (times, 1.0 - g), kw, bill, arrivals)
 
 
 def idle_credit(
@@ -194,7 +251,7 @@ def tail_cost(
     now: float,
     done: Done,
     bill: Bill,
-    rate: float = 0.0,
+    arrivals: Arrivals | None = None,
 ) -> float:
     """What the profile adds to the cluster's bill and tardiness: energy less its GPUs'
     idle power, worst-case tardiness, and the cluster's own power while it runs alone."""
@@ -204,7 +261,7 @@ def tail_cost(
         profile.energy_cost
         - idle_credit(inst, job, profile, dist, now, bill)
         + inst.tardiness_weight(job.id) * late
-        + alone_cost(blocks, done, inst.powered_kw, bill, rate)
+        + alone_cost(blocks, done, inst.powered_kw, bill, arrivals)
     )
 
 
@@ -241,7 +298,7 @@ def faster(
     planned: Planned,
     others: list[Blocks],
     bill: Bill,
-    rate: float = 0.0,
+    arrivals: Arrivals | None = None,
 ) -> tuple[list[tuple[float, Profile]], Done | None]:
     """Profiles of the job ending last that cost the cluster less than its plan,
     cheapest first (none where the plan is unknown or nothing saves), and the others'
@@ -252,17 +309,17 @@ def faster(
         return [], None  # another job may end as late: hurrying this one saves nothing
     done = all_done(others, now)
     job, dist = status.job, planned.dist
-    alone = alone_cost(planned.blocks, done, inst.powered_kw, bill, rate)
+    alone = alone_cost(planned.blocks, done, inst.powered_kw, bill, arrivals)
     if alone <= WORTH * planned.profile.objective:
         return [], done  # it would save at most its hours alone: too little to move for
-    base = tail_cost(inst, job, planned.profile, dist, now, done, bill, rate)
+    base = tail_cost(inst, job, planned.profile, dist, now, done, bill, arrivals)
     found: list[tuple[float, Profile]] = []
     others_last = float(done[0][-1])
     for earlier in targets(planned.last, others_last, median_done(done), job.due, now):
         jp = jp_of(earlier)
         for _, t in jp.bounds:  # the types it may use and has options on
             profile = jp.solve(t).profile
-            cost = tail_cost(inst, job, profile, dist, now, done, bill, rate)
+            cost = tail_cost(inst, job, profile, dist, now, done, bill, arrivals)
             if cost < base - TOL * max(1.0, abs(base)):
                 found.append((cost, profile))
     found.sort(key=lambda cp: cp[0])

@@ -12,6 +12,7 @@ from heuristic.core.options import OptionError
 from heuristic.core.policy import Decision
 from heuristic.core.registry import make_policy
 from heuristic.sts.incremental import IncrementalOptions, IncrementalStsPolicy
+from heuristic.sts.tail import Arrivals
 from instances import EpochDistribution, Instance
 from instances.bundled import bundled
 from instances.generators import GENERATORS
@@ -184,7 +185,7 @@ def test_what_ifs_charge_the_power_of_nodes_always_on(monkeypatch):
     inst = lay_idle(
         GENERATORS["realdata"].instance({"nodes": 3, "jobs": 10, "slot": 0.25}, 1), "low"
     )
-    rates: list[float | None] = []
+    rates: list[Arrivals | None] = []
     present_cost = rc.present_cost
 
     def record_cost(state, plan, jobs=None, billed=None, epochs=None, powered=None):

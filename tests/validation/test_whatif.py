@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from heuristic.core.occupancy import Occupancy
 from heuristic.core.policy import Decision, JobStatus, SchedulerState
 from heuristic.sts.policy import StsPolicy
-from heuristic.sts.tail import charges_tail
+from heuristic.sts.tail import Arrivals, charges_tail
 from instances import EpochDistribution, Instance, Plan
 from instances.bundled import bundled
 from instances.energy import Carbon, Series
@@ -76,7 +76,9 @@ def _check(inst: Instance) -> int:
     )
     # with the cluster's own power at an arrival rate of 0, the evaluator's whole bill;
     # the hours from now count less the sooner a job would arrive
-    charged = [present_cost(first, run.plan, ids, powered=r) for r in (0.0, 0.5, math.inf)]
+    charged = [
+        present_cost(first, run.plan, ids, powered=Arrivals(r)) for r in (0.0, 0.5, math.inf)
+    ]
     if charges_tail(inst):
         assert charged[0] == pytest.approx(whole.total_cost, rel=1e-9)
         assert charged[0] >= charged[1] - 1e-9 and charged[1] >= charged[2] - 1e-9
@@ -177,6 +179,7 @@ def test_the_discounted_hours_are_billed_with_a_flat_carbon_price():
     assert pred.predictions
     for state, plan in pred.predictions:
         for rate in (0.0, 0.5, math.inf):
-            got = present_cost(state, plan, powered=rate)
-            want = present_cost(dataclasses.replace(state, instance=folded), plan, powered=rate)
+            seen = Arrivals.seen(rate, [0.5, 2.0], [1.0])  # a sojourn's bends billed too
+            got = present_cost(state, plan, powered=seen)
+            want = present_cost(dataclasses.replace(state, instance=folded), plan, powered=seen)
             assert got == pytest.approx(want, rel=1e-9)

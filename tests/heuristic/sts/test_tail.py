@@ -8,13 +8,18 @@ import itertools
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
+import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import integrate
 
 from heuristic.core.registry import make_policy
+from heuristic.sts.policy import StsPolicy
 from heuristic.sts.profile import Option, Profile, Step, exact_profile
 from heuristic.sts.tail import (
+    Arrivals,
     all_done,
     alone_cost,
     arrival_rate,
@@ -34,11 +39,13 @@ from instances import (
     Plan,
     Segment,
 )
+from instances.generators.power import lay_idle
+from instances.generators.registry import GENERATORS
 from instances.power import PowerOff
 from tests.heuristic.sts.test_profile import option_sets
 from tests.strategies import distributions
 from validation.evaluate import evaluate
-from validation.simulator import rollout
+from validation.simulator import rollout, simulate
 
 blocks_st = st.lists(
     st.tuples(st.floats(0.0, 20.0), st.floats(0.05, 1.0)), min_size=1, max_size=3
@@ -64,8 +71,92 @@ def test_alone_cost_is_the_expected_hours_alone(mine, others, now, rate):
                 else (math.exp(-rate * (start - now)) - math.exp(-rate * (end - now))) / rate
             )
             want += p * hours
-    got = alone_cost(mine, all_done(others, now), 1.0, flat_bill(1.0), rate)
+    got = alone_cost(mine, all_done(others, now), 1.0, flat_bill(1.0), Arrivals(rate))
     assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+sojourns_st = st.tuples(
+    st.lists(st.floats(0.0, 8.0), min_size=1, max_size=4),  # completed
+    st.lists(st.floats(0.0, 8.0), max_size=3),  # still running (censored)
+)
+
+
+@settings(max_examples=60)
+@given(blocks_st, st.lists(blocks_st, max_size=3), st.floats(0.0, 5.0), sojourns_st)
+def test_alone_cost_counts_the_hours_no_new_job_is_present(mine, others, now, sojourns):
+    """By enumeration of the completions, each hour alone discounted by the chance that
+    none of the jobs arriving from ``now`` (0.7 an hour) is present then, ``e^{-0.7 L}``,
+    ``L(x) = ∫_0^x S`` of the sojourns' Kaplan-Meier survival, integrated on a fine grid."""
+    done, running = sojourns
+    arrivals = Arrivals.seen(0.7, done, running)
+    sf = scipy.stats.ecdf(scipy.stats.CensoredData(uncensored=done, right=running)).sf
+    grid = np.linspace(0.0, 25.0, 250_001)
+    exposure = integrate.cumulative_trapezoid(sf.evaluate(grid), grid, initial=0.0)
+    # ∫_0^x e^{-0.7 L} on the grid; an hour alone from a to b is its difference
+    kept = integrate.cumulative_trapezoid(np.exp(-0.7 * exposure), grid, initial=0.0)
+
+    mine = [(now + t, p) for t, p in mine]
+    others = [[(now + t, p) for t, p in bs] for bs in others]
+    want = 0.0
+    for combo in itertools.product(mine, *others):
+        p = math.prod(q for _, q in combo)
+        end = combo[0][0]
+        start = max([now, *(t for t, _ in combo[1:])])
+        if end > start:
+            want += p * float(np.diff(np.interp([start - now, end - now], grid, kept))[0])
+    got = alone_cost(mine, all_done(others, now), 1.0, flat_bill(1.0), arrivals)
+    assert got == pytest.approx(want, rel=1e-4, abs=1e-6)
+
+
+def test_the_discount_is_the_chance_that_no_arrival_is_present():
+    """Simulated: jobs arrive at 0.8 an hour from now, each staying 0.5, 2 or 6 hours
+    (with chances 0.5, 0.3, 0.2); the share of runs with none present after ``x`` hours
+    is ``e^{-0.8 L(x)}``, not the chance that none has arrived, ``e^{-0.8 x}``."""
+    stays, chances = np.array([0.5, 2.0, 6.0]), np.array([0.5, 0.3, 0.2])
+    # a sample whose survival is exactly the law's: 5 of 10 complete at 0.5, 3 at 2, 2 at 6
+    arrivals = Arrivals.seen(0.8, [0.5] * 5 + [2.0] * 3 + [6.0] * 2, [])
+    rng = np.random.default_rng(7)
+    runs = 20_000
+    for x in (1.0, 3.0, 8.0):
+        count = rng.poisson(0.8 * x, runs)
+        none = 0
+        for n in count:
+            starts = rng.uniform(0.0, x, n)
+            none += bool(np.all(starts + rng.choice(stays, n, p=chances) <= x))
+        want = math.exp(-float(arrivals.exponent(np.array([x]))[0]))
+        assert abs(none / runs - want) < 4 * math.sqrt(want * (1 - want) / runs)
+        assert want > math.exp(-0.8 * x) + 0.01  # the sojourns end: more chance than none arrived
+
+
+def test_the_sojourns_are_kaplan_meier_s():
+    """Completed at 1 and 2, one still running after 3 hours: S is 2/3 from 1, 1/3 from
+    2 on (the running one does not end it), so ``L(4) = 1 + 2/3 + 2/3``."""
+    arrivals = Arrivals.seen(1.5, [1.0, 2.0], [3.0])
+    got = arrivals.exponent(np.array([0.5, 1.5, 4.0]))
+    assert got == pytest.approx(1.5 * np.array([0.5, 1.0 + 1 / 3, 1.0 + 2 / 3 + 2 / 3]))
+    assert Arrivals.seen(1.5, [], [3.0]) == Arrivals(1.5)  # none completed: forever
+
+
+@pytest.mark.parametrize("mode", ["rollout", "sampled"])
+def test_sts_sees_the_sojourns_of_the_jobs_that_completed(mode):
+    # the bundled day's jobs on 2 nodes, idle power on: arrivals spread over hours,
+    # gaps in which the cluster empties, and the stops sampled or all run
+    inst = lay_idle(
+        GENERATORS["realdata"].instance({"nodes": 2, "jobs": 12, "slot": 0.25}, 0), "low"
+    )
+    policy = StsPolicy()
+    run = simulate(inst, policy, mode=mode, seed=3)
+    truth = sorted(run.completions[j.id] - j.release for j in inst.jobs)
+    done, lasted = policy.sojourns
+    assert done and lasted  # completions seen, and some while the cluster emptied
+    left = list(truth)
+    for d in done:  # each completion seen is a job's own sojourn, to the clock
+        k = min(range(len(left)), key=lambda i: abs(left[i] - d))
+        assert left.pop(k) == pytest.approx(d, abs=1e-9)
+    for least in lasted:  # a completion unseen: lasted at least that long, not much less
+        k = min(range(len(left)), key=lambda i: (left[i] < least - 1e-9, left[i] - least))
+        assert left.pop(k) - least + 1e-9 >= 0.0
+    assert len(left) >= 1  # the last to complete is never seen
 
 
 @settings(max_examples=60)
@@ -82,7 +173,7 @@ def test_running_cost_is_the_expected_hours_until_the_last_completion(jobs, now,
         if rate == math.inf or hours <= 0:
             continue
         want += p * (hours if rate == 0 else -math.expm1(-rate * hours) / rate)
-    got = running_cost(jobs, now, 3.0, flat_bill(2.0), rate)
+    got = running_cost(jobs, now, 3.0, flat_bill(2.0), Arrivals(rate))
     assert got == pytest.approx(6.0 * want, rel=1e-9, abs=1e-12)
 
 
