@@ -185,7 +185,8 @@ def alone_cost(
     now = g_times[0]
     c_times = np.array([t for t, _ in blocks])
     survive = 1.0 - np.cumsum([p for _, p in blocks])
-    bends = now + np.array(arrivals.knots) if arrivals is not None else np.array([])
+    discounted = arrivals is not None and arrivals.rate > 0
+    bends = now + np.array(arrivals.knots) if arrivals is not None and discounted else []
     edges = np.unique(np.concatenate([g_times, c_times, bends]))
     edges = edges[(edges >= now) & (edges <= c_times[-1])]
     if len(edges) < 2:
@@ -195,7 +196,7 @@ def alone_cost(
     ck = np.searchsorted(c_times, mid, side="right")  # blocks completed before mid
     s = np.where(ck > 0, np.maximum(survive[np.maximum(ck - 1, 0)], 0.0), 1.0)
     weight = bill(edges) * s * g[gk]
-    if arrivals is not None and arrivals.rate > 0:
+    if arrivals is not None and discounted:
         # the mean of e^{-rate L} over each interval: L is linear within it
         x = arrivals.exponent(edges - now)
         d = x[1:] - x[:-1]  # none where no sojourn lasts that long (S = 0)
