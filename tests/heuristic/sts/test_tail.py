@@ -57,22 +57,29 @@ blocks_st = st.lists(
 def test_alone_cost_is_the_expected_hours_alone(mine, others, now, rate):
     """By enumeration of every combination of the jobs' completions: the hours the job
     runs after ``now`` and after every other job, each discounted by ``e^{-rate (t-now)}``."""
+
+    def hours(start: float, end: float) -> float:
+        if rate == 0:
+            return end - start
+        return (math.exp(-rate * (start - now)) - math.exp(-rate * (end - now))) / rate
+
+    mine, others, want = _hours_alone(mine, others, now, hours)
+    got = alone_cost(mine, all_done(others, now), 1.0, flat_bill(1.0), Arrivals(rate))
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+def _hours_alone(mine, others, now, hours):
+    """The blocks from ``now``, and by enumeration of every combination of the jobs'
+    completions, the expected ``hours(start, end)`` the first job runs alone."""
     mine = [(now + t, p) for t, p in mine]
     others = [[(now + t, p) for t, p in bs] for bs in others]
     want = 0.0
     for combo in itertools.product(mine, *others):
-        p = math.prod(q for _, q in combo)
         end = combo[0][0]
         start = max([now, *(t for t, _ in combo[1:])])
         if end > start:
-            hours = (
-                end - start
-                if rate == 0
-                else (math.exp(-rate * (start - now)) - math.exp(-rate * (end - now))) / rate
-            )
-            want += p * hours
-    got = alone_cost(mine, all_done(others, now), 1.0, flat_bill(1.0), Arrivals(rate))
-    assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+            want += math.prod(q for _, q in combo) * hours(start, end)
+    return mine, others, want
 
 
 sojourns_st = st.tuples(
@@ -95,15 +102,10 @@ def test_alone_cost_counts_the_hours_no_new_job_is_present(mine, others, now, so
     # ∫_0^x e^{-0.7 L} on the grid; an hour alone from a to b is its difference
     kept = integrate.cumulative_trapezoid(np.exp(-0.7 * exposure), grid, initial=0.0)
 
-    mine = [(now + t, p) for t, p in mine]
-    others = [[(now + t, p) for t, p in bs] for bs in others]
-    want = 0.0
-    for combo in itertools.product(mine, *others):
-        p = math.prod(q for _, q in combo)
-        end = combo[0][0]
-        start = max([now, *(t for t, _ in combo[1:])])
-        if end > start:
-            want += p * float(np.diff(np.interp([start - now, end - now], grid, kept))[0])
+    def hours(start: float, end: float) -> float:
+        return float(np.diff(np.interp([start - now, end - now], grid, kept))[0])
+
+    mine, others, want = _hours_alone(mine, others, now, hours)
     got = alone_cost(mine, all_done(others, now), 1.0, flat_bill(1.0), arrivals)
     assert got == pytest.approx(want, rel=1e-4, abs=1e-6)
 
