@@ -37,12 +37,13 @@ def relieve(
     types_of: Callable[[Job], tuple[str, ...]],
     ran: Mapping[str, float],
     releases: list[float],
-    arrivals: Arrivals,
+    arrivals_at: Callable[[float], Arrivals],
 ) -> set[str]:
     """Hurry the job ending last, then the one ending last after it (a few at most),
     where that costs the cluster less; ``releases``: every release seen, in order (when
-    the arrival rate may fall), ``arrivals`` the jobs still to come as they are seen
-    now. Nothing where a job waits for GPUs. Returns the jobs moved."""
+    the arrival rate may fall), ``arrivals_at(now)`` the jobs still to come as they are
+    seen now (asked only once a job may be hurried: the sojourns' estimate is not free).
+    Nothing where a job waits for GPUs. Returns the jobs moved."""
     inst, now = rnd.inst, rnd.now
     plans: dict[str, Planned] = {}
     for s in jobs:
@@ -59,6 +60,7 @@ def relieve(
     bill = tariff.cost if tariff is not None else flat_bill(inst.energy_price)
     room = ledger.room if tariff is not None else None
     by_id = {s.job.id: s for s in jobs}
+    arrivals = arrivals_at(now)
     rate = arrivals.rate
     for _ in range(ROUNDS):
         job_id = latest(plans)

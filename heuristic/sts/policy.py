@@ -208,8 +208,9 @@ class StsPolicy:
             def types_of(job: Job) -> tuple[str, ...]:
                 return self._types(job, rnd.all_types)
 
-            arrivals = self.arrivals(rnd.now)
-            for job_id in relieve(rnd, state.jobs, types_of, self._ran, self._releases, arrivals):
+            for job_id in relieve(
+                rnd, state.jobs, types_of, self._ran, self._releases, self.arrivals
+            ):
                 self._finish_by.pop(job_id, None)  # it now plans to finish sooner
         if rnd.holds is not None and self.options.stay_put:
             self._stay_put(rnd, state.jobs)
