@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from milp import solve as milp_solve
 from milp.decomposition import master as master_module
 from milp.decomposition import solve
 from milp.decomposition.colgen import _best_known
@@ -18,20 +17,22 @@ from tests.milp.decomposition.root import root_master
 SLOTS = 8
 
 
-@pytest.mark.parametrize(("seed", "delta"), [(0, 0.0), (2, 0.2)])
+@pytest.mark.parametrize(("seed", "delta"), [(1, 0.0), (2, 0.2)])
 def test_interior_master_reaches_the_compact_optimum(seed, delta, monkeypatch):
     """Every master of the search interior (the switch at 0 rows): the root LP value
-    equals the simplex's, the bound is below the optimum, and the search proves it."""
+    equals the simplex's, the bound is below the optimum, and the search proves it. The
+    optimum is the simplex search's: tests/milp/decomposition/test_bound.py holds it to
+    the compact MILP's on these two instances (the compact solve of the second takes
+    about 10 s, and was made here a second time)."""
     inst = two_nodes(seed, jobs=3, delta=delta, tardiness="expected")
-    exact = milp_solve(inst, slots=SLOTS, time_limit=120)
-    assert exact.optimal and exact.objective is not None
     simplex = solve(inst, slots=SLOTS, time_limit=60)
+    assert simplex.optimal and simplex.objective is not None
     monkeypatch.setattr(master_module, "IPM_ROWS", 0)
     interior = solve(inst, slots=SLOTS, time_limit=60)
     assert interior.root_lp == pytest.approx(simplex.root_lp, rel=1e-6, abs=1e-8)
-    assert interior.root_bound <= exact.objective + 1e-9 * max(1.0, exact.objective)
+    assert interior.root_bound <= simplex.objective + 1e-9 * max(1.0, simplex.objective)
     assert interior.optimal
-    assert interior.objective == pytest.approx(exact.objective, rel=1e-6, abs=1e-9)
+    assert interior.objective == pytest.approx(simplex.objective, rel=1e-6, abs=1e-9)
 
 
 @pytest.mark.parametrize(("rows", "interior"), [(None, False), (0, True)])
