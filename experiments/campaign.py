@@ -223,6 +223,8 @@ def _policies(value: Any) -> tuple[tuple[str, ...], dict[str, tuple[tuple[str, A
     else:
         raise CampaignError("policies", value, f"give a list of names from {list(known)}")
     for name in names:
+        if not isinstance(name, str):
+            raise CampaignError("policies", name, "each policy is a name (a string)")
         if name not in known:
             retired = renamed_to(name)
             why = f"now {retired}" if retired else f"unknown policy; known: {list(known)}"

@@ -70,6 +70,16 @@ def _refused(text: str) -> str:
             HEAD + '[[scenarios]]\ngenerator = "realdata"\nnodes = [["h100", 4]]',
             "nodes[0] = ['h100'",
         ),
+        # a policy that is not a name: a list or a table in the list (was a TypeError
+        # from the look-up of retired names)
+        (
+            'policies = [["fifo"]]\n[[scenarios]]\ngenerator = "synthetic"',
+            "policies = ['fifo']: each policy is a name (a string)",
+        ),
+        (
+            'policies = [{fifo = 1}]\n[[scenarios]]\ngenerator = "synthetic"',
+            "policies = {'fifo': 1}: each policy is a name (a string)",
+        ),
         # a run listed twice: refused at load, not after computing it
         (
             'policies = ["fifo", "edf", "fifo"]\n[[scenarios]]\ngenerator = "synthetic"',
