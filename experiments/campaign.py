@@ -366,14 +366,19 @@ def _files(
     for v in values:
         if not isinstance(v, str) or not v or "\x00" in v:  # the OS takes no NUL in a path
             raise CampaignError(f"{where}.{key}", v, f"give {what} path")
-        path = (base / v).resolve()
-        if check is not None:
-            try:
+        try:
+            path = (base / v).resolve()
+            if check is not None:
                 check(path)
-            except InstanceError as exc:
-                # a fault of the file as a whole (unreadable, not JSON) names the file
-                why = str(exc) if exc.path else f"{exc.reason} ({exc.value})"
-                raise CampaignError(f"{where}.{key}", v, why) from None
+        except InstanceError as exc:
+            # a fault of the file as a whole (unreadable, not JSON) names the file
+            why = str(exc) if exc.path else f"{exc.reason} ({exc.value})"
+            raise CampaignError(f"{where}.{key}", v, why) from None
+        except (OSError, RuntimeError) as exc:
+            # a path the OS refuses (too long) or a loop of symbolic links, which
+            # Python 3.11's resolve() raises as RuntimeError
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise CampaignError(f"{where}.{key}", v, f"cannot read it ({why})") from None
         resolved.append(str(path))
     if key in grid:
         return {**grid, key: resolved}, fixed

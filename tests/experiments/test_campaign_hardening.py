@@ -168,3 +168,24 @@ def test_list_names_the_bundled_campaigns_and_takes_no_file(tmp_path, capsys, mo
     captured = capsys.readouterr()
     assert "config = 'contended': --list takes no campaign" in captured.err
     assert captured.out == "" and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("key", ["path", "stops"])
+def test_a_file_the_os_cannot_open_is_refused_naming_the_scenarios_field(tmp_path, key):
+    """A loop of symbolic links and a name longer than the OS takes, as a scenario's
+    instance or stopping fit: refused naming the field, not a traceback (the loop raised
+    RuntimeError from Path.resolve) nor the OS's message alone."""
+    (tmp_path / "a.json").symlink_to(tmp_path / "b.json")
+    (tmp_path / "b.json").symlink_to(tmp_path / "a.json")
+    scenario = (
+        '[[scenarios]]\ngenerator = "file"\npath = "{}"\n'
+        if key == "path"
+        else '[[scenarios]]\ngenerator = "philly-week"\nhours = 1.0\nstops = "{}"\n'
+    )
+    cases = (("a.json", "cannot read it (Symlink loop"), ("x" * 300, "File name too long"))
+    for name, why in cases:
+        text = HEAD + scenario.format(name)
+        with pytest.raises(CampaignError) as err:
+            parse_campaign(text, base=tmp_path, default_name="c")
+        assert str(err.value).startswith(f"scenarios[0].{key} = '{name[:20]}")
+        assert why in str(err.value)
