@@ -30,7 +30,7 @@ try:
         report,
         solve,
     )
-    from experiments.cli.common import CliError
+    from experiments.cli.common import CliError, refuse_out_over_input
     from experiments.store import StoreError
     from heuristic.core import highs_run
     from heuristic.core.options import OptionError
@@ -86,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gpusched: error: {exc}", file=sys.stderr)
         return 2
     try:
+        refuse_out_over_input(args)
         code: int = args.func(args)
     except (
         InstanceError,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -176,3 +177,26 @@ def out_folder(text: str) -> str:
         if p.exists() and not p.is_dir():
             raise argparse.ArgumentTypeError(f"{text!r}: {str(p)!r} is a file, not a folder")
     return text
+
+
+# the arguments that name a file a command reads (a positional or an option)
+READ_FILES = ("instance", "plan", "trace", "stops")
+
+
+def refuse_out_over_input(args: argparse.Namespace) -> None:
+    """:class:`CliError` where ``--out`` names a file the command reads (through any
+    spelling, symbolic or hard link): the write would replace it (``solve i.json --out
+    i.json`` replaced the instance with the plan; a hostile-input review, 2026-12-07)."""
+    out = getattr(args, "out", None)
+    if not isinstance(out, str):
+        return
+    for name in READ_FILES:
+        value = getattr(args, name, None)
+        if not isinstance(value, str):
+            continue
+        try:
+            same = os.path.samefile(out, value)
+        except OSError:  # either does not exist (a bundled name, a new file): not the same
+            continue
+        if same:
+            raise CliError(f"--out = {out!r}: is the {name} read ({value}): name another file")

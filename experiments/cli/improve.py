@@ -16,7 +16,10 @@ def add_parser(sub: Subparsers) -> None:
     im.add_argument("--time-limit", type=seconds, default=60.0, help="seconds for the whole call")
     im.add_argument("--plan", default=None, help="start from this slot-aligned plan (JSON)")
     im.add_argument(
-        "--out", type=out_file, default="improved-plan.json", help="write the plan here"
+        "--out",
+        type=out_file,
+        default="improved-plan.json",
+        help="write the plan here (default: improved-plan.json)",
     )
     im.add_argument("--seed", type=count, default=0)
     im.add_argument("--slot", type=float, default=None, help="slot length in hours")

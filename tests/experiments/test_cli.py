@@ -588,3 +588,35 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_work(tmp_path, c
         main(args)
     assert stop.value.code == 2 and said in capsys.readouterr().err
     assert sorted(tmp_path.rglob("*")) == before and (tmp_path / "afile").read_text() == "mine"
+
+
+def test_out_naming_a_file_the_command_reads_is_refused_and_the_file_kept(tmp_path, capsys):
+    """``solve i.json --out i.json`` replaced the instance with the plan (and
+    ``improve``, ``fit-stops`` and ``generate --stops`` their inputs the same way): now
+    refused before any work, through another spelling or a link too."""
+    inst = tmp_path / "i.json"
+    inst.write_text((DATA / "base.json").read_text())
+    (tmp_path / "link.json").symlink_to(inst)
+    before = inst.read_bytes()
+    fit = tmp_path / "fit.json"
+    assert main(["fit-stops", "alibaba", "--out", str(fit)]) == 0
+    fitted = fit.read_bytes()
+    capsys.readouterr()
+    calls = [
+        (["solve", str(inst), "--policy", "fifo", "--out", str(inst)], "instance"),
+        (
+            ["solve", str(tmp_path / "link.json"), "--out", str(tmp_path / "." / "i.json")],
+            "instance",
+        ),
+        (["improve", str(inst), "--slot", "0.5", "--out", str(inst)], "instance"),
+        (
+            ["generate", "philly-week", "--hours", "1", "--stops", str(fit), "--out", str(fit)],
+            "stops",
+        ),
+        (["fit-stops", str(inst), "--out", str(inst)], "trace"),
+    ]
+    for argv, what in calls:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert f"is the {what} read (" in err and "name another file" in err, err
+    assert inst.read_bytes() == before and fit.read_bytes() == fitted
