@@ -140,6 +140,22 @@ def _undefined_as_na(table: pd.DataFrame) -> pd.DataFrame:
     return table.astype(object).where(table.notna(), None)
 
 
+def _md(table: pd.DataFrame, **kwargs: object) -> str:
+    """``table`` as markdown with its text cells and index escaped: a ``|`` in a
+    scenario's label (a campaign file names it) began a cell and shifted every column
+    after it, and HTML in one reached the page a renderer makes (a hostile-input review,
+    2026-12-07)."""
+
+    def cell(value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        return html.escape(value, quote=False).replace("|", "\\|")
+
+    out = table.map(cell)
+    out.index = out.index.map(cell)
+    return str(out.to_markdown(**kwargs))
+
+
 def markdown_summary(store_path: str | Path, campaign: str) -> str:
     """The campaign's tables as markdown (for docs): per policy, STS's cuts, sharing,
     gaps to the clairvoyant bound."""
@@ -154,19 +170,22 @@ def markdown_summary(store_path: str | Path, campaign: str) -> str:
     parts = [
         f"Campaign `{campaign}`: {len(runs)} runs{also}.",
         "",
-        _undefined_as_na(policy_table(runs)[cols].reset_index()).to_markdown(
-            index=False, floatfmt=".4g", missingval="n/a"
+        _md(
+            _undefined_as_na(policy_table(runs)[cols].reset_index()),
+            index=False,
+            floatfmt=".4g",
+            missingval="n/a",
         ),
     ]
     rel = relative_table(runs)
     if not rel.empty:
-        parts += ["", rel.to_markdown(index=False, floatfmt=".1f")]
+        parts += ["", _md(rel, index=False, floatfmt=".1f")]
     jct = jct_table(runs)
     if not jct.empty:
-        parts += ["", jct.to_markdown(index=False, floatfmt=".4g")]
+        parts += ["", _md(jct, index=False, floatfmt=".4g")]
     share = sharing_table(runs)
     if not share.empty:
-        parts += ["", share.to_markdown(index=False, floatfmt=".4g")]
+        parts += ["", _md(share, index=False, floatfmt=".4g")]
     gaps = bound_gaps(runs)
     if not gaps.empty:
         g = gaps.groupby("policy", sort=False)["gap"]
@@ -179,7 +198,7 @@ def markdown_summary(store_path: str | Path, campaign: str) -> str:
                 "at_bound": g.apply(lambda x: int((x <= 1e-6).sum())),
             }
         )
-        parts += ["", table.to_markdown(floatfmt=".3g")]
+        parts += ["", _md(table, floatfmt=".3g")]
     return "\n".join(parts)
 
 

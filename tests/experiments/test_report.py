@@ -284,3 +284,29 @@ def test_a_load_of_one_seed_keeps_the_bands_of_the_loads_beside_it(monkeypatch):
     )
     sweep_chart(table, "c32")
     assert bands and all(np.isfinite(low).all() and np.isfinite(high).all() for low, high in bands)
+
+
+def test_a_label_with_a_pipe_or_html_keeps_the_markdown_columns(tmp_path, capsys):
+    """A scenario named ``a | <i>b</i>``: each ``|`` began a cell and shifted every
+    column after it, and the HTML reached a rendered page (a hostile-input review);
+    escaped, the row has the header's cells and the label reads as written."""
+    text = """
+name = "labels"
+policies = ["fifo"]
+seeds = 1
+[[scenarios]]
+name = "a | <i>b</i>"
+generator = "synthetic"
+nodes = 2
+jobs = 3
+"""
+    path = tmp_path / "l.sqlite"
+    out = run_campaign(parse_campaign(text, base=tmp_path, default_name="x"), path, progress=False)
+    assert out.errors == ()
+    assert main(["report", str(path), "--markdown"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(r for r in lines if r.startswith("| scenario"))
+    row = next(r for r in lines if r.startswith("| a "))
+    unescaped = r"(?<!\\)\|"  # a cell's edge, not an escaped pipe
+    assert len(re.split(unescaped, row)) == len(re.split(unescaped, header))
+    assert "a \\| &lt;i&gt;b&lt;/i&gt;" in row and "<i>" not in row
