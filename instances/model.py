@@ -555,6 +555,17 @@ class Instance:
                     float(values[i]),
                     f"must be 0 or at least {MIN_PRICE:g} per kWh",
                 )
+            derived = any(j.weight is None for j in self.jobs)
+            if self.energy_price == 0 and derived and bool(np.any(values > 0)):
+                # the reference price sets the default weights (docs/model.md): at 0 every
+                # due date would be free while the series bills the energy (a hostile-
+                # input review found a job 500,000 h late costing nothing)
+                raise InstanceError(
+                    "energy_price",
+                    self.energy_price,
+                    "must be above 0 beside a price series that bills energy: it sets the "
+                    "tardiness weight of each job without a 'weight', which would be 0",
+                )
         if self.carbon is not None and not isinstance(self.carbon, Carbon):
             raise InstanceError("carbon", self.carbon, "must be a Carbon")
         if self.power_off is not None and not isinstance(self.power_off, PowerOff):

@@ -83,6 +83,25 @@ def test_a_price_series_value_below_the_least_price_is_refused_naming_it(tmp_pat
     assert read_instance(file).prices.values == (0.2, 0.0, 1e-9)
 
 
+def test_a_zero_reference_price_beside_a_billing_series_is_refused(tmp_path, doc):
+    """``energy_price`` sets the default tardiness weights: at 0 beside a series that
+    bills energy, a job 500,000 h late cost nothing (a hostile-input review). Read where
+    every job gives its own weight, or where the series bills nothing either."""
+    file = tmp_path / "i.json"
+    series = {"step": 1.0, "values": [0.2, 0.0, 0.3]}
+    doc = {**doc, "energy_price": 0.0, "prices": series}
+    file.write_text(json.dumps(doc))
+    with pytest.raises(InstanceError, match="must be above 0 beside a price series") as exc:
+        read_instance(file)
+    assert exc.value.path == "energy_price"
+    weighed = {**doc, "jobs": [{**j, "weight": 1.0} for j in doc["jobs"]]}
+    file.write_text(json.dumps(weighed))
+    assert read_instance(file).energy_price == 0.0
+    free = {**doc, "prices": {"step": 1.0, "values": [0.0, 0.0]}}
+    file.write_text(json.dumps(free))
+    assert read_instance(file).energy_price == 0.0
+
+
 @pytest.mark.parametrize("end", ["1e308", "Infinity", "NaN", "-1"])
 def test_a_plan_segment_ending_at_no_real_time_is_refused(tmp_path, end):
     from heuristic.baselines.fifo import FifoPolicy
