@@ -10,6 +10,7 @@ import html
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -140,7 +141,7 @@ def _undefined_as_na(table: pd.DataFrame) -> pd.DataFrame:
     return table.astype(object).where(table.notna(), None)
 
 
-def _md(table: pd.DataFrame, **kwargs: object) -> str:
+def _md(table: pd.DataFrame, **kwargs: Any) -> str:
     """``table`` as markdown with its text cells and index escaped: a ``|`` in a
     scenario's label (a campaign file names it) began a cell and shifted every column
     after it, and HTML in one reached the page a renderer makes (a hostile-input review,
