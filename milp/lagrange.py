@@ -60,6 +60,17 @@ from milp.requirements import (
 )
 
 INF = np.inf
+# a round's pass over the slots looks at the clock every this many slots: a round on a
+# long horizon (a due date 100,000 h on, 400,000 slots) took a minute, and the time
+# limit was looked at only between rounds
+CLOCK_EVERY = 1024
+
+
+class _TimeUp(Exception):
+    """The time limit passed within a round: its paths are not all found, so the round
+    gives no bound."""
+
+
 # bytes the per-round arrays may take: the DP's choices (slots x jobs x states, one byte
 # each) and the stacked costs (jobs x configurations x states, five arrays of eight)
 MAX_BYTES = 2_000_000_000
@@ -242,9 +253,12 @@ def _stack_job(
         a.final_weight[j, k, ~inner] = wsum[~inner]
 
 
-def _solve_jobs(a: _Arrays, lam: np.ndarray, slot: float) -> tuple[np.ndarray, np.ndarray]:
+def _solve_jobs(
+    a: _Arrays, lam: np.ndarray, slot: float, deadline: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Each job's cheapest path at prices ``lam`` (types x slots): its cost, prices
-    included, and its configuration per slot (-1: idle), (jobs, slots)."""
+    included, and its configuration per slot (-1: idle), (jobs, slots). Raises
+    :class:`_TimeUp` once ``deadline`` (a ``time.perf_counter`` reading) has passed."""
     n_j, _, n_i1 = a.cost.shape
     n_i = n_i1 - 1
     slots = lam.shape[1]
@@ -255,6 +269,9 @@ def _solve_jobs(a: _Arrays, lam: np.ndarray, slot: float) -> tuple[np.ndarray, n
     fsrc = np.zeros((slots, n_j), dtype=np.int64)  # the state a step to the end left
     valid = a.use > 0
     for t in range(slots):
+        # never at the first slot: a round under CLOCK_EVERY slots runs whole, as before
+        if deadline is not None and t and t % CLOCK_EVERY == 0 and time.perf_counter() > deadline:
+            raise _TimeUp
         live = (a.first <= t) & (t <= a.last)
         if not live.any():
             continue
@@ -361,7 +378,9 @@ def lagrangian_bound(
     good lies within them). The prices come from a column generation: a master LP over
     the jobs' paths found so far gives them, each job's cheapest path at those prices
     joins the master, and each round's prices give a valid bound (so stopping early,
-    after ``iterations`` rounds or ``time_limit`` seconds, is safe). It stops when no
+    after ``iterations`` rounds or ``time_limit`` seconds, is safe; a round the limit
+    cuts short gives none, and on a horizon of :data:`CLOCK_EVERY` slots or more the limit
+    can cut the first round, leaving the capacity relaxation). It stops when no
     path can lower the master: the bound is then the Lagrangian dual's optimum. The
     nodes' own energy on nodes always on it bounds by parts that split over the jobs
     (:mod:`milp.lagrange_idle`); where nodes power off when empty it counts each
@@ -386,11 +405,17 @@ def lagrangian_bound(
     zero = np.zeros((len(instance.nodes_by_type), slots))
     a = _stack(d, states, charge, share)
     constant = 0.0
-    if charge is not None:
-        a, own, constant = split_idle(a, d, charge, own, lambda x: _solve_jobs(x, zero, slot))
-    penalty = max(upper if upper is not None else 10 * floor, 1.0)
     deadline = None if time_limit is None else t0 + time_limit
-    run = _rounds(a, own, slot, slots, penalty, iterations, deadline, constant)
+    try:
+        if charge is not None:
+            a, own, constant = split_idle(
+                a, d, charge, own, lambda x: _solve_jobs(x, zero, slot, deadline)
+            )
+    except _TimeUp:  # no round could start: the capacity relaxation stands
+        run = _Run(-INF, zero, -INF, 0, Termination.TIME_LIMIT)
+    else:
+        penalty = max(upper if upper is not None else 10 * floor, 1.0)
+        run = _rounds(a, own, slot, slots, penalty, iterations, deadline, constant)
     return LagrangeBound(
         instance=instance.name,
         bound=max(run.best, floor),
@@ -462,7 +487,12 @@ def _rounds(
         # a weight near 0 is kept at PI_LEAST: the path's own cost is read back from the
         # weighed value by dividing by it (any weight in [0, 1] gives a valid bound)
         weight = np.maximum(pi, PI_LEAST)
-        values, path = _solve_jobs(a if mu is None else _weighed(a, weight), lam, slot)
+        try:
+            values, path = _solve_jobs(
+                a if mu is None else _weighed(a, weight), lam, slot, deadline
+            )
+        except _TimeUp:  # the round's paths are not all found: the rounds done stand
+            return _Run(best, best_lam, first, done, Termination.TIME_LIMIT)
         held = _held(a, path, types)
         priced = np.sum(lam * a.capacity[:, None])
         # a job's priced optimum is never below its own floor (the prices only add),

@@ -22,7 +22,7 @@ import pyomo.environ as pyo
 
 from heuristic.sts.policy import StsPolicy
 from instances import Instance, Plan, TardinessMode
-from milp.data import MilpData, Outside, improving_end, milp_data
+from milp.data import MilpData, Outside, improving_end, milp_data, model_variables
 from milp.highs import (
     Answer,
     Matrices,
@@ -52,6 +52,14 @@ from validation.simulator import rollout
 # (0.74 on the 60-job model of benchmarks/milp_time_limit): a compilation that would
 # end past the time limit is not started
 COMPILE_PER_BUILD = 0.8
+# a model whose estimated variables (milp.data.model_variables) would take longer than
+# the time left to build at this many a second is not started. Generous, so that only a
+# build that cannot end in time is refused: Pyomo built 180,000 a second (3.2 million in
+# 18 s, the neighbourhood search's sub-MILP of two jobs over 800,000 slots), and the
+# estimate may count half of those built; one component's construction cannot be
+# stopped, and that sub-MILP ran 9 s past a 5-s limit (a hostile-input review,
+# 2026-12-07)
+BUILD_RATE = 1_000_000
 
 
 class _OutOfTime(Exception):
@@ -448,7 +456,7 @@ def _build(
     before a stage."""
     size = (0, 0)
     try:
-        clock.check("building the model")
+        clock.check("building the model", need=model_variables(data) / BUILD_RATE)
         built = clock.elapsed()
         model = model_of_data(data, clock.check)
         built = clock.elapsed() - built

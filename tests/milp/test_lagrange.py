@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from instances.generators import SyntheticSpec, synthetic
 from instances.generators.power import lay_idle
 from milp.lagrange import lagrangian_bound
+from milp.result import Termination
 from milp.solve import base_slots
 from tests.milp.brute_force import brute_force, joint_brute_force
 from tests.milp.test_idle import _idle, _off
@@ -240,3 +241,27 @@ def test_the_powered_hours_carried_by_one_job_are_also_the_others_chance_to_be_d
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(milp.lagrange_idle, "powered_shares", one_job)
         assert lagrangian_bound(inst, SLOTS, upper=best, states=64).bound < lb - 0.005
+
+
+@pytest.mark.parametrize("idle", [None, "low"])
+def test_the_time_limit_stops_a_round_on_a_long_horizon(idle, monkeypatch):
+    """A round's pass over the slots looks at the clock (every CLOCK_EVERY slots, here
+    4): past the limit a round gives no bound, and one cut before any round ended leaves
+    the capacity relaxation (a due date 100,000 h on made one round take a minute past a
+    limit of one second, `gpusched improve` a hostile-input review found; with idle
+    power the split of the nodes' energy is such a pass too). A round under CLOCK_EVERY
+    slots runs whole, as before."""
+    from milp import lagrange
+
+    inst = _tiny(0, shared=True, tardiness="expected")
+    inst = inst if idle is None else lay_idle(inst, idle)
+    whole = lagrangian_bound(inst, 40, time_limit=1e-9)
+    assert whole.iterations == 1  # the first round ran whole, then the limit stopped it
+    free = lagrangian_bound(inst, 40, time_limit=None)
+    monkeypatch.setattr(lagrange, "CLOCK_EVERY", 4)
+    cut = lagrangian_bound(inst, 40, time_limit=1e-9)
+    assert cut.iterations == 0 and cut.termination is Termination.TIME_LIMIT
+    assert cut.bound == cut.capacity_relaxation < whole.bound
+    # without a limit the clock changes nothing
+    again = lagrangian_bound(inst, 40, time_limit=None)
+    assert (again.bound, again.iterations) == (free.bound, free.iterations)
