@@ -196,3 +196,33 @@ def test_a_run_row_deleted_by_hand_is_run_again(filled):
     assert out.ran == 1
     with sqlite3.connect(store) as conn:
         assert conn.execute("SELECT count(*) FROM jobs WHERE key = ?", (key,)).fetchone()[0] == jobs
+
+
+def test_a_store_read_under_a_file_size_limit_is_not_called_foreign(tmp_path):
+    """A sound store read where SQLite cannot write its files beside it (a file-size
+    limit of 0): the reader said it was not a gpusched results store (a hostile-input
+    review); it says it could not be read, and why."""
+    import resource
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.sqlite"
+    with Store(path):
+        pass
+    code = (
+        "from experiments.store import Store, StoreError\n"
+        "try:\n"
+        f"    Store({str(path)!r}, readonly=True)\n"
+        "except StoreError as exc:\n"
+        "    print(exc)\n"
+    )
+
+    def no_writes() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, preexec_fn=no_writes, capture_output=True, text=True
+    )
+    assert "could not be read (a full disk, a file-size limit?): disk I/O error" in done.stdout
+    assert "not a gpusched results store" not in done.stdout
