@@ -660,6 +660,8 @@ def plan_from_dict(doc: Any) -> Plan:
                 )
             )
     except InstanceError as exc:
+        if not exc.path:  # the document as a whole: it was shown as "<instance>"
+            exc = InstanceError("plan", exc.value, exc.reason)
         raise PlanError(f"bad plan: {exc}") from None
     return Plan(tuple(segs))
 

@@ -102,6 +102,16 @@ def test_a_zero_reference_price_beside_a_billing_series_is_refused(tmp_path, doc
     assert read_instance(file).energy_price == 0.0
 
 
+@pytest.mark.parametrize("text", ["[]", "5", '"plan"'])
+def test_a_plan_file_that_is_no_object_is_called_a_plan(tmp_path, text):
+    """It was refused as ``bad plan: <instance> = []``, calling the plan an instance (a
+    hostile-input review)."""
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    with pytest.raises(PlanError, match=r"^bad plan: plan = .*is not of type 'object'"):
+        read_plan(path)
+
+
 @pytest.mark.parametrize("end", ["1e308", "Infinity", "NaN", "-1"])
 def test_a_plan_segment_ending_at_no_real_time_is_refused(tmp_path, end):
     from heuristic.baselines.fifo import FifoPolicy
