@@ -192,11 +192,14 @@ def refuse_out_over_input(args: argparse.Namespace) -> None:
         return
     for name in READ_FILES:
         value = getattr(args, name, None)
-        if not isinstance(value, str):
-            continue
-        try:
-            same = os.path.samefile(out, value)
-        except OSError:  # either does not exist (a bundled name, a new file): not the same
-            continue
-        if same:
+        if isinstance(value, str) and same_file(out, value):
             raise CliError(f"--out = {out!r}: is the {name} read ({value}): name another file")
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (any spelling, symbolic or hard link); not where
+    either does not exist (yet), nor a bundled name."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

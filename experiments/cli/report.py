@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from experiments.campaign import CampaignError
-from experiments.cli.common import Subparsers, out_path
+from experiments.cli.common import Subparsers, out_path, same_file
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -53,10 +52,4 @@ def run(args: argparse.Namespace) -> int:
 
 def _same_file(out: str, store: str) -> bool:
     """Whether ``out`` names the store or one of SQLite's files beside it."""
-    for path in (store, f"{store}-wal", f"{store}-shm"):
-        try:
-            if os.path.samefile(out, path):
-                return True
-        except OSError:  # either does not exist (yet): not the same file
-            continue
-    return False
+    return any(same_file(out, p) for p in (store, f"{store}-wal", f"{store}-shm"))
