@@ -156,11 +156,14 @@ class Store:
                 # limit) is taken back, so that the same command can make it again
                 self._undo_new(existed)
                 raise StoreError(f"store {str(path)!r} could not be created: {exc}") from None
-            what = "is corrupt" if "malformed" in str(exc) else "is not a gpusched results store"
             if "I/O error" in str(exc):
                 # the file is sound, SQLite's files beside it could not be written (a
                 # file-size limit blamed the store, a hostile-input review)
                 what = "could not be read (a full disk, a file-size limit?)"
+            elif "malformed" in str(exc):
+                what = "is corrupt"
+            else:
+                what = "is not a gpusched results store"
             raise StoreError(f"store {str(path)!r} {what}: {exc}") from None
         except StoreError:
             self.close()

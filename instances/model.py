@@ -555,8 +555,11 @@ class Instance:
                     float(values[i]),
                     f"must be 0 or at least {MIN_PRICE:g} per kWh",
                 )
-            derived = any(j.weight is None for j in self.jobs)
-            if self.energy_price == 0 and derived and bool(np.any(values > 0)):
+            if (
+                self.energy_price == 0
+                and bool(np.any(values > 0))
+                and any(j.weight is None for j in self.jobs)
+            ):
                 # the reference price sets the default weights (docs/model.md): at 0 every
                 # due date would be free while the series bills the energy (a hostile-
                 # input review found a job 500,000 h late costing nothing)
