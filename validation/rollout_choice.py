@@ -38,6 +38,13 @@ stops; in a burst of arrivals (``burst_jobs`` present jobs arrived within
 left them out puts them back. ``rollout_below = 0`` is STS without the rollout
 (:class:`heuristic.sts.incremental.IncrementalStsPolicy`), decision for decision.
 
+A what-if run is made once: where the run goes on as the winning copy's what-if run
+foresaw (no job arrived or stopped before its next event, and that copy meets the state
+and makes the decision its run recorded there), the rest of that run is the what-if run
+of the copy's next decision, to the last digit, and is taken rather than made again
+(``reuse``; about a fifth of the runs of a worst-case contended rollout, where arrivals
+alone part the two).
+
 It lives here, not in ``heuristic/``, because it runs the event engine; it is
 registered by name like the rolling MILP. No what-if run is made where empty nodes
 power off (the engine's boots cannot be resumed): there STS decides alone. Where nodes
@@ -63,7 +70,7 @@ from heuristic.sts.contention import held_share
 from heuristic.sts.incremental import IncrementalOptions, IncrementalStsPolicy
 from heuristic.sts.options import StsOptions
 from instances import Instance
-from validation.whatif import History, present_cost, quantile_epochs, what_if
+from validation.whatif import Ahead, History, Watched, present_cost, quantile_epochs, what_if
 
 # jobs present from which no what-if run is made: the contended 32-GPU runs have at
 # most 17 present where their copies differ, the real-data windows up to 70, and on 128
@@ -158,6 +165,9 @@ class RolloutStsPolicy:
 
     name = "sts"
     Options = RolloutStsOptions
+    # a what-if run the deciding copy has made already is not made again
+    # (:meth:`_foreseen`); off, every one is made afresh (for benchmarks and tests)
+    reuse = True
 
     def __init__(self, options: RolloutStsOptions | None = None, *, seed: int = 0) -> None:
         self.options = options if options is not None else RolloutStsOptions()
@@ -170,6 +180,9 @@ class RolloutStsPolicy:
         self._orders = (own, dataclasses.replace(own, urgency=other))
         self.sts = IncrementalStsPolicy(own)
         self.history = History()
+        # the what-if run of the decision applied last, where it was weighed and its
+        # copy decides on (:meth:`_foreseen`)
+        self._ahead: Ahead | None = None
         self._instance: Instance | None = None
         self._last_time = -math.inf  # the last decision's time
         self._first_time = -math.inf  # the run's first decision's time
@@ -180,6 +193,7 @@ class RolloutStsPolicy:
         self._greedy = self.options.weigh_greedy and self.options.lookahead
         self.what_ifs = 0  # decisions that needed them (a run per distinct decision)
         self.alternatives = 0  # decisions where the other copies decided too
+        self.reused = 0  # what-if runs not made again (:meth:`_foreseen`)
 
     @property
     def full_decisions(self) -> int:
@@ -190,7 +204,7 @@ class RolloutStsPolicy:
         inst = state.instance
         # a new run: another instance, or the same one from an earlier time
         if inst is not self._instance or state.time < self._last_time:
-            self._instance, self.history = inst, History()
+            self._instance, self.history, self._ahead = inst, History(), None
             self._first_time = state.time
             self._arrivals = False
             # a fresh STS, in the first order: the last run's winning copy may be in the
@@ -223,6 +237,7 @@ class RolloutStsPolicy:
             # the order of every decision while the cluster stays this full), with
             # shared slots as its options say
             self.sts.options = self._orders[0]
+            self._ahead = None
             return self.sts.decide(state)
         sts = self.sts
         if self._hands_back(state.time):
@@ -242,9 +257,11 @@ class RolloutStsPolicy:
         full = sts.full_decisions
         occ = state.occupancy  # each copy plans on a copy of its own
         first = sts.decide(dataclasses.replace(state, occupancy=occ.copy()))
+        foreseen = self._foreseen(state, first)
         if sts.full_decisions == full:
             # a partial decision (kept only where capacity did not bind and every job it
             # re-plans fits): no other copy is weighed
+            self._ahead = foreseen
             return first
         self.alternatives += 1
         # sharing is weighed only where this decision found capacity binding or the
@@ -270,8 +287,10 @@ class RolloutStsPolicy:
             if all(_differ(decision, d) for _, d in weighed):
                 weighed.append((copy, decision))
         if len(weighed) == 1:
+            self._ahead = foreseen
             return first
         self.what_ifs += 1
+        self.reused += foreseen is not None
         q = self.options.rollout_quantile
         # below 1, the scenario where each job stops at its quantile, costed as it
         # realises; at 1, every job to its maximum epochs, the plan's expected cost
@@ -280,16 +299,16 @@ class RolloutStsPolicy:
         # to come would be there, as STS's rule for its last job counts it; left out
         # where that rule is off (sts-idle-blind)
         powered = sts.arrivals(state.time) if sts.options.idle_tail else None
-        costs = [
-            present_cost(
-                state,
-                what_if(state, self.history, c.fork(), d, epochs),
-                billed=self._billed,
-                epochs=epochs,
-                powered=powered,
+        runs: list[Ahead] = []
+        costs = []
+        for c, d in weighed:
+            # the deciding copy's run taken where it was made already
+            run = foreseen if c is sts and foreseen is not None else self._run(state, c, d, epochs)
+            runs.append(run)
+            plan = run.present(state)
+            costs.append(
+                present_cost(state, plan, billed=self._billed, epochs=epochs, powered=powered)
             )
-            for c, d in weighed
-        ]
         # a copy of the other kind (greedy against STS's rules) wins only by a margin:
         # won by less, greedy decisions made for the jobs present are paid by the jobs
         # that arrive later (docs/contended.md, 'A greedy copy where capacity binds')
@@ -304,7 +323,31 @@ class RolloutStsPolicy:
         # event so (the partial decisions too, where no other copy is asked), and the
         # promise made by that run is what bounds the cost of the rest
         self.sts, chosen = weighed[best]
+        self._ahead = runs[best]
         return chosen
+
+    def _run(
+        self,
+        state: SchedulerState,
+        copy: IncrementalStsPolicy,
+        decision: Decision,
+        epochs: dict[str, float] | None,
+    ) -> Ahead:
+        """The what-if run of ``decision`` with ``copy`` deciding every later event."""
+        watched = Watched(copy.fork(), copy.options)
+        plan = what_if(state, self.history, watched, decision, epochs)
+        return Ahead(plan, tuple(watched.seen), copy.options)
+
+    def _foreseen(self, state: SchedulerState, first: Decision) -> Ahead | None:
+        """The rest of the last what-if run the deciding copy made, where this event,
+        the deciding copy's options and ``first`` are those it foresaw (no job arrived
+        or stopped since): then the what-if run of ``first`` is that rest, made already.
+        Where each job runs to a quantile of its epochs below 1 the run is not kept (the
+        quantile moves with the progress)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None or not self.reuse or self.options.rollout_quantile < 1:
+            return None
+        return ahead.follows(state, self.sts.options, first)
 
     def _in_burst(self, state: SchedulerState) -> bool:
         """Whether at least ``burst_jobs`` present jobs arrived within the last

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import Decision, Policy, SchedulerState
+from heuristic.sts.options import StsOptions
 from heuristic.sts.tail import Arrivals, bill_of, charges_tail, running_cost
 from instances import Instance, Plan, Segment
 from validation.evaluate import evaluate, job_cost
@@ -64,6 +65,66 @@ class History:
                     self.left[job_id] = s.overhead_left
             if alloc is not None:
                 self.open[job_id] = (now, alloc)
+
+
+# what a policy sees of the present jobs at an event: the time, and each job's id,
+# progress, allocation and overhead still to run, in arrival order
+Key = tuple[float, tuple[tuple[str, float, Allocation | None, float], ...]]
+
+
+def key_of(state: SchedulerState) -> Key:
+    """The state's time and present jobs as a what-if run's policy sees them (where empty
+    nodes are always on, the cluster is no more than that: the GPUs the jobs hold)."""
+    return state.time, tuple(
+        (s.job.id, s.progress, s.allocation, s.overhead_left) for s in state.jobs
+    )
+
+
+class Watched:
+    """A copy of STS deciding a what-if run, whose decisions are kept with the state each
+    met (:class:`Ahead`)."""
+
+    def __init__(self, policy: Policy, options: StsOptions) -> None:
+        self.policy, self.options, self.name = policy, options, policy.name
+        self.seen: list[tuple[Key, Decision]] = []
+
+    def decide(self, state: SchedulerState) -> Decision:
+        decision = self.policy.decide(state)
+        self.seen.append((key_of(state), decision))
+        return decision
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """A what-if run whose first decision was applied: its plan, and the events still
+    ahead of the run, each the state met and the decision made, for the copy in
+    ``options`` that made them. Where the run goes on as that one foresaw (no job
+    arrived or stopped, the same state, the same decision), the what-if run of that
+    decision is the rest of this one (:meth:`follows`)."""
+
+    plan: Plan
+    seen: tuple[tuple[Key, Decision], ...]
+    options: StsOptions
+
+    def follows(
+        self, state: SchedulerState, options: StsOptions, decision: Decision
+    ) -> Ahead | None:
+        """The rest of the run where the state and the decision of its next event are
+        ``state`` and ``decision``, made by a copy with ``options``; else None."""
+        if not self.seen or options != self.options:
+            return None
+        key, made = self.seen[0]
+        if key != key_of(state) or dict(made.assign) != dict(decision.assign):
+            return None
+        if made.wake_at != decision.wake_at:
+            return None
+        return Ahead(self.plan, self.seen[1:], options)
+
+    def present(self, state: SchedulerState) -> Plan:
+        """The plan's segments of the jobs present in ``state`` (as a fresh what-if run
+        from it would hold them)."""
+        ids = {s.job.id for s in state.jobs}
+        return Plan(tuple(s for s in self.plan.segments if s.job in ids))
 
 
 def quantile_epochs(state: SchedulerState, q: float) -> dict[str, float]:

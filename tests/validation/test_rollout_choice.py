@@ -426,6 +426,7 @@ def test_greedy_copy_wins_only_by_its_margin(monkeypatch):
     monkeypatch.setattr(rc, "what_if", record_what_if)
     monkeypatch.setattr(rc, "present_cost", record_cost)
     policy._decide = record_decide
+    policy.reuse = False  # every copy's what-if run made, so each cost is recorded with it
     simulate(inst, policy, mode="sampled", seed=0)
     assert any(greedy for r, _, _ in comparisons for greedy, _ in r)  # weighed
     switched = [(r, was) for r, was, now in comparisons if was != now]
@@ -476,3 +477,46 @@ def test_greedy_copy_hands_back_once_capacity_is_calm(yields):
         assert any(first for _, first in calm)
     else:
         assert any(greedy for greedy, _ in calm)
+
+
+@pytest.mark.parametrize("mode", ["rollout", "sampled"])
+def test_a_what_if_run_made_already_is_not_made_again(monkeypatch, mode):
+    # where the run goes on as the winning copy's what-if run foresaw, that run's rest is
+    # the what-if run of the copy's next decision: taken, not made again, it is the plan
+    # a fresh run makes to the last digit, and the run's decisions are the same as with
+    # every what-if run made
+    from tests.heuristic.sts.test_decisions_pinned import CONTENDED
+
+    inst = GENERATORS["philly-week"].instance(CONTENDED, 0)
+    made = [0]
+    what_if = rc.what_if
+
+    def counted(state, history, copy, decision, epochs):
+        made[0] += 1
+        return what_if(state, history, copy, decision, epochs)
+
+    monkeypatch.setattr(rc, "what_if", counted)
+    fresh = make_policy("sts")
+    fresh.reuse = False
+    before = simulate(inst, fresh, mode=mode, seed=0)
+    made_before, made[0] = made[0], 0
+
+    policy = make_policy("sts")
+    checked = [0]
+    foreseen = policy._foreseen
+
+    def compared(state, first):
+        ahead = foreseen(state, first)
+        if ahead is not None:  # the same plan as a what-if run made now
+            run = policy._run(state, policy.sts, first, None)
+            assert ahead.present(state).segments == run.plan.segments
+            assert ahead.seen == run.seen
+            checked[0] += 1
+        return ahead
+
+    policy._foreseen = compared
+    after = simulate(inst, policy, mode=mode, seed=0)
+    assert after.plan == before.plan and policy.what_ifs == fresh.what_ifs
+    assert policy.reused > 0 and checked[0] >= policy.reused
+    # a run taken at each decision weighed with it; the checks made one each
+    assert made[0] == made_before - policy.reused + checked[0]
