@@ -70,7 +70,15 @@ from heuristic.sts.contention import held_share
 from heuristic.sts.incremental import IncrementalOptions, IncrementalStsPolicy
 from heuristic.sts.options import StsOptions
 from instances import Instance
-from validation.whatif import Ahead, History, Watched, present_cost, quantile_epochs, what_if
+from validation.whatif import (
+    Ahead,
+    History,
+    Watched,
+    differ,
+    present_cost,
+    quantile_epochs,
+    what_if,
+)
 
 # jobs present from which no what-if run is made: the contended 32-GPU runs have at
 # most 17 present where their copies differ, the real-data windows up to 70, and on 128
@@ -284,7 +292,7 @@ class RolloutStsPolicy:
                 # steps their profiles plan later, and the next busy decision weighs them
                 # again (on `medium`, 34 what-if decisions instead of 92, the same cost)
                 continue
-            if all(_differ(decision, d) for _, d in weighed):
+            if all(differ(decision, d) for _, d in weighed):
                 weighed.append((copy, decision))
         if len(weighed) == 1:
             self._ahead = foreseen
@@ -305,9 +313,8 @@ class RolloutStsPolicy:
             # the deciding copy's run taken where it was made already
             run = foreseen if c is sts and foreseen is not None else self._run(state, c, d, epochs)
             runs.append(run)
-            plan = run.present(state)
             costs.append(
-                present_cost(state, plan, billed=self._billed, epochs=epochs, powered=powered)
+                present_cost(state, run.plan, billed=self._billed, epochs=epochs, powered=powered)
             )
         # a copy of the other kind (greedy against STS's rules) wins only by a margin:
         # won by less, greedy decisions made for the jobs present are paid by the jobs
@@ -336,7 +343,9 @@ class RolloutStsPolicy:
         """The what-if run of ``decision`` with ``copy`` deciding every later event."""
         watched = Watched(copy.fork(), copy.options)
         plan = what_if(state, self.history, watched, decision, epochs)
-        return Ahead(plan, tuple(watched.seen), copy.options)
+        return Ahead(
+            plan, tuple(watched.seen), copy.options, frozenset(s.job.id for s in state.jobs)
+        )
 
     def _foreseen(self, state: SchedulerState, first: Decision) -> Ahead | None:
         """The rest of the last what-if run the deciding copy made, where this event,
@@ -401,8 +410,3 @@ class RolloutStsPolicy:
 def _on_shared_slot(decision: Decision) -> bool:
     """Whether the decision runs a job on a shared slot."""
     return any(a is not None and a.config.shared for a in decision.assign.values())
-
-
-def _differ(a: Decision, b: Decision) -> bool:
-    """Whether two decisions differ: an allocation, or when the next decision is."""
-    return dict(a.assign) != dict(b.assign) or a.wake_at != b.wake_at

@@ -96,35 +96,40 @@ class Watched:
 
 @dataclass(frozen=True)
 class Ahead:
-    """A what-if run whose first decision was applied: its plan, and the events still
-    ahead of the run, each the state met and the decision made, for the copy in
-    ``options`` that made them. Where the run goes on as that one foresaw (no job
-    arrived or stopped, the same state, the same decision), the what-if run of that
-    decision is the rest of this one (:meth:`follows`)."""
+    """A what-if run whose first decision was applied: its plan (the segments of the
+    jobs present then, ``jobs``), and the events still ahead of the run, each the state
+    met and the decision made, for the copy in ``options`` that made them. Where the
+    run goes on as that one foresaw (no job arrived or stopped, the same state, the
+    same decision), the what-if run of that decision is the rest of this one
+    (:meth:`follows`)."""
 
     plan: Plan
     seen: tuple[tuple[Key, Decision], ...]
     options: StsOptions
+    jobs: frozenset[str]
 
     def follows(
         self, state: SchedulerState, options: StsOptions, decision: Decision
     ) -> Ahead | None:
         """The rest of the run where the state and the decision of its next event are
-        ``state`` and ``decision``, made by a copy with ``options``; else None."""
+        ``state`` and ``decision``, made by a copy with ``options``; else None. Its plan
+        holds the segments of the jobs present in ``state``, as a what-if run made from
+        it would."""
         if not self.seen or options != self.options:
             return None
         key, made = self.seen[0]
-        if key != key_of(state) or dict(made.assign) != dict(decision.assign):
+        if key != key_of(state) or differ(made, decision):
             return None
-        if made.wake_at != decision.wake_at:
-            return None
-        return Ahead(self.plan, self.seen[1:], options)
+        jobs = frozenset(k[0] for k in key[1])
+        plan = self.plan
+        if jobs != self.jobs:  # jobs that ended since: not the present jobs' cost
+            plan = Plan(tuple(s for s in plan.segments if s.job in jobs))
+        return Ahead(plan, self.seen[1:], options, jobs)
 
-    def present(self, state: SchedulerState) -> Plan:
-        """The plan's segments of the jobs present in ``state`` (as a fresh what-if run
-        from it would hold them)."""
-        ids = {s.job.id for s in state.jobs}
-        return Plan(tuple(s for s in self.plan.segments if s.job in ids))
+
+def differ(a: Decision, b: Decision) -> bool:
+    """Whether two decisions differ: an allocation, or when the next decision is."""
+    return dict(a.assign) != dict(b.assign) or a.wake_at != b.wake_at
 
 
 def quantile_epochs(state: SchedulerState, q: float) -> dict[str, float]:

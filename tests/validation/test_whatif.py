@@ -20,7 +20,14 @@ from tests.strategies import instances, priced_instances
 from validation.evaluate import evaluate
 from validation.scenario import scenario_epochs, scenario_instance
 from validation.simulator import simulate
-from validation.whatif import History, present_cost, quantile_epochs, what_if
+from validation.whatif import (
+    Ahead,
+    History,
+    key_of,
+    present_cost,
+    quantile_epochs,
+    what_if,
+)
 
 
 class _Predicting:
@@ -183,3 +190,48 @@ def test_the_discounted_hours_are_billed_with_a_flat_carbon_price():
             got = present_cost(state, plan, powered=seen)
             want = present_cost(dataclasses.replace(state, instance=folded), plan, powered=seen)
             assert got == pytest.approx(want, rel=1e-9)
+
+
+def test_a_foreseen_run_is_taken_only_for_the_state_options_and_decision_it_recorded():
+    # Ahead.follows: the rest of a run only where the event's state (time, each job's
+    # progress, allocation and overhead left), the copy's options and its decision are
+    # those recorded; its plan then holds the segments of the jobs present, no other
+    from heuristic.sts.options import StsOptions
+
+    states: list[SchedulerState] = []
+
+    class Seeing:
+        name = "seeing"
+
+        def __init__(self) -> None:
+            self.inner = StsPolicy()
+
+        def decide(self, state: SchedulerState) -> Decision:
+            states.append(state)
+            return self.inner.decide(state)
+
+    inst = bundled("tiny")
+    run = simulate(inst, Seeing(), mode="rollout")
+    state = next(s for s in states if len(s.jobs) >= 2 and any(j.progress > 0 for j in s.jobs))
+    ids = frozenset(s.job.id for s in state.jobs)
+    gone = next(j.id for j in inst.jobs if j.id not in ids)
+    decision = Decision({state.jobs[0].job.id: None}, state.time + 1.0)
+    options = StsOptions()
+    plan = Plan(tuple(s for s in run.plan.segments if s.job in ids | {gone}))
+    ahead = Ahead(plan, ((key_of(state), decision),), options, ids | {gone})
+
+    taken = ahead.follows(state, options, decision)
+    assert taken is not None and taken.seen == () and taken.jobs == ids
+    assert taken.plan.segments == tuple(s for s in run.plan.segments if s.job in ids)
+    other = dataclasses.replace(options, shared_slots=not options.shared_slots)
+    assert ahead.follows(state, other, decision) is None
+    assert ahead.follows(state, options, dataclasses.replace(decision, wake_at=None)) is None
+    assert ahead.follows(state, options, Decision({}, decision.wake_at)) is None
+    later = dataclasses.replace(state, time=state.time + 1e-9)
+    assert ahead.follows(later, options, decision) is None
+    jobs = list(state.jobs)
+    jobs[0] = dataclasses.replace(jobs[0], progress=jobs[0].progress + 1e-12)
+    assert ahead.follows(dataclasses.replace(state, jobs=tuple(jobs)), options, decision) is None
+    fewer = dataclasses.replace(state, jobs=state.jobs[1:])
+    assert ahead.follows(fewer, options, decision) is None
+    assert taken.follows(state, options, decision) is None  # nothing more foreseen
