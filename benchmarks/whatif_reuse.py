@@ -23,6 +23,7 @@ import pandas as pd
 
 import validation.rollout_choice as rc
 from benchmarks.idle import cases
+from experiments.cli.common import positive_int
 from heuristic.core.registry import make_policy
 from instances import Instance
 from instances.generators.power import lay_idle
@@ -97,7 +98,7 @@ def measure(seeds: int, bills: list[str]) -> pd.DataFrame:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--seeds", type=positive_int, default=2)
     ap.add_argument("--bills", default=",".join(BILLS))
     args = ap.parse_args()
     bills = args.bills.split(",")
