@@ -97,16 +97,17 @@ class Watched:
 @dataclass(frozen=True)
 class Ahead:
     """A what-if run whose first decision was applied: its plan (the segments of the
-    jobs present then, ``jobs``), and the events still ahead of the run, each the state
-    met and the decision made, for the copy in ``options`` that made them. Where the
-    run goes on as that one foresaw (no job arrived or stopped, the same state, the
-    same decision), the what-if run of that decision is the rest of this one
-    (:meth:`follows`)."""
+    jobs present then, ``jobs``), and its later events, each the state met and the
+    decision made, for the copy in ``options`` that made them, from ``seen[at]`` on
+    still ahead. Where the run goes on as that one foresaw (no job arrived or stopped,
+    the same state, the same decision), the what-if run of that decision is the rest
+    of this one (:meth:`follows`)."""
 
     plan: Plan
     seen: tuple[tuple[Key, Decision], ...]
     options: StsOptions
     jobs: frozenset[str]
+    at: int = 0
 
     def follows(
         self, state: SchedulerState, options: StsOptions, decision: Decision
@@ -115,16 +116,16 @@ class Ahead:
         ``state`` and ``decision``, made by a copy with ``options``; else None. Its plan
         holds the segments of the jobs present in ``state``, as a what-if run made from
         it would."""
-        if not self.seen or options != self.options:
+        if self.at >= len(self.seen) or options != self.options:
             return None
-        key, made = self.seen[0]
+        key, made = self.seen[self.at]
         if key != key_of(state) or differ(made, decision):
             return None
         jobs = frozenset(k[0] for k in key[1])
         plan = self.plan
         if jobs != self.jobs:  # jobs that ended since: not the present jobs' cost
             plan = Plan(tuple(s for s in plan.segments if s.job in jobs))
-        return Ahead(plan, self.seen[1:], options, jobs)
+        return Ahead(plan, self.seen, options, jobs, self.at + 1)
 
 
 def differ(a: Decision, b: Decision) -> bool:

@@ -511,7 +511,7 @@ def test_a_what_if_run_made_already_is_not_made_again(monkeypatch, mode):
         if ahead is not None:  # the same plan as a what-if run made now
             run = policy._run(state, policy.sts, first, None)
             assert ahead.plan == run.plan and ahead.jobs == run.jobs
-            assert ahead.seen == run.seen
+            assert ahead.seen[ahead.at :] == run.seen
             checked[0] += 1
         return ahead
 

@@ -221,7 +221,7 @@ def test_a_foreseen_run_is_taken_only_for_the_state_options_and_decision_it_reco
     ahead = Ahead(plan, ((key_of(state), decision),), options, ids | {gone})
 
     taken = ahead.follows(state, options, decision)
-    assert taken is not None and taken.seen == () and taken.jobs == ids
+    assert taken is not None and taken.at == len(taken.seen) and taken.jobs == ids
     assert taken.plan.segments == tuple(s for s in run.plan.segments if s.job in ids)
     other = dataclasses.replace(options, shared_slots=not options.shared_slots)
     assert ahead.follows(state, other, decision) is None
