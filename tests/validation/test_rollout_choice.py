@@ -5,6 +5,7 @@ import math
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import validation.rollout_choice as rc
 from heuristic.core.occupancy import Allocation
@@ -521,3 +522,18 @@ def test_a_what_if_run_made_already_is_not_made_again(monkeypatch, mode):
     assert policy.reused > 0 and checked[0] >= policy.reused
     # a run taken at each decision weighed with it; the checks made one each
     assert made[0] == made_before - policy.reused + checked[0]
+
+
+@settings(max_examples=15, deadline=None)
+@given(priced_instances(max_jobs=6, relaunch=True, idle=True), st.integers(0, 3))
+def test_runs_taken_change_no_plan(inst, seed):
+    # a what-if run taken where the run went on as foreseen is the run a fresh one
+    # makes: on random priced instances with idle power, arrivals and relaunches, the
+    # plans with and without the runs taken are the same, worst case and online
+    for mode in ("rollout", "sampled"):
+        plans = []
+        for reuse in (False, True):
+            policy = make_policy("sts")
+            policy.reuse = reuse
+            plans.append(simulate(inst, policy, mode=mode, seed=seed).plan)
+        assert plans[0] == plans[1]
