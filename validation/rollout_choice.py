@@ -77,6 +77,7 @@ from validation.whatif import (
     differ,
     present_cost,
     quantile_epochs,
+    resumes_exactly,
     what_if,
 )
 
@@ -343,9 +344,9 @@ class RolloutStsPolicy:
         """The what-if run of ``decision`` with ``copy`` deciding every later event."""
         watched = Watched(copy.fork(), copy.options)
         plan = what_if(state, self.history, watched, decision, epochs)
-        return Ahead(
-            plan, tuple(watched.seen), copy.options, frozenset(s.job.id for s in state.jobs)
-        )
+        # a run whose overheads may end an ulp away from the engine's foresees nothing
+        seen = tuple(watched.seen) if resumes_exactly(state) else ()
+        return Ahead(plan, seen, copy.options, frozenset(s.job.id for s in state.jobs))
 
     def _foreseen(self, state: SchedulerState, first: Decision) -> Ahead | None:
         """The rest of the last what-if run the deciding copy made, where this event,

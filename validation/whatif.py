@@ -80,6 +80,21 @@ def key_of(state: SchedulerState) -> Key:
     )
 
 
+def resumes_exactly(state: SchedulerState) -> bool:
+    """Whether a what-if run resumed from ``state`` ends each job's overhead where the
+    engine that made the state does. :func:`what_if` sets it at ``time + overhead_left``
+    and the engine holds it where it began; the two are the same float where no
+    overhead is left (the engine then reads the end only as "passed") or where
+    ``overhead_left`` is at most the time and the sum is exact (Sterbenz: the engine's
+    difference was exact, and adding it back is), which is every state but an
+    overhead longer than the hours since 0, early in a run."""
+    now = state.time
+    return all(
+        (left := s.overhead_left) == 0.0 or (left <= now and (now + left) - now == left)
+        for s in state.jobs
+    )
+
+
 class Watched:
     """A copy of STS deciding a what-if run, whose decisions are kept with the state each
     met (:class:`Ahead`)."""
@@ -101,7 +116,9 @@ class Ahead:
     decision made, for the copy in ``options`` that made them, from ``seen[at]`` on
     still ahead. Where the run goes on as that one foresaw (no job arrived or stopped,
     the same state, the same decision), the what-if run of that decision is the rest
-    of this one (:meth:`follows`)."""
+    of this one (:meth:`follows`). A run made from a state that does not resume exactly
+    (:func:`resumes_exactly`) foresees nothing (``seen`` empty): its overheads may end
+    an ulp away from the engine's."""
 
     plan: Plan
     seen: tuple[tuple[Key, Decision], ...]
@@ -119,7 +136,7 @@ class Ahead:
         if self.at >= len(self.seen) or options != self.options:
             return None
         key, made = self.seen[self.at]
-        if key != key_of(state) or differ(made, decision):
+        if key != key_of(state) or differ(made, decision) or not resumes_exactly(state):
             return None
         jobs = frozenset(k[0] for k in key[1])
         plan = self.plan

@@ -26,6 +26,7 @@ from validation.whatif import (
     key_of,
     present_cost,
     quantile_epochs,
+    resumes_exactly,
     what_if,
 )
 
@@ -235,3 +236,43 @@ def test_a_foreseen_run_is_taken_only_for_the_state_options_and_decision_it_reco
     fewer = dataclasses.replace(state, jobs=state.jobs[1:])
     assert ahead.follows(fewer, options, decision) is None
     assert taken.follows(state, options, decision) is None  # nothing more foreseen
+
+
+def test_a_run_resumes_exactly_where_no_overhead_outlasts_the_hours_since_0():
+    # what_if ends a job's overhead at time + overhead_left; the engine, where it began:
+    # the same float where nothing is left or the overhead is at most the time; a
+    # foreseen run is not taken from a state past that (its overheads may end an ulp off)
+    from heuristic.sts.options import StsOptions
+
+    states: list[SchedulerState] = []
+
+    class Seeing:
+        name = "seeing"
+
+        def __init__(self) -> None:
+            self.inner = StsPolicy()
+
+        def decide(self, state: SchedulerState) -> Decision:
+            states.append(state)
+            return self.inner.decide(state)
+
+    simulate(bundled("tiny"), Seeing(), mode="rollout")
+    state = next(s for s in states if s.time > 0 and s.jobs)
+    job = state.jobs[0]
+    # as the engine makes them: an overhead ending at b leaves b - time
+    t = state.time
+    for left, exact in ((0.0, True), (t * 1.37 - t, True), (2 * t - t, True)):
+        jobs = (dataclasses.replace(job, overhead_left=left), *state.jobs[1:])
+        assert resumes_exactly(dataclasses.replace(state, jobs=jobs)) is exact
+    at_zero = dataclasses.replace(
+        state, time=0.0, jobs=(dataclasses.replace(job, overhead_left=0.1),)
+    )
+    assert not resumes_exactly(at_zero)
+    longer = (dataclasses.replace(job, overhead_left=state.time * 2 + 0.1), *state.jobs[1:])
+    late = dataclasses.replace(state, jobs=longer)
+    assert not resumes_exactly(late)
+    decision = Decision({}, None)
+    options = StsOptions()
+    ids = frozenset(s.job.id for s in late.jobs)
+    ahead = Ahead(Plan(()), ((key_of(late), decision),), options, ids)
+    assert ahead.follows(late, options, decision) is None
