@@ -193,12 +193,8 @@ def test_the_discounted_hours_are_billed_with_a_flat_carbon_price():
             assert got == pytest.approx(want, rel=1e-9)
 
 
-def test_a_foreseen_run_is_taken_only_for_the_state_options_and_decision_it_recorded():
-    # Ahead.follows: the rest of a run only where the event's state (time, each job's
-    # progress, allocation and overhead left), the copy's options and its decision are
-    # those recorded; its plan then holds the segments of the jobs present, no other
-    from heuristic.sts.options import StsOptions
-
+def _states_of(inst: Instance):
+    """The states full STS met in its worst-case rollout of ``inst``, and the run."""
     states: list[SchedulerState] = []
 
     class Seeing:
@@ -211,8 +207,17 @@ def test_a_foreseen_run_is_taken_only_for_the_state_options_and_decision_it_reco
             states.append(state)
             return self.inner.decide(state)
 
+    return states, simulate(inst, Seeing(), mode="rollout")
+
+
+def test_a_foreseen_run_is_taken_only_for_the_state_options_and_decision_it_recorded():
+    # Ahead.follows: the rest of a run only where the event's state (time, each job's
+    # progress, allocation and overhead left), the copy's options and its decision are
+    # those recorded; its plan then holds the segments of the jobs present, no other
+    from heuristic.sts.options import StsOptions
+
     inst = bundled("tiny")
-    run = simulate(inst, Seeing(), mode="rollout")
+    states, run = _states_of(inst)
     state = next(s for s in states if len(s.jobs) >= 2 and any(j.progress > 0 for j in s.jobs))
     ids = frozenset(s.job.id for s in state.jobs)
     gone = next(j.id for j in inst.jobs if j.id not in ids)
@@ -244,19 +249,7 @@ def test_a_run_resumes_exactly_where_no_overhead_outlasts_the_hours_since_0():
     # foreseen run is not taken from a state past that (its overheads may end an ulp off)
     from heuristic.sts.options import StsOptions
 
-    states: list[SchedulerState] = []
-
-    class Seeing:
-        name = "seeing"
-
-        def __init__(self) -> None:
-            self.inner = StsPolicy()
-
-        def decide(self, state: SchedulerState) -> Decision:
-            states.append(state)
-            return self.inner.decide(state)
-
-    simulate(bundled("tiny"), Seeing(), mode="rollout")
+    states, _ = _states_of(bundled("tiny"))
     state = next(s for s in states if s.time > 0 and s.jobs)
     job = state.jobs[0]
     # as the engine makes them: an overhead ending at b leaves b - time
