@@ -341,23 +341,26 @@ class RolloutStsPolicy:
         decision: Decision,
         epochs: dict[str, float] | None,
     ) -> Ahead:
-        """The what-if run of ``decision`` with ``copy`` deciding every later event."""
+        """The what-if run of ``decision`` with ``copy`` deciding every later event; its
+        events are kept only where a later decision may take its rest: with ``reuse``, to
+        every job's maximum epochs (a quantile below 1 moves with the progress), and from
+        a state whose overheads a what-if run ends where the engine does."""
+        ids = frozenset(s.job.id for s in state.jobs)
+        if not (self.reuse and epochs is None and resumes_exactly(state)):
+            return Ahead(
+                what_if(state, self.history, copy.fork(), decision, epochs), (), copy.options, ids
+            )
         watched = Watched(copy.fork(), copy.options)
         plan = what_if(state, self.history, watched, decision, epochs)
-        # a run whose overheads may end an ulp away from the engine's foresees nothing
-        seen = tuple(watched.seen) if resumes_exactly(state) else ()
-        return Ahead(plan, seen, copy.options, frozenset(s.job.id for s in state.jobs))
+        return Ahead(plan, tuple(watched.seen), copy.options, ids)
 
     def _foreseen(self, state: SchedulerState, first: Decision) -> Ahead | None:
         """The rest of the last what-if run the deciding copy made, where this event,
         the deciding copy's options and ``first`` are those it foresaw (no job arrived
-        or stopped since): then the what-if run of ``first`` is that rest, made already.
-        Where each job runs to a quantile of its epochs below 1 the run is not kept (the
-        quantile moves with the progress)."""
+        or stopped since): then the what-if run of ``first`` is that rest, made already
+        (none where the run kept no events: :meth:`_run`)."""
         ahead, self._ahead = self._ahead, None
-        if ahead is None or not self.reuse or self.options.rollout_quantile < 1:
-            return None
-        return ahead.follows(state, self.sts.options, first)
+        return None if ahead is None else ahead.follows(state, self.sts.options, first)
 
     def _in_burst(self, state: SchedulerState) -> bool:
         """Whether at least ``burst_jobs`` present jobs arrived within the last
