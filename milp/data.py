@@ -453,7 +453,7 @@ def _check_size(
     the relaunch family's (milp/overhead.py); where idle power is charged, its own
     (milp/idle.py, milp/power_off.py). An estimate, not a proved bound: on the MILP suite
     and the bundled instances, with and without idle power and nodes powered off, it
-    is 1.0-1.1 times the variables built (a test)."""
+    is 1.00-1.12 times the variables built (a test)."""
     size = _variables(instance, jobs, slots)
     limit = MAX_MODEL_VARIABLES if limit is None else limit  # read now: tests lower it
     if size > limit:

@@ -56,9 +56,9 @@ COMPILE_PER_BUILD = 0.8
 # the time left to build at this many a second is not started. Generous, so that only a
 # build that cannot end in time is refused: Pyomo built 180,000 a second (3.2 million in
 # 18 s, the neighbourhood search's sub-MILP of two jobs over 800,000 slots), and the
-# estimate may count half of those built; one component's construction cannot be
-# stopped, and that sub-MILP ran 9 s past a 5-s limit (a hostile-input review,
-# 2026-12-07)
+# estimate counts 1.00-1.12 times those built (milp.data); one component's
+# construction cannot be stopped, and that sub-MILP ran 9 s past a 5-s limit (a
+# hostile-input review, 2026-12-07)
 BUILD_RATE = 1_000_000
 
 
