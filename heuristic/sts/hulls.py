@@ -15,6 +15,7 @@ import numpy as np
 from heuristic.core.policy import JobStatus
 from heuristic.core.urgency import fastest_epoch_time
 from heuristic.sts.chainset import ChainSet, chain_indices, chain_set, continuing_indices
+from heuristic.sts.ledger import Ledger
 from heuristic.sts.memo import kept
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
 from heuristic.sts.switching import Relaunch, relaunch_profile
@@ -97,6 +98,8 @@ class HullTable:
         self.speeds: dict[Hashable, Profile] = {}
         # a profile's expected power over its run, by job, progress and steps (timing)
         self.loads: dict[Hashable, np.ndarray] = {}
+        # timed profiles, by everything a timing reads (JobProfiles.solve)
+        self.timed: dict[Hashable, Profile] = {}
         # per job: its options by GPU type (in the order of its allowed configurations),
         # its fastest hours per epoch and its least cost per epoch, from one pass
         self._jobs: dict[str, tuple[dict[str, list[Option]], float, float]] = {}
@@ -384,29 +387,58 @@ class JobProfiles:
         return tariff.most(self.now, end) * top > self.omega
 
     def solve(self, gpu_type: str) -> TypeProfile:
-        tariff = self.table.tariff
-        if tariff is None:
+        if self.table.tariff is None:
             # kept: the rollout's copies and their what-if runs ask for the same
             # profiles at the same state (on `medium`, 43% of the solves repeated)
             return TypeProfile(gpu_type, self._kept_speed(gpu_type, self.budget))
-        return TypeProfile(
-            gpu_type,
-            timed(
-                self.instance,
-                self.job,
-                self.dist,
-                lambda budget: self._kept_speed(gpu_type, budget),
-                self.budget,
-                tariff,
-                self.now,
-                self.current,
-                self.ran,
-                self.room,
-                self._kept_load,
-                self.rule,
-                self._quick() if self.rule.recover else (),
-            ),
+        quick = self._quick() if self.rule.recover else ()
+        room = self._room_state(gpu_type, quick)
+        if room is None:
+            return TypeProfile(gpu_type, self._timed(gpu_type, quick))
+        # kept: the rollout's copies weigh the same jobs at the same event, each with
+        # what-if runs from it (on a contended run under a day-ahead series 40% of the
+        # timings repeated); the key holds everything timed reads, the ledger by the
+        # digest of what its room answers for the types the profiles may use
+        state = (self.job.id, gpu_type, self.progress, self.left, self.budget, self.now)
+        key = (*state, self.current, self.ran, self.rule, quick, room)
+        profile = kept(self.table.timed, key, lambda: self._timed(gpu_type, quick), 100_000)
+        return TypeProfile(gpu_type, profile)
+
+    def _timed(self, gpu_type: str, quick: tuple[tuple[float, Config], ...]) -> Profile:
+        """The timed profile on ``gpu_type`` (:func:`heuristic.sts.timing.timed`)."""
+        assert self.table.tariff is not None
+        return timed(
+            self.instance,
+            self.job,
+            self.dist,
+            lambda budget: self._kept_speed(gpu_type, budget),
+            self.budget,
+            self.table.tariff,
+            self.now,
+            self.current,
+            self.ran,
+            self.room,
+            self._kept_load,
+            self.rule,
+            quick,
         )
+
+    def _room_state(self, gpu_type: str, quick: tuple[tuple[float, Config], ...]) -> bytes | None:
+        """What the room's answers depend on for a timing on ``gpu_type``: empty without
+        a room, the ledger's digest of the types whose configurations the timing asks
+        about (the type's, or every type's for :data:`MIXED`, and the catch-up's
+        ``quick``), or ``None`` for a room not of a ledger (then nothing is kept)."""
+        if self.room is None:
+            return b""
+        ledger = getattr(self.room, "__self__", None)
+        if (
+            not isinstance(ledger, Ledger)
+            or getattr(self.room, "__func__", None) is not Ledger.room
+        ):
+            return None
+        types = set(ledger.capacity) if gpu_type == MIXED else {gpu_type}
+        types.update(c.gpu_type for _, c in quick)
+        return ledger.state(types)
 
     def _quick(self) -> tuple[tuple[float, Config], ...]:
         """The job's configurations fastest first, of the types it may use here (all of

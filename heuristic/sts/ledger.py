@@ -35,8 +35,10 @@ margin the whole step leaves pays.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -189,6 +191,24 @@ class Ledger:
         # a cell fits where no bin of it is full: count the full bins in each
         full = np.concatenate(([0], np.cumsum(~ok)))
         return (full[hi] - full[np.minimum(lo, hi)]) == 0
+
+    def state(self, types: Iterable[str]) -> bytes:
+        """A digest of everything :meth:`room` reads for configurations of ``types``: the
+        grid, the reserve, and each type's capacity, booked GPUs and large-node classes.
+        Two ledgers with the same digest answer :meth:`room` alike for those types, so
+        that a profile timed beside one is the profile timed beside the other
+        (:class:`heuristic.sts.hulls.JobProfiles`). Read afresh at each call: the
+        bookings change in place (:meth:`book`, :mod:`heuristic.sts.kept`)."""
+        h = hashlib.blake2b(digest_size=16)
+        h.update(repr((self.now, self.step, self.bins, self.reserve, self.lead)).encode())
+        for t in sorted(set(types)):
+            h.update(repr((t, self.capacity[t])).encode())
+            h.update(self.load[t].tobytes())
+            for key, booked in self.large.items():
+                if key[0] == t:
+                    h.update(repr((key, self.hosts[key])).encode())
+                    h.update(booked.tobytes())
+        return h.digest()
 
     def _hosts(self, key: tuple[str, int], lo: int, hi: int) -> np.ndarray:
         """Large nodes the booked steps may use in bins ``lo..hi``: all of them up to the

@@ -776,3 +776,61 @@ def test_place_runs_that_may_not_resume_is_the_enumeration(n, more, state, value
     assert cost == pytest.approx(want, rel=1e-9, abs=1e-12)
     cells = found.tolist()
     assert cells == list(range(cells[0], cells[0] + n)) and (not running or cells[0] == 0)
+
+
+class _Timings(dict):
+    """A memo of timed profiles (``HullTable.timed``), told apart from the table's
+    other memos."""
+
+
+def test_a_kept_timing_is_the_timing_made_afresh(monkeypatch):
+    """A timed profile is kept by everything its timing reads, the ledger by the digest
+    of what its room answers for the types timed (for speed under a series: the
+    rollout's copies weigh the same jobs at the same event): at every timing taken from
+    the memo, one made afresh there is the same profile to the last digit (so the run
+    makes the plan it makes with nothing kept). An overloaded instance with relaunch
+    overheads, where the copies' jobs part in progress, configuration and bookings:
+    leaving the progress, the budget, the configuration, the ledger or the catch-up's
+    types out of the key fails here (checked by mutation)."""
+    import heuristic.sts.hulls as hulls
+
+    spec = SyntheticSpec(nodes=3, jobs=20, slot=0.25, load=1.5, relaunch="measured")
+    inst = lay_prices(synthetic(spec, seed=2), "au-nsw-2023:840")
+    made, kept = hulls.HullTable.__init__, hulls.kept
+    taken, differ = [0], []
+
+    def with_timings(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        self.timed = _Timings()
+
+    def checking(memo, key, make, limit):
+        found = memo.get(key)
+        if found is not None and isinstance(memo, _Timings):
+            taken[0] += 1
+            if make() != found:
+                differ.append(key)
+        return kept(memo, key, make, limit)
+
+    monkeypatch.setattr(hulls.HullTable, "__init__", with_timings)
+    monkeypatch.setattr(hulls, "kept", checking)
+    simulate(inst, make_policy("sts"), mode="sampled", seed=3)
+    assert taken[0] > 1000
+    assert differ == []
+
+
+def test_a_ledgers_digest_reads_the_types_asked_for_only():
+    """:meth:`Ledger.state`: equal for ledgers booked alike on the types asked for,
+    whatever is booked on others; different where a booking on them differs."""
+    inst = bundled("small")
+    types = sorted(inst.gpus_by_type)
+    a, b = (Ledger(inst, 0.0, 10.0, 0.25) for _ in range(2))
+    assert a.state(types) == b.state(types)
+    job = inst.jobs[0]
+    dist = job.distribution
+    one, other = types[0], types[1]
+    cfg = next(c for c in inst.allowed_configs(job) if c.gpu_type == other)
+    b.book(job, Profile((Step(cfg, 0.0, 2.0),), 1.0, 0.0, 0.0, 10.0), dist)
+    assert a.state([one]) == b.state([one])
+    assert a.state([other]) != b.state([other])
+    assert a.state(types) != b.state(types)
+    assert Ledger(inst, 1.0, 10.0, 0.25).state([one]) != a.state([one])  # another time
