@@ -107,15 +107,13 @@ class KeptBookings:
             len(ledger.kinds),
             ledger.bins,
         )
-        for name, i in ledger.kinds.items():
-            ledger.load[name] += loads[i]
+        large = None
         if len(self.key):
             on = live[self.key_span]
             s, k = self.key_span[on], self.key[on]
             w = self.p[s] * self.held[on]
             large = _summed(k, self.lo[s], self.hi[s], w, len(ledger.keys), ledger.bins)
-            for key, i in ledger.keys.items():
-                ledger.large[key] += large[i]
+        ledger.add_rows(loads, large)
 
     def last_step_full(self) -> bool:
         """Whether any pullable kept job's last step (of those left on this ledger's

@@ -89,6 +89,11 @@ class Ledger:
         # the types' and large-node classes' indices (kept bookings: heuristic.sts.kept)
         self.kinds = {t: i for i, t in enumerate(self.capacity)}
         self.keys = {k: i for i, k in enumerate(self.large)}
+        # bookings are added only by book, book_since and add_rows, each counted here:
+        # what room and state read is kept until the count moves
+        self.version = 0
+        self._full: dict[Config, tuple[int, np.ndarray]] = {}
+        self._states: dict[tuple[str, ...], tuple[int, bytes]] = {}
 
     def _gpus(self, cfg: Config) -> float:
         if cfg.shared:
@@ -182,14 +187,19 @@ class Ledger:
         """Whether ``cfg`` fits beside what is booked throughout each interval between
         ``edges`` (hours from now), as :meth:`fits` counts (the job surely running):
         where a timed profile may run (:mod:`heuristic.sts.timing`)."""
-        gpu_type, gpus = cfg.gpu_type, self._gpus(cfg)
-        ok = self.load[gpu_type] + gpus <= self.capacity[gpu_type] + 1e-9
-        for key, n in self.holds(cfg):
-            ok &= self.large[key] + n <= self._hosts(key, 0, self.bins) + 1e-9
+        kept = self._full.get(cfg)
+        if kept is None or kept[0] != self.version:
+            gpu_type, gpus = cfg.gpu_type, self._gpus(cfg)
+            ok = self.load[gpu_type] + gpus <= self.capacity[gpu_type] + 1e-9
+            for key, n in self.holds(cfg):
+                ok &= self.large[key] + n <= self._hosts(key, 0, self.bins) + 1e-9
+            # the full bins up to each bin, kept until the next booking: a decision asks
+            # for the same configurations on many grids between two bookings
+            kept = self._full[cfg] = (self.version, np.concatenate(([0], np.cumsum(~ok))))
+        full = kept[1]
         lo = np.minimum((edges[:-1] / self.step).astype(int), self.bins)
         hi = np.minimum(np.ceil(edges[1:] / self.step - 1e-9).astype(int), self.bins)
-        # a cell fits where no bin of it is full: count the full bins in each
-        full = np.concatenate(([0], np.cumsum(~ok)))
+        # a cell fits where no bin of it is full
         return (full[hi] - full[np.minimum(lo, hi)]) == 0
 
     def state(self, types: Iterable[str]) -> bytes:
@@ -197,18 +207,23 @@ class Ledger:
         grid, the reserve, and each type's capacity, booked GPUs and large-node classes.
         Two ledgers with the same digest answer :meth:`room` alike for those types, so
         that a profile timed beside one is the profile timed beside the other
-        (:class:`heuristic.sts.hulls.JobProfiles`). Read afresh at each call: the
-        bookings change in place (:meth:`book`, :mod:`heuristic.sts.kept`)."""
+        (:class:`heuristic.sts.hulls.JobProfiles`). Kept until the next booking."""
+        names = tuple(sorted(set(types)))
+        kept = self._states.get(names)
+        if kept is not None and kept[0] == self.version:
+            return kept[1]
         h = hashlib.blake2b(digest_size=16)
         h.update(repr((self.now, self.step, self.bins, self.reserve, self.lead)).encode())
-        for t in sorted(set(types)):
+        for t in names:
             h.update(repr((t, self.capacity[t])).encode())
             h.update(self.load[t].tobytes())
             for key, booked in self.large.items():
                 if key[0] == t:
                     h.update(repr((key, self.hosts[key])).encode())
                     h.update(booked.tobytes())
-        return h.digest()
+        digest = h.digest()
+        self._states[names] = (self.version, digest)
+        return digest
 
     def _hosts(self, key: tuple[str, int], lo: int, hi: int) -> np.ndarray:
         """Large nodes the booked steps may use in bins ``lo..hi``: all of them up to the
@@ -267,6 +282,17 @@ class Ledger:
             self.load[gpu_type][lo:hi] += p * gpus
             for key, n in holds:
                 self.large[key][lo:hi] += p * n
+        self.version += 1
+
+    def add_rows(self, loads: np.ndarray, large: np.ndarray | None) -> None:
+        """Add bookings given per bin, a row per type (in :attr:`kinds`' order) and, if
+        any, a row per large-node class (in :attr:`keys`' order)."""
+        for name, i in self.kinds.items():
+            self.load[name] += loads[i]
+        if large is not None:
+            for key, i in self.keys.items():
+                self.large[key] += large[i]
+        self.version += 1
 
     def last_step_full(
         self, job: Job, profile: Profile, dist: EpochDistribution, since: float = 0.0

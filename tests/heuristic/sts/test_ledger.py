@@ -247,3 +247,37 @@ def test_a_timed_step_booked_in_parts_keeps_each_part_in_its_window():
             ledger.book(job, profile, DIST)  # both 8-GPU nodes, for half an hour
             assert ledger.fits(job, timed, dist) is fits
             assert ledger.last_step_full(job, timed, dist) is full
+
+
+def test_room_and_digest_follow_every_booking():
+    """:meth:`Ledger.room` and :meth:`Ledger.state` keep what they read until the next
+    booking: after each booking (by ``book``, ``book_since`` or ``add_rows``) they
+    answer as a ledger given the same bookings afresh, which has kept nothing."""
+    inst = _instance((8, 8, 4))
+    job = inst.jobs[0]
+    edges = np.arange(0.0, 6.5, 0.5)
+    configs = (V1, V8, V16)
+    ledger = Ledger(inst, 0.0, 10.0, 0.25)
+    steps = [
+        lambda led: led.book(job, _profile(1.0, 1.0), DIST),
+        lambda led: led.book_since(job, _profile(1.0, 2.0), DIST, 0.5),
+        lambda led: led.book(job, _profile(0.5, 1.0), DIST),
+        lambda led: led.add_rows(
+            np.full((1, led.bins), 3.0), np.full((len(led.keys), led.bins), 1.0)
+        ),
+    ]
+    answers = set()
+    for k in range(len(steps) + 1):
+        fresh = Ledger(inst, 0.0, 10.0, 0.25)
+        for step in steps[:k]:
+            step(fresh)
+        for cfg in configs:
+            got = ledger.room(cfg, edges).tolist()
+            assert got == fresh.room(cfg, edges).tolist()
+            answers.add((cfg, tuple(got)))
+        assert ledger.state(["v100"]) == fresh.state(["v100"])
+        if k < len(steps):
+            before = ledger.state(["v100"])
+            steps[k](ledger)
+            assert ledger.state(["v100"]) != before
+    assert len(answers) > len(configs)  # the bookings moved some answer
