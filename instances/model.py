@@ -555,22 +555,9 @@ class Instance:
                     float(values[i]),
                     f"must be 0 or at least {MIN_PRICE:g} per kWh",
                 )
-            if (
-                self.energy_price == 0
-                and bool(np.any(values > 0))
-                and any(j.weight is None for j in self.jobs)
-            ):
-                # the reference price sets the default weights (docs/model.md): at 0 every
-                # due date would be free while the series bills the energy (a hostile-
-                # input review found a job 500,000 h late costing nothing)
-                raise InstanceError(
-                    "energy_price",
-                    self.energy_price,
-                    "must be above 0 beside a price series that bills energy: it sets the "
-                    "tardiness weight of each job without a 'weight', which would be 0",
-                )
         if self.carbon is not None and not isinstance(self.carbon, Carbon):
             raise InstanceError("carbon", self.carbon, "must be a Carbon")
+        self._check_reference_price()
         if self.power_off is not None and not isinstance(self.power_off, PowerOff):
             raise InstanceError("power_off", self.power_off, "must be a PowerOff")
         for i, j in enumerate(self.jobs):
@@ -668,6 +655,31 @@ class Instance:
                 [c.label for c in job.epoch_times],
                 f"job {job.id!r} fits no node of the cluster ({what})",
             )
+
+    def _check_reference_price(self) -> None:
+        """``energy_price`` sets the default tardiness weights (docs/model.md): at 0 beside
+        a price series or a priced carbon series that bills energy, every due date of a
+        job without a ``weight`` would be free while the energy is billed (hostile-input
+        reviews found jobs 500,000 h and 5,000 h late costing nothing)."""
+        if self.energy_price != 0 or all(j.weight is not None for j in self.jobs):
+            return
+        carbon = self.carbon
+        if self.prices is not None and bool(np.any(self.prices.values_array > 0)):
+            bills = "a price series that bills energy"
+        elif (
+            carbon is not None
+            and carbon.price > 0
+            and bool(np.any(carbon.intensity.values_array > 0))
+        ):
+            bills = f"a carbon series with a price (carbon.price = {carbon.price:g})"
+        else:
+            return
+        raise InstanceError(
+            "energy_price",
+            self.energy_price,
+            f"must be above 0 beside {bills}: it sets the tardiness weight of each job "
+            "without a 'weight', which would be 0",
+        )
 
     def _resolve_weight(self, job: Job) -> float:
         if job.weight is not None:

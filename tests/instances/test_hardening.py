@@ -85,8 +85,9 @@ def test_a_price_series_value_below_the_least_price_is_refused_naming_it(tmp_pat
 
 def test_a_zero_reference_price_beside_a_billing_series_is_refused(tmp_path, doc):
     """``energy_price`` sets the default tardiness weights: at 0 beside a series that
-    bills energy, a job 500,000 h late cost nothing (a hostile-input review). Read where
-    every job gives its own weight, or where the series bills nothing either."""
+    bills energy (prices, or carbon with a price), a job 500,000 h late cost nothing (a
+    hostile-input review). Read where every job gives its own weight, or where the
+    series bills nothing either."""
     file = tmp_path / "i.json"
     series = {"step": 1.0, "values": [0.2, 0.0, 0.3]}
     doc = {**doc, "energy_price": 0.0, "prices": series}
@@ -100,6 +101,18 @@ def test_a_zero_reference_price_beside_a_billing_series_is_refused(tmp_path, doc
     free = {**doc, "prices": {"step": 1.0, "values": [0.0, 0.0]}}
     file.write_text(json.dumps(free))
     assert read_instance(file).energy_price == 0.0
+    # a priced carbon series bills the energy too: a job 5,000 h late cost nothing
+    # beside one (a hostile-input review of 2026-12-07)
+    carbon = {"step": 1.0, "values": [300.0, 500.0], "price": 100.0}
+    bare = {k: v for k, v in doc.items() if k != "prices"}
+    for priced in ({**bare, "carbon": carbon}, {**free, "carbon": carbon}):
+        file.write_text(json.dumps(priced))
+        with pytest.raises(InstanceError, match="beside a carbon series with a price") as exc:
+            read_instance(file)
+        assert exc.value.path == "energy_price"
+    unpriced = {**bare, "carbon": {**carbon, "price": 0.0}}
+    file.write_text(json.dumps(unpriced))
+    assert read_instance(file).energy_price == 0.0  # carbon counted, not charged
 
 
 @pytest.mark.parametrize("text", ["[]", "5", '"plan"'])
