@@ -579,7 +579,10 @@ def write_atomic(target: str | Path, data: str | bytes) -> Path:
     path = Path(target)
     raw = data.encode() if isinstance(data, str) else data
     if path.exists() and not path.is_file():
-        path.write_bytes(raw)
+        try:
+            path.write_bytes(raw)
+        except OSError as exc:  # a write, not an open, fails without the file's name
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         return path
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -277,6 +277,8 @@ def run(args: argparse.Namespace) -> int:
         _write_all(suite, out)
         print(f"wrote {len(suite)} suite instances to {out}/")
         return 0
+    if Path(args.out).is_dir():  # refused before the work (a suite's --out is a folder)
+        raise CliError(f"--out: {args.out!r} is a folder, not a file")
     inst = generated(args.kind, given)
     write_instance(inst, args.out)
     print(f"wrote {args.out}: {inst.name}, {len(inst.nodes)} nodes, {len(inst.jobs)} jobs")

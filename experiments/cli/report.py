@@ -6,14 +6,14 @@ import argparse
 from pathlib import Path
 
 from experiments.campaign import CampaignError
-from experiments.cli.common import Subparsers, out_path, same_file
+from experiments.cli.common import Subparsers, out_file, same_file
 
 
 def add_parser(sub: Subparsers) -> None:
     r = sub.add_parser("report", help="HTML report (plots, tables) of a results store")
     r.add_argument("store")
     r.add_argument(
-        "--out", type=out_path, default=None, help="default: report.html (--markdown: print)"
+        "--out", type=out_file, default=None, help="default: report.html (--markdown: print)"
     )
     r.add_argument("--campaign", default=None, help="one campaign (default: all in the store)")
     r.add_argument(

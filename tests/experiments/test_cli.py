@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 
@@ -574,6 +575,7 @@ def test_values_no_run_can_use_are_usage_errors_before_any_work(
     [
         (["improve", "{i}", "--out", "{d}/nodir/x.json"], "its folder"),
         (["solve", "{i}", "--policy", "fifo", "--out", "{d}"], "is a folder, not a file"),
+        (["report", "{d}/none.sqlite", "--out", "{d}"], "is a folder, not a file"),
         (["gap", "{i}", "--out", "{d}/afile"], "is a file, not a folder"),
         (["gap", "{i}", "--out", "{d}/afile/sub"], "is a file, not a folder"),
     ],
@@ -588,6 +590,20 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_work(tmp_path, c
         main(args)
     assert stop.value.code == 2 and said in capsys.readouterr().err
     assert sorted(tmp_path.rglob("*")) == before and (tmp_path / "afile").read_text() == "mine"
+
+
+def test_generate_out_that_is_a_folder_or_cannot_be_written_names_it(tmp_path, capsys):
+    """``generate KIND --out FOLDER`` said only ``FOLDER: Is a directory``, and a write
+    that failed on a device (``/dev/full``) named no file (a hostile-input review,
+    2026-12-07): now the option or the file is named, and nothing is written."""
+    args = ["generate", "synthetic", "--nodes", "2", "--jobs", "2", "--out"]
+    assert main([*args, str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out: {str(tmp_path)!r} is a folder, not a file" in err
+    assert list(tmp_path.iterdir()) == []
+    if os.path.exists("/dev/full"):  # Linux's always-full device
+        assert main([*args, "/dev/full"]) == 2
+        assert "/dev/full: No space left on device" in capsys.readouterr().err
 
 
 def test_out_naming_a_file_the_command_reads_is_refused_and_the_file_kept(tmp_path, capsys):
