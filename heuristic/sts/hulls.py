@@ -298,7 +298,8 @@ def large_configs(instance: Instance) -> Callable[[Config], bool]:
     than the step: for the configurations of 1, 2, 4 and 8 GPUs on nodes of 4 and 8
     the two agree; a step of 5-7 GPUs on a type whose large nodes hold 8 is large here
     and counted against no large class there."""
-    top = {t: max(n.num_gpus for n in nodes) for t, nodes in instance.nodes_by_type.items()}
+    # (a type may have no nodes: its configurations are allowed to no job)
+    top = {t: max(n.num_gpus for n in ns) for t, ns in instance.nodes_by_type.items() if ns}
 
     def large(c: Config) -> bool:
         return not c.shared and (c.nodes > 1 or 2 * c.gpus > top.get(c.gpu_type, 0))

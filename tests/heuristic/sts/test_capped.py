@@ -11,12 +11,14 @@ import pytest
 from benchmarks.contention_rules import instance
 from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import JobStatus
+from heuristic.core.registry import make_policy
 from heuristic.sts.candidates import booked_first, candidates
 from heuristic.sts.hulls import HullTable, large_configs
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.profile import Profile, Step
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from validation.online import run_online
+from validation.simulator import rollout
 
 V1, V4, V8 = Config("v100", 1), Config("v100", 4), Config("v100", 8)
 K2, K4 = Config("k80", 2), Config("k80", 4)
@@ -57,6 +59,20 @@ def test_large_means_more_than_half_of_the_types_largest_node_or_several_nodes()
     assert large(K4) and not large(K2)  # the k80 nodes hold 4
     assert large(Config("k80", 8, nodes=2))
     assert not large(Config("v100", 1, shared=True))
+
+
+def test_capped_runs_where_a_gpu_type_has_no_nodes():
+    """A GPU type named with no node of it (a job's configurations on it are allowed
+    nowhere) stopped ``capped`` STS with ``max() arg is an empty sequence`` (a review
+    of 2026-12-07); the type is now left out of the sizes."""
+    inst = Instance(
+        (GpuType("v100", 16.0, 300.0), GpuType("k80", 12.0, 150.0)),
+        (Node("n0", "v100", 8), Node("n1", "v100", 4)),
+        tuple(Job(f"j{i}", 0.0, 2.0, DIST, {V1: 1.0, V8: 0.15, K2: 0.6}, 4.0) for i in range(3)),
+    )
+    assert large_configs(inst)(V8) and not large_configs(inst)(V1)
+    plan = rollout(inst, make_policy("sts", capped=True))
+    assert {s.config.gpu_type for s in plan.segments} == {"v100"}
 
 
 def test_the_capped_table_holds_no_large_configuration():
