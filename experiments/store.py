@@ -21,6 +21,7 @@ from experiments.campaign import Campaign
 from experiments.execute import RunRecord
 from instances import Instance, Plan
 from instances.io import instance_from_dict, plan_from_dict
+from validation.check import check_plan
 
 # every metric a run may report; absent ones (e.g. utilisation of a bound) stay NULL
 METRICS = (
@@ -346,6 +347,7 @@ class Store:
                     "the store is damaged; run the campaign into a new store"
                 )
             runs[col] = numbers
+        _consistent(runs, where)
         for key, text in zip(runs["key"], runs["params"], strict=True):
             try:
                 ok = isinstance(json.loads(text), dict)
@@ -368,6 +370,14 @@ class Store:
         names = list(self.campaigns()["name"])
         if not names:
             raise StoreError(f"store {str(self.path)!r} holds no campaign yet")
+        # every run is written after its campaign: a run of another was reported by none
+        held = self._query("SELECT DISTINCT campaign FROM runs", ())["campaign"]
+        stray = sorted(set(held) - set(names))
+        if stray:
+            raise StoreError(
+                f"store {str(self.path)!r} holds runs of campaign {_shown(stray[0])}, which it "
+                "does not list: the store is damaged; run the campaign into a new store"
+            )
         if wanted is not None and wanted not in names:
             raise StoreError(
                 f"store {str(self.path)!r} holds no campaign {wanted!r}; it holds {names}"
@@ -384,21 +394,91 @@ class Store:
             raise StoreError(f"store {str(self.path)!r} cannot be read: {exc}") from None
 
     def plan_of(self, campaign: str, key: str) -> tuple[Instance, Plan]:
-        """The instance and the realised plan of one run."""
+        """The instance and the realised plan of one run: a :class:`StoreError` where
+        either is missing or damaged, or the plan names what its instance does not hold
+        (a job, a node, a GPU, a configuration)."""
         row = self.conn.execute(
-            "SELECT r.plan, i.json FROM runs r JOIN instances i ON i.id = r.instance_id "
+            "SELECT r.plan, r.instance_id, i.json FROM runs r "
+            "LEFT JOIN instances i ON i.id = r.instance_id "
             "WHERE r.campaign = ? AND r.key = ?",
             (campaign, key),
         ).fetchone()
         if row is None:
             raise KeyError(f"no finished run {key!r} in campaign {campaign!r}")
+        where = f"store {str(self.path)!r}: run {key!r}"
+        if row[2] is None:  # every stored run's instance is written with it
+            raise StoreError(
+                f"{where} names instance {row[1]!r}, which the store does not hold: the store "
+                "is damaged; run the campaign into a new store"
+            )
         try:
-            return instance_from_dict(json.loads(row[1])), plan_from_dict(json.loads(row[0]))
+            inst, plan = instance_from_dict(json.loads(row[2])), plan_from_dict(json.loads(row[0]))
         except (ValueError, TypeError) as exc:  # JSON, InstanceError and PlanError alike
             raise StoreError(
                 f"store {str(self.path)!r}: the stored instance or plan of run {key!r} is "
                 f"damaged ({exc}); run the campaign into a new store"
             ) from None
+        # a realised plan stops its jobs early (incomplete, by the checker): only what
+        # makes a segment foreign to the instance is refused
+        foreign = [v for v in check_plan(inst, plan) if v.kind in _FOREIGN]
+        if foreign:
+            raise StoreError(
+                f"{where}: its stored plan does not fit its instance ({foreign[0]}); the "
+                "store is damaged; run the campaign into a new store"
+            )
+        return inst, plan
+
+
+# what the checker finds in a plan whose segments name what its instance does not hold
+_FOREIGN = {"unknown-job", "bad-time", "empty-segment", "config-not-allowed", "bad-gpus"}
+
+
+def _consistent(runs: pd.DataFrame, where: str) -> None:
+    """A :class:`StoreError` naming the first run whose row no run writes: a status
+    other than ok or error, a metric below 0 (every one counts or costs something, but
+    a bound), an ok run without its costs or whose total is not its energy, carbon and
+    tardiness, or columns that do not make its key (a hostile-input review: each was
+    reported as if real)."""
+
+    def refuse(mask: pd.Series, what: str) -> None:
+        """``what`` of the first run in ``mask`` (``{c}``: its cell of column ``c``)."""
+        if mask.any():
+            row = runs.iloc[int(mask.to_numpy().argmax())]
+            said = what.format(**{str(c): _shown(v) for c, v in row.items()})
+            raise StoreError(
+                f"{where}: run {_shown(row['key'])} {said}: the store is damaged; run the campaign "
+                "into a new store"
+            )
+
+    status = runs["status"]
+    refuse(~status.isin(("ok", "error")), "has status = {status}, not 'ok' or 'error'")
+    for col in (*METRICS, *LATER_METRICS):
+        if col != "bound":
+            refuse(runs[col] < 0, f"has {col} = {{{col}}}, below 0")
+    ok = status == "ok"
+    for col in ("energy_cost", "tardiness_cost", "total_cost"):
+        refuse(ok & runs[col].isna(), f"is ok but has no {col}")
+    parts = runs["energy_cost"] + runs["carbon_cost"].fillna(0.0) + runs["tardiness_cost"]
+    off = (runs["total_cost"] - parts).abs() > 1e-9 * runs["total_cost"].abs().clip(lower=1.0)
+    refuse(
+        ok & off,
+        "has total_cost = {total_cost}, not its energy_cost {energy_cost} + carbon_cost "
+        "{carbon_cost} + tardiness_cost {tardiness_cost}",
+    )
+    seeds = runs["seed"].astype("Int64").astype(str)
+    made = runs["scenario"] + "/" + runs["policy"] + "/seed=" + seeds
+    refuse(
+        runs["key"] != made,
+        "has scenario {scenario}, policy {policy} and seed {seed}, which do not make its key",
+    )
+
+
+def _shown(value: object) -> str:
+    """A stored cell as a message shows it: a plain Python value's repr, cut at 80
+    characters."""
+    item = getattr(value, "item", None)
+    text = repr(item() if callable(item) else value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _lock(path: Path) -> int:

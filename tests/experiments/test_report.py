@@ -151,8 +151,12 @@ def test_markdown_goes_to_out_when_one_is_given(store, tmp_path, capsys):
     assert main(["report", str(store), "--markdown", "--out", str(out)]) == 0
     assert out.read_text() == printed
     assert capsys.readouterr().out == f"markdown written to {out}\n"
-    assert main(["report", str(store), "--markdown", "--out", str(tmp_path / "no" / "x.md")]) == 2
-    assert "Traceback" not in capsys.readouterr().err and not (tmp_path / "no").exists()
+    # a folder that does not exist: refused by the parser before the store is read
+    with pytest.raises(SystemExit) as stop:
+        main(["report", str(store), "--markdown", "--out", str(tmp_path / "no" / "x.md")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "its folder" in err and "does not exist" in err
+    assert "Traceback" not in err and not (tmp_path / "no").exists()
 
 
 def test_names_read_from_a_store_reach_the_page_escaped_and_plots_verbatim(store, tmp_path):
@@ -164,6 +168,12 @@ def test_names_read_from_a_store_reach_the_page_escaped_and_plots_verbatim(store
     with sqlite3.connect(copy) as conn:
         conn.execute("UPDATE runs SET policy = ? WHERE policy = 'edf'", (evil,))
         conn.execute("UPDATE runs SET scenario = scenario || ' $\\\\frac$'")
+        # each run's key as a run with these names writes it (the store checks it)
+        rows = conn.execute("SELECT key, scenario, policy, seed FROM runs").fetchall()
+        for key, scenario, policy, seed in rows:
+            new = f"{scenario}/{policy}/seed={seed}"
+            conn.execute("UPDATE runs SET key = ? WHERE key = ?", (new, key))
+            conn.execute("UPDATE jobs SET key = ? WHERE key = ?", (new, key))
     out = tmp_path / "r.html"
     assert main(["report", str(copy), "--out", str(out)]) == 0
     page = out.read_text()

@@ -144,6 +144,15 @@ def test_a_store_that_cannot_be_created_is_taken_back(tmp_path, monkeypatch, emp
         ("seed = 1.5", "seed = 1.5, not a whole number"),
         ("params = 'notjson'", "params = 'notjson', not a JSON object"),
         ("params = '[1]'", "params = '[1]', not a JSON object"),
+        # reported as if real until a hostile-input review (2026-12-07)
+        ("status = 'weird'", "status = 'weird', not 'ok' or 'error'"),
+        ("total_cost = -5", "total_cost = -5.0, below 0"),
+        ("missed = -4", "missed = -4.0, below 0"),
+        ("total_cost = NULL", "is ok but has no total_cost"),
+        ("total_cost = total_cost + 42", "not its energy_cost"),
+        ("policy = 'nosuch'", "which do not make its key"),
+        ("key = key || 'x'", "which do not make its key"),
+        ("campaign = 'other'", "holds runs of campaign 'other', which it does not list"),
     ],
 )
 def test_a_cell_edited_into_what_no_run_writes_is_refused_by_name(
@@ -226,3 +235,30 @@ def test_a_store_read_under_a_file_size_limit_is_not_called_foreign(tmp_path):
     )
     assert "could not be read (a full disk, a file-size limit?): disk I/O error" in done.stdout
     assert "not a gpusched results store" not in done.stdout
+
+
+def test_a_runs_missing_or_foreign_plan_is_refused_by_name(filled):
+    """The page's Gantt chart stopped with a traceback on a stored plan naming a job its
+    instance does not hold, and with a wrong one ('no finished run') where the run's
+    instance was missing (a hostile-input review, 2026-12-07)."""
+    import json
+
+    with Store(filled, readonly=True) as store:
+        name = store.campaign_names()[0]
+        key = str(store.runs(name)["key"].iloc[0])
+        store.plan_of(name, key)  # sound as written
+    with sqlite3.connect(filled) as conn:
+        text = conn.execute("SELECT plan FROM runs WHERE key = ?", (key,)).fetchone()[0]
+        plan = json.loads(text)
+        plan["segments"][0]["job"] = "ghost"
+        conn.execute("UPDATE runs SET plan = ? WHERE key = ?", (json.dumps(plan), key))
+    with Store(filled, readonly=True) as store, pytest.raises(StoreError) as exc:
+        store.plan_of(name, key)
+    assert "does not fit its instance" in str(exc.value) and "'ghost'" in str(exc.value)
+    with sqlite3.connect(filled) as conn:
+        conn.execute(
+            "UPDATE runs SET plan = ?, instance_id = 'deadbeef' WHERE key = ?", (text, key)
+        )
+    with Store(filled, readonly=True) as store, pytest.raises(StoreError) as exc:
+        store.plan_of(name, key)
+    assert "names instance 'deadbeef', which the store does not hold" in str(exc.value)
