@@ -108,6 +108,16 @@ def _check_schema(doc: Any, kind: str) -> None:
     raise InstanceError(path, error.instance, error.message)
 
 
+def file_path(source: object, what: str) -> Path:
+    """``source`` as a path, or an :class:`InstanceError` naming it (``Path()`` of None
+    or a number raised a bare ``TypeError`` naming no argument, a hostile-input review)."""
+    if isinstance(source, str | os.PathLike) and not isinstance(source, bytes):
+        return Path(source)
+    shown = source if len(repr(source)) <= 80 else repr(source)[:77] + "..."
+    why = f"the {what} file must be a path (str or os.PathLike), not {type(source).__name__}"
+    raise InstanceError(what.replace(" ", "_"), shown, why)
+
+
 def load_json_file(source: str | Path, what: str) -> Any:
     """The JSON document of a file, or an :class:`InstanceError` saying what is wrong
     with its bytes: not a regular file, too large, not UTF-8, not JSON, nested too deep
@@ -115,8 +125,9 @@ def load_json_file(source: str | Path, what: str) -> Any:
     read as (a plan's path was shown as ``<instance>``, a hostile-input hunt). (Its
     numbers are checked by :func:`check_numbers` when it is read as an instance or a
     plan.)"""
+    path = file_path(source, what)
     try:
-        return _load_json_file(Path(source), what)
+        return _load_json_file(path, what)
     except InstanceError as exc:
         if exc.path:  # a field of the document (an over-long integer's)
             raise
@@ -566,6 +577,7 @@ def config_to_dict(c: Config) -> dict[str, Any]:
 
 def read_instance(source: str | Path) -> Instance:
     """Read an instance file; every problem is an :class:`InstanceError` naming the field."""
+    file_path(source, "instance")  # (refused as such, not "in" a file)
     try:
         return instance_from_dict(load_json_file(source, "instance"))
     except InstanceError as exc:

@@ -159,3 +159,14 @@ def test_a_gpu_index_that_is_not_a_whole_number_is_refused(tmp_path, index):
 def test_a_device_or_pipe_is_refused_not_read_forever():
     with pytest.raises(InstanceError, match="not a regular file"):
         read_instance("/dev/zero")
+
+
+@pytest.mark.parametrize("source", [None, 123, b"/tmp/i.json", {"nodes": []}])
+def test_a_source_that_is_no_path_is_refused_naming_it(source):
+    """``read_instance(None)`` raised a bare ``TypeError`` from pathlib naming no
+    argument (a hostile-input review of the Python API, 2026-12-07)."""
+    with pytest.raises(InstanceError, match="the instance file must be a path") as exc:
+        read_instance(source)
+    assert exc.value.path == "instance"
+    with pytest.raises(PlanError, match="the plan file must be a path"):
+        read_plan(source)
