@@ -285,14 +285,18 @@ def gap_report(
         require_slot(inst)
         require_no_distributed(inst)
     for k, inst in enumerate(instances):
-        row, plans = analyse(
-            inst,
-            time_limit=time_limit,
-            threads=threads,
-            evaluations=evaluations,
-            improve_time=improve_time,
-            colgen_time=colgen_time,
-        )
+        try:
+            row, plans = analyse(
+                inst,
+                time_limit=time_limit,
+                threads=threads,
+                evaluations=evaluations,
+                improve_time=improve_time,
+                colgen_time=colgen_time,
+            )
+        except MilpError as exc:  # which of the instances (a hostile-input review)
+            where = f"instance {k + 1} of {len(instances)} ({inst.name!r})"
+            raise type(exc)(f"{where}: {exc}") from None
         rows.append(row)
         charts.append((chart_stem(k, inst.name), inst, plans))
         echo(_line(row))

@@ -355,8 +355,9 @@ def _fitting_states(d: MilpData, slots: int, states: int) -> int:
     if fit < min(states, MIN_STATES):
         raise MilpError(
             f"the Lagrangian bound of {jobs:,} jobs over {slots:,} slots would need over "
-            f"{MAX_BYTES / 1e9:g} GB even on a grid of {MIN_STATES} states: use the "
-            "capacity relaxation (MilpData.separable_bound) or a longer slot"
+            f"{MAX_BYTES / 1e9:g} GB even on a grid of {MIN_STATES} states: give the "
+            "instance a longer slot (its 'slot' field, or --slot where the instance is "
+            "generated), or use the capacity relaxation (MilpData.separable_bound)"
         )
     return fit
 

@@ -348,3 +348,25 @@ def test_an_instance_without_a_slot_is_refused_before_any_other_is_solved(tmp_pa
     with pytest.raises(MilpError, match="has no slot length"):
         gap_report([first, second], tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_model_error_names_which_instance_and_writes_nothing(tmp_path, monkeypatch):
+    """An instance whose Lagrangian bound would not fit in memory was refused naming
+    neither the file nor which of the instances (a hostile-input review, 2026-12-07):
+    the error now says which, and no report is written."""
+    import experiments.gap as gap
+    from milp.requirements import MilpError
+
+    suite = milp_suite()[:2]
+    made = gap.analyse
+
+    def second_too_large(inst, **kwargs):
+        if inst is suite[1]:
+            raise MilpError("the Lagrangian bound would need over 2 GB")
+        return made(inst, **kwargs)
+
+    monkeypatch.setattr(gap, "analyse", second_too_large)
+    out = tmp_path / "report"
+    with pytest.raises(MilpError, match=rf"^instance 2 of 2 \({suite[1].name!r}\): the Lagrangian"):
+        gap_report(suite, out, time_limit=5, evaluations=5, improve_time=0, colgen_time=0, echo=str)
+    assert not out.exists()
