@@ -316,7 +316,8 @@ class Store:
     def runs(self, campaign: str | None = None) -> pd.DataFrame:
         """One row per run (without the plan text), in the campaign file's order
         (scenario, seed, policy) whatever order the workers finished them in."""
-        cols = "key, campaign, scenario, generator, params, policy, seed, status, error, "
+        cols = "key, campaign, scenario, generator, params, policy, seed, position, status, "
+        cols += "error, "
         cols += ", ".join(METRICS) + ", instance_id, worker, finished_at, "
         cols += ", ".join(m if self._later else f"NULL AS {m}" for m in LATER_METRICS)
         sql = f"SELECT {cols} FROM runs"
@@ -331,17 +332,17 @@ class Store:
         metric that is not a number, a seed that is not a whole number, parameters that
         are not a JSON object (the file may still pass SQLite's own check)."""
         where = f"store {str(self.path)!r}"
-        for col in (*METRICS, *LATER_METRICS, "seed"):
+        for col in (*METRICS, *LATER_METRICS, "seed", "position"):
             values = runs[col]
             numbers = pd.to_numeric(values, errors="coerce")
             # a run never writes an infinite metric (execute.py stores None instead)
             bad = values.notna() & (numbers.isna() | (numbers.abs() == math.inf))
-            if col == "seed":
+            if col in ("seed", "position"):
                 bad |= numbers.notna() & (numbers != numbers.round())
             if bad.any():
                 i = bad.idxmax()
                 value = values.tolist()[runs.index.get_loc(i)]  # as plain Python
-                what = "a whole number" if col == "seed" else "a finite number"
+                what = "a whole number" if col in ("seed", "position") else "a finite number"
                 raise StoreError(
                     f"{where}: run {runs.at[i, 'key']!r} has {col} = {value!r}, not {what}: "
                     "the store is damaged; run the campaign into a new store"

@@ -146,6 +146,7 @@ def test_a_store_that_cannot_be_created_is_taken_back(tmp_path, monkeypatch, emp
         ("params = '[1]'", "params = '[1]', not a JSON object"),
         # reported as if real until a hostile-input review (2026-12-07)
         ("status = 'weird'", "status = 'weird', not 'ok' or 'error'"),
+        ("position = 'x'", "position = 'x', not a whole number"),
         ("total_cost = -5", "total_cost = -5.0, below 0"),
         ("missed = -4", "missed = -4.0, below 0"),
         ("total_cost = NULL", "is ok but has no total_cost"),
