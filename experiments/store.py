@@ -96,6 +96,8 @@ _RUN_COLUMNS = [
 
 
 _TABLES = {"campaigns", "instances", "runs", "jobs"}
+# the end of every refusal of a store whose rows no run writes
+DAMAGED = "the store is damaged; run the campaign into a new store"
 # PRAGMA application_id of the files gpusched creates ("gpsc"); stores written before it
 # was set have 0, and are recognised by their tables
 APPLICATION_ID = 0x67707363
@@ -329,8 +331,9 @@ class Store:
 
     def _checked(self, runs: pd.DataFrame) -> pd.DataFrame:
         """The runs, refused by name where a cell was edited into what no run writes: a
-        metric that is not a number, a seed that is not a whole number, parameters that
-        are not a JSON object (the file may still pass SQLite's own check)."""
+        metric that is not a number, a seed or position that is not a whole number,
+        parameters that are not a JSON object, and what :func:`_consistent` refuses (the
+        file may still pass SQLite's own check)."""
         where = f"store {str(self.path)!r}"
         for col in (*METRICS, *LATER_METRICS, "seed", "position"):
             values = runs[col]
@@ -345,7 +348,7 @@ class Store:
                 what = "a whole number" if col in ("seed", "position") else "a finite number"
                 raise StoreError(
                     f"{where}: run {runs.at[i, 'key']!r} has {col} = {value!r}, not {what}: "
-                    "the store is damaged; run the campaign into a new store"
+                    + DAMAGED
                 )
             runs[col] = numbers
         _consistent(runs, where)
@@ -357,7 +360,7 @@ class Store:
             if not ok:
                 raise StoreError(
                     f"{where}: run {key!r} has params = {str(text)[:80]!r}, not a JSON object: "
-                    "the store is damaged; run the campaign into a new store"
+                    + DAMAGED
                 )
         return runs
 
@@ -377,7 +380,7 @@ class Store:
         if stray:
             raise StoreError(
                 f"store {str(self.path)!r} holds runs of campaign {_shown(stray[0])}, which it "
-                "does not list: the store is damaged; run the campaign into a new store"
+                f"does not list: {DAMAGED}"
             )
         if wanted is not None and wanted not in names:
             raise StoreError(
@@ -409,8 +412,7 @@ class Store:
         where = f"store {str(self.path)!r}: run {key!r}"
         if row[2] is None:  # every stored run's instance is written with it
             raise StoreError(
-                f"{where} names instance {row[1]!r}, which the store does not hold: the store "
-                "is damaged; run the campaign into a new store"
+                f"{where} names instance {row[1]!r}, which the store does not hold: {DAMAGED}"
             )
         try:
             inst, plan = instance_from_dict(json.loads(row[2])), plan_from_dict(json.loads(row[0]))
@@ -424,8 +426,7 @@ class Store:
         foreign = [v for v in check_plan(inst, plan) if v.kind in _FOREIGN]
         if foreign:
             raise StoreError(
-                f"{where}: its stored plan does not fit its instance ({foreign[0]}); the "
-                "store is damaged; run the campaign into a new store"
+                f"{where}: its stored plan does not fit its instance ({foreign[0]}): {DAMAGED}"
             )
         return inst, plan
 
@@ -446,10 +447,7 @@ def _consistent(runs: pd.DataFrame, where: str) -> None:
         if mask.any():
             row = runs.iloc[int(mask.to_numpy().argmax())]
             said = what.format(**{str(c): _shown(v) for c, v in row.items()})
-            raise StoreError(
-                f"{where}: run {_shown(row['key'])} {said}: the store is damaged; run the campaign "
-                "into a new store"
-            )
+            raise StoreError(f"{where}: run {_shown(row['key'])} {said}: {DAMAGED}")
 
     status = runs["status"]
     refuse(~status.isin(("ok", "error")), "has status = {status}, not 'ok' or 'error'")
