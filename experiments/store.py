@@ -249,8 +249,15 @@ class Store:
             )
 
     def finished(self, campaign: str) -> set[str]:
-        """Keys of the runs of ``campaign`` already in the store (ok or error)."""
-        rows = self.conn.execute("SELECT key FROM runs WHERE campaign = ?", (campaign,))
+        """Keys of the runs of ``campaign`` already in the store (ok or error); an ok run
+        whose instance the store does not hold is not among them: it is made again (a
+        hostile-input review found such a run counted as stored for ever, and the report
+        refusing the store)."""
+        rows = self.conn.execute(
+            "SELECT r.key FROM runs r LEFT JOIN instances i ON i.id = r.instance_id "
+            "WHERE r.campaign = ? AND (r.status != 'ok' OR i.id IS NOT NULL)",
+            (campaign,),
+        )
         return {r[0] for r in rows}
 
     def instance_ids(self, campaign: str) -> dict[tuple[str, int], str]:
@@ -283,6 +290,10 @@ class Store:
                     "INSERT OR IGNORE INTO instances VALUES (?, ?)",
                     (rec.instance_id, rec.instance_json),
                 )
+            # a run made again because its instance was lost replaces its old row
+            self.conn.execute(
+                "DELETE FROM runs WHERE campaign = ? AND key = ?", (s.campaign, s.key)
+            )
             self.conn.execute(
                 f"INSERT INTO runs VALUES ({', '.join('?' * (14 + len(METRICS) + len(later)))})",
                 (

@@ -208,6 +208,24 @@ def test_a_run_row_deleted_by_hand_is_run_again(filled):
         assert conn.execute("SELECT count(*) FROM jobs WHERE key = ?", (key,)).fetchone()[0] == jobs
 
 
+def test_a_run_whose_instance_was_lost_is_run_again(filled, tmp_path):
+    """A run whose instance row is gone was counted as stored for ever, and the report
+    refused the store (a hostile-input review, 2026-12-07): a resume makes it again,
+    its row replaced, and the report reads the store."""
+    store = filled
+    with sqlite3.connect(store) as conn:
+        iid = conn.execute("SELECT instance_id FROM runs WHERE status = 'ok' LIMIT 1").fetchone()[0]
+        runs = conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+        lost = conn.execute("SELECT count(*) FROM runs WHERE instance_id = ?", (iid,)).fetchone()[0]
+        conn.execute("DELETE FROM instances WHERE id = ?", (iid,))
+    out = run_campaign(_parse(SMALL), store, workers=1, progress=False)
+    assert out.ran == lost >= 1
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == runs
+        assert conn.execute("SELECT count(*) FROM instances WHERE id = ?", (iid,)).fetchone()[0]
+    assert main(["report", str(store), "--out", str(tmp_path / "r.html")]) == 0
+
+
 def test_a_store_read_under_a_file_size_limit_is_not_called_foreign(tmp_path):
     """A sound store read where SQLite cannot write its files beside it (a file-size
     limit of 0): the reader said it was not a gpusched results store (a hostile-input
