@@ -358,8 +358,8 @@ class Store:
                 value = values.tolist()[runs.index.get_loc(i)]  # as plain Python
                 what = "a whole number" if col in ("seed", "position") else "a finite number"
                 raise StoreError(
-                    f"{where}: run {runs.at[i, 'key']!r} has {col} = {value!r}, not {what}: "
-                    + DAMAGED
+                    f"{where}: run {_shown(runs.at[i, 'key'])} has {col} = {_shown(value)}, not "
+                    f"{what}: " + DAMAGED
                 )
             runs[col] = numbers
         _consistent(runs, where)
@@ -370,7 +370,7 @@ class Store:
                 ok = False
             if not ok:
                 raise StoreError(
-                    f"{where}: run {key!r} has params = {str(text)[:80]!r}, not a JSON object: "
+                    f"{where}: run {_shown(key)} has params = {_shown(text)}, not a JSON object: "
                     + DAMAGED
                 )
         return runs
@@ -420,16 +420,16 @@ class Store:
         ).fetchone()
         if row is None:
             raise KeyError(f"no finished run {key!r} in campaign {campaign!r}")
-        where = f"store {str(self.path)!r}: run {key!r}"
+        where = f"store {str(self.path)!r}: run {_shown(key)}"
         if row[2] is None:  # every stored run's instance is written with it
             raise StoreError(
-                f"{where} names instance {row[1]!r}, which the store does not hold: {DAMAGED}"
+                f"{where} names instance {_shown(row[1])}, which the store does not hold: {DAMAGED}"
             )
         try:
             inst, plan = instance_from_dict(json.loads(row[2])), plan_from_dict(json.loads(row[0]))
         except (ValueError, TypeError) as exc:  # JSON, InstanceError and PlanError alike
             raise StoreError(
-                f"store {str(self.path)!r}: the stored instance or plan of run {key!r} is "
+                f"store {str(self.path)!r}: the stored instance or plan of run {_shown(key)} is "
                 f"damaged ({exc}); run the campaign into a new store"
             ) from None
         # a realised plan stops its jobs early (incomplete, by the checker): only what
