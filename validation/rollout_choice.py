@@ -209,6 +209,10 @@ class RolloutStsPolicy:
         """Events STS decided in full (:class:`IncrementalStsPolicy`), for benchmarks."""
         return self.sts.full_decisions
 
+    def begin(self, instance: Instance) -> None:
+        """A new run forgets the last: its first decision starts it afresh."""
+        self._instance = None
+
     def decide(self, state: SchedulerState) -> Decision:
         inst = state.instance
         # a new run: another instance, or the same one from an earlier time

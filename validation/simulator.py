@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from heuristic.core.occupancy import Allocation, Occupancy
-from heuristic.core.policy import JobStatus, Policy, SchedulerState
+from heuristic.core.policy import JobStatus, Policy, SchedulerState, begin_run
 from instances import Instance, Plan, Segment
 from instances.distribution import reaches
 from instances.fields import whole_number
@@ -354,6 +354,7 @@ def simulate(
         targets = scenario_epochs(instance, seed)
     else:
         targets = {j.id: j.max_epochs for j in instance.jobs}
+    begin_run(policy, instance)  # a policy object run again decides as a new one
     eng = _Engine(instance, policy, targets, instance.slot)
     eng.admit()
     eng.run(max_events, progress)

@@ -23,7 +23,7 @@ from heuristic.baselines.candidate import Candidate, Decoded, Search
 from heuristic.core.options import CheckedOptions, require
 from heuristic.core.policy import Decision, SchedulerState
 from heuristic.core.urgency import slack
-from instances import Config
+from instances import Config, Instance
 
 MAX_STARTS = 10_000  # randomised constructions per decision point (30 by default)
 
@@ -57,6 +57,10 @@ class RgPolicy:
         self.seed = seed
         o = self.options
         self.starts, self.swap, self.bias = o.starts, o.swap, o.bias
+        self._calls = 0
+
+    def begin(self, instance: Instance) -> None:
+        """A new run draws its starts afresh: the same streams as a new policy's."""
         self._calls = 0
 
     def rng(self) -> np.random.Generator:

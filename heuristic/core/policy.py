@@ -64,10 +64,24 @@ class Decision:
 
 
 class Policy(Protocol):
-    """A scheduling policy. Same seed, same decisions."""
+    """A scheduling policy. Same seed, same decisions.
+
+    A policy that keeps memory from one decision to the next (a clock, counters, what it
+    learnt of the jobs) may also define ``begin(instance)``: the engine calls it before
+    a run's first decision, and the policy forgets the last run there, so that a policy
+    object run again decides as a new one would (:func:`begin_run`).
+    """
 
     name: str
 
     def decide(self, state: SchedulerState) -> Decision:
         """The changes to make at ``state.time``."""
         ...
+
+
+def begin_run(policy: object, instance: Instance) -> None:
+    """Tell ``policy`` a new run on ``instance`` begins, where it keeps memory of a run
+    (its ``begin``; a policy without one keeps none)."""
+    begin = getattr(policy, "begin", None)
+    if callable(begin):
+        begin(instance)

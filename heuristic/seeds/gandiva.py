@@ -111,6 +111,10 @@ class GandivaPolicy:
         self._next_turn = math.inf
 
     # -- bookkeeping ----------------------------------------------------------------------
+    def begin(self, instance: Instance) -> None:
+        """A new run forgets the last one's groups, packs and turns."""
+        self._reset(instance)
+
     def _reset(self, inst: Instance) -> None:
         self._instance = inst
         self._affinity.clear()

@@ -126,6 +126,14 @@ class LiquidPolicy:
         self._bursts = 0
         self.ga_log: list[tuple[float, float]] = []  # (GA best, best-fit) per burst
 
+    def begin(self, instance: Instance) -> None:
+        """A new run forgets the last one's sizes (per job id: another instance may
+        give an id other configurations), bursts and logs."""
+        self._size.clear()
+        self._bursts = 0
+        self.unfeatured = 0
+        self.ga_log.clear()
+
     # -- sizes ------------------------------------------------------------------------------
     def size(self, instance: Instance, job: Job) -> int:
         """The GPUs the job gets: its estimate (or request), as one of its sizes; 1 for

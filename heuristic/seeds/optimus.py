@@ -116,6 +116,10 @@ class OptimusPolicy:
         self._fits: dict[tuple[str, str], np.ndarray] = {}
 
     # -- the speed model ----------------------------------------------------------------
+    def begin(self, instance: Instance) -> None:
+        """A new run forgets the last one's rounds and fitted speeds."""
+        self._reset(instance)
+
     def _reset(self, inst: Instance) -> None:
         self._instance = inst
         self._next_round = -math.inf

@@ -115,6 +115,10 @@ class SynergyPolicy:
         self._last_time = 0.0
         self._attained: dict[str, float] = {}  # GPU-hours run, for LAS
 
+    def begin(self, instance: Instance) -> None:
+        """A new run forgets the last one's rounds and attained service."""
+        self._instance = None  # the next decision starts afresh
+
     def decide(self, state: SchedulerState) -> Decision:
         inst, now = state.instance, state.time
         # a new run (another instance, or the same one from an earlier time) forgets

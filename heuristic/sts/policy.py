@@ -360,6 +360,11 @@ class StsPolicy:
             inst, timing=self.options.timing, mixed=self.options.mixed_types, rule=rule
         )
 
+    def begin(self, instance: Instance) -> None:
+        """A new run forgets the last (the profile table, pure results, stays)."""
+        self._forget_run()
+        self._clock = -math.inf
+
     def _forget_run(self) -> None:
         """Drop the memory of a run (pulled jobs, hours run, kept spans, releases, and
         whether capacity bound at its last decision)."""
