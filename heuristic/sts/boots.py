@@ -35,9 +35,9 @@ from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus, SchedulerState
 from heuristic.core.power import PowerStates
 from heuristic.sts.hulls import HullTable, JobProfiles, TypeProfile
+from heuristic.sts.ledger import Ledger
 from heuristic.sts.profile import Step
 from heuristic.sts.steps import place, step_now
-from heuristic.sts.timing import Room
 from instances import Config, Instance, slot_ceil
 
 # a profile chosen for a job, the step it runs now, when that step ends, and whether it
@@ -199,9 +199,9 @@ def replan(
     plan: TypeProfile,
     wait: float,
     ran: float = 0.0,
-    room: Room | None = None,
+    ledger: Ledger | None = None,
 ) -> TypeProfile:
     """``plan``'s profile on its type planned again to start ``wait`` hours from now: its
     budget shortened by the wait (the rest of it is the same job at the same decision)."""
     earlier = status.job.due - now - (plan.profile.budget - wait)
-    return JobProfiles(inst, status, now, (), table, earlier, ran, room).solve(plan.gpu_type)
+    return JobProfiles(inst, status, now, (), table, earlier, ran, ledger).solve(plan.gpu_type)

@@ -10,7 +10,6 @@ from collections.abc import Iterable, Iterator
 from heuristic.core.policy import JobStatus
 from heuristic.sts.hulls import HullTable, JobProfiles, TypeProfile
 from heuristic.sts.ledger import Ledger
-from heuristic.sts.timing import Room
 from instances import EpochDistribution, Instance
 
 # with the ledger: how much of the time left a profile whose later steps collide with
@@ -41,13 +40,13 @@ def candidates(
     table: HullTable,
     earlier: float,
     ran: float = 0.0,
-    room: Room | None = None,
+    ledger: Ledger | None = None,
 ) -> Iterable[TypeProfile]:
     """Profiles to try, in order. A waiting job: every GPU type in ``types``, cheapest
     first. A
     running job: the types whose profile is cheaper than on its own type (it may have
     started on a dear type because the cheap one was full), then its own type."""
-    jp = JobProfiles(inst, status, now, types, table, earlier, ran, room)
+    jp = JobProfiles(inst, status, now, types, table, earlier, ran, ledger)
     if status.allocation is None:
         return jp.in_order()
     own = jp.solve(status.allocation.config.gpu_type)
@@ -85,7 +84,7 @@ def booked_first(
     left = job.due - earlier - now
     if left > 0 and deferred:
         for f in EARLIER_FRACTIONS:
-            jp = JobProfiles(inst, status, now, (), table, earlier + f * left, ran, ledger.room)
+            jp = JobProfiles(inst, status, now, (), table, earlier + f * left, ran, ledger)
             for p in deferred:
                 q = jp.solve(p.gpu_type)
                 if ledger.fits(job, q.profile, dist):
@@ -121,7 +120,7 @@ def _capped(
         if not small.options(status.job, p.gpu_type):
             continue
         if jp is None:
-            jp = JobProfiles(inst, status, now, (), small, earlier, ran, ledger.room)
+            jp = JobProfiles(inst, status, now, (), small, earlier, ran, ledger)
         q = jp.solve(p.gpu_type)
         if ledger.fits(status.job, q.profile, dist):
             yield q

@@ -19,7 +19,7 @@ from heuristic.sts.ledger import Ledger
 from heuristic.sts.memo import kept
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
 from heuristic.sts.switching import Relaunch, relaunch_profile
-from heuristic.sts.timing import HORIZON_CELLS, PLAIN, Room, Tariff, TimingRule, load, timed
+from heuristic.sts.timing import HORIZON_CELLS, PLAIN, Tariff, TimingRule, load, timed
 from instances import Config, Instance, Job
 
 # the name of the pseudo GPU type whose options are every type's (``mixed_types``): a
@@ -324,7 +324,7 @@ class JobProfiles:
     profile already known; the order and the profiles are those of solving every type
     (with any bound below the profiles' costs). Under a tariff each profile is timed
     (:func:`heuristic.sts.timing.timed`; ``ran``: the hours the job has run since its
-    release; ``room``: where its configurations fit beside the profiles booked) and the
+    release; ``ledger``: the profiles booked, beside which its configurations must fit) and the
     bounds are at the cheapest hour's bill.
     """
 
@@ -337,10 +337,10 @@ class JobProfiles:
         table: HullTable,
         earlier: float = 0.0,
         ran: float = 0.0,
-        room: Room | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.table, self.instance, self.now, self.ran = table, instance, now, ran
-        self.room = room
+        self.ledger = ledger
         self.current = status.allocation.config if status.allocation is not None else None
         self.progress, self.left = status.progress, status.overhead_left
         job = self.job = status.job
@@ -394,8 +394,6 @@ class JobProfiles:
             return TypeProfile(gpu_type, self._kept_speed(gpu_type, self.budget))
         quick = self._quick() if self.rule.recover else ()
         room = self._room_state(gpu_type, quick)
-        if room is None:
-            return TypeProfile(gpu_type, self._timed(gpu_type, quick))
         # kept: the rollout's copies weigh the same jobs at the same event, each with
         # what-if runs from it (on a contended run under a day-ahead series 40% of the
         # timings repeated); the key holds everything timed reads, the ledger by the
@@ -418,25 +416,20 @@ class JobProfiles:
             self.now,
             self.current,
             self.ran,
-            self.room,
+            None if self.ledger is None else self.ledger.room,
             self._kept_load,
             self.rule,
             quick,
         )
 
-    def _room_state(self, gpu_type: str, quick: tuple[tuple[float, Config], ...]) -> bytes | None:
-        """What the room's answers depend on for a timing on ``gpu_type``: empty without
-        a room, the ledger's digest of the types whose configurations the timing asks
-        about (the type's, or every type's for :data:`MIXED`, and the catch-up's
-        ``quick``), or ``None`` for a room not of a ledger (then nothing is kept)."""
-        if self.room is None:
+    def _room_state(self, gpu_type: str, quick: tuple[tuple[float, Config], ...]) -> bytes:
+        """What the ledger's room answers depend on for a timing on ``gpu_type``: empty
+        without a ledger, else its digest of the types whose configurations the timing
+        asks about (the type's, or every type's for :data:`MIXED`, and the catch-up's
+        ``quick``)."""
+        ledger = self.ledger
+        if ledger is None:
             return b""
-        ledger = getattr(self.room, "__self__", None)
-        if (
-            not isinstance(ledger, Ledger)
-            or getattr(self.room, "__func__", None) is not Ledger.room
-        ):
-            return None
         types = set(ledger.capacity) if gpu_type == MIXED else {gpu_type}
         types.update(c.gpu_type for _, c in quick)
         return ledger.state(types)

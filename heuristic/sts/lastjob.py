@@ -58,7 +58,6 @@ def relieve(
     ledger = rnd.ledger
     tariff = rnd.table.tariff
     bill = tariff.cost if tariff is not None else flat_bill(inst.energy_price)
-    room = ledger.room if tariff is not None else None
     by_id = {s.job.id: s for s in jobs}
     arrivals = arrivals_at(now)
     rate = arrivals.rate
@@ -72,7 +71,7 @@ def relieve(
         def profiles(
             earlier: float, s: JobStatus = status, t: tuple[str, ...] = types
         ) -> JobProfiles:
-            return JobProfiles(inst, s, now, t, rnd.table, earlier, ran.get(s.job.id, 0.0), room)
+            return JobProfiles(inst, s, now, t, rnd.table, earlier, ran.get(s.job.id, 0.0), ledger)
 
         others = [p.blocks for k, p in plans.items() if k != job_id]
         found: list[tuple[float, Profile]] = []  # too soon to tell whether jobs keep arriving

@@ -444,9 +444,8 @@ class StsPolicy:
             earlier = max(earlier, status.job.due - self._finish_by[job_id])
         ran = self._ran.get(job_id, 0.0)
         # under a tariff, timed profiles run only where they fit beside the booked ones
-        room = rnd.ledger.room if rnd.ledger is not None and rnd.table.tariff else None
         cands: Iterable[TypeProfile] = candidates(
-            rnd.inst, status, rnd.now, types, rnd.table, earlier, ran, room
+            rnd.inst, status, rnd.now, types, rnd.table, earlier, ran, rnd.ledger
         )
         dist = None
         if rnd.ledger is not None:
@@ -546,10 +545,9 @@ class StsPolicy:
         """:func:`heuristic.sts.boots.settle` with this job's re-planning."""
         assert rnd.boots is not None
         ran = self._ran.get(status.job.id, 0.0)
-        room = rnd.ledger.room if rnd.ledger is not None and rnd.table.tariff else None
 
         def replanned(plan: TypeProfile, wait: float) -> TypeProfile:
-            return replan(rnd.inst, status, rnd.now, rnd.table, plan, wait, ran, room)
+            return replan(rnd.inst, status, rnd.now, rnd.table, plan, wait, ran, rnd.ledger)
 
         return settle(rnd.boots, rnd.occ, rnd.holds, status, found, types, displace, replanned)
 
