@@ -309,7 +309,8 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
     """The options ``args.kind`` reads, given or defaulted by this command; one it does
     not read, given, is refused naming the kinds that do."""
     reads = READS[args.kind]
-    for option in {o for kind in READS.values() for o in kind} - set(reads):
+    # in a fixed order: the first option refused is the same in every process
+    for option in sorted({o for kind in READS.values() for o in kind} - set(reads)):
         if getattr(args, option) is not None:
             takers = [k for k, r in READS.items() if option in r]
             raise CliError(

@@ -171,8 +171,10 @@ class StsPolicy:
             if s.job.id not in self._released:
                 self._released[s.job.id] = s.job.release
                 bisect.insort(self._releases, s.job.release)
-        gone = self._live - present
-        if gone and gone == self._live:
+        # in release order: the last SOJOURNS are kept, so a set's order (the process's
+        # hash seed) would choose which of the jobs gone at one event stay
+        gone = sorted(self._live - present, key=lambda j: (self._released[j], j))
+        if gone and len(gone) == len(self._live):
             # the cluster emptied since the last call (while jobs are present every
             # completion is an event with a call): they completed somewhere between,
             # so each counts as lasting at least until the last call (censored)

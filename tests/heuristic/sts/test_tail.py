@@ -15,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 
+from heuristic.core.occupancy import Occupancy
+from heuristic.core.policy import JobStatus, SchedulerState
 from heuristic.core.registry import make_policy
 from heuristic.sts.policy import StsPolicy
 from heuristic.sts.profile import Option, Profile, Step, exact_profile
@@ -322,3 +324,24 @@ def test_with_other_jobs_the_difference_is_the_evaluators():
     slow, fast = costs([(V1, 0.0, 4.0), (v4, 4.0, 10.0)]), costs([(v2, 0.0, 10.0)])
     assert fast[0] - slow[0] == pytest.approx(fast[1] - slow[1], rel=1e-9, abs=1e-12)
     assert fast[0] != pytest.approx(slow[0])  # the plans do differ
+
+
+def test_the_jobs_gone_at_one_event_are_counted_in_release_order():
+    """Six jobs complete at one event: their sojourns are kept in release order (they
+    were in a set's order, which the process's hash seed sets, and only the last
+    SOJOURNS are kept, so which stayed depended on the process)."""
+    inst = lay_idle(
+        GENERATORS["realdata"].instance({"nodes": 2, "jobs": 12, "slot": 0.25}, 0), "low"
+    )
+    jobs = sorted(inst.jobs, key=lambda j: (j.release, j.id))[:7]
+    now = max(j.release for j in jobs) + 1.0
+
+    def state(time: float, present) -> SchedulerState:
+        statuses = tuple(JobStatus(j, 0.0, None) for j in present)
+        return SchedulerState(time, inst, statuses, Occupancy(inst))
+
+    policy = StsPolicy()
+    assert policy.observe(state(now, reversed(jobs)))
+    assert policy.observe(state(now + 1.0, jobs[3:4]))
+    gone = [j for j in jobs if j is not jobs[3]]
+    assert policy.sojourns[0] == [now + 1.0 - j.release for j in gone]
