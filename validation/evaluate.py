@@ -175,12 +175,18 @@ def job_cost(
 ) -> JobCost:
     """Expected cost of one job under ``plan`` (its segments alone are read; the plan is
     not checked), as :func:`evaluate` counts it."""
-    return _job_cost(instance, plan, job_id, instance.tardiness_mode(tardiness))
-
-
-def _job_cost(instance: Instance, plan: Plan, job_id: str, mode: TardinessMode) -> JobCost:
-    job = instance.job(job_id)
     tl = Timeline.of(instance, job_id, plan.for_job(job_id))
+    return _job_cost(instance, tl, instance.tardiness_mode(tardiness))
+
+
+def timelines(instance: Instance, plan: Plan) -> dict[str, Timeline]:
+    """Each job's timeline under ``plan``, by job id (what the evaluator reads)."""
+    return {j.id: Timeline.of(instance, j.id, plan.for_job(j.id)) for j in instance.jobs}
+
+
+def _job_cost(instance: Instance, tl: Timeline, mode: TardinessMode) -> JobCost:
+    job_id = tl.job
+    job = instance.job(job_id)
     dist = job.distribution
     exp_kwh = worst_kwh = overhead_kwh = 0.0
     for p in tl.pieces:
@@ -234,23 +240,40 @@ def evaluate(
     """
     if check:
         require_feasible(instance, plan)
+    return evaluate_timelines(instance, plan, timelines(instance, plan), tardiness=tardiness)
+
+
+def evaluate_timelines(
+    instance: Instance,
+    plan: Plan,
+    lines: Mapping[str, Timeline],
+    *,
+    tardiness: TardinessMode | None = None,
+) -> Evaluation:
+    """:func:`evaluate`'s costs from each job's timeline made already (``lines``, as
+    :func:`timelines` makes them; the plan is not checked): a caller that reads the
+    timelines too makes each once."""
     mode = instance.tardiness_mode(tardiness)
-    costs = tuple(_job_cost(instance, plan, j.id, mode) for j in instance.jobs)
+    costs = tuple(_job_cost(instance, lines[j.id], mode) for j in instance.jobs)
     if not instance.node_power:
         return Evaluation(instance.name, mode, costs)
-    return Evaluation(instance.name, mode, costs, _idle_cost(instance, plan))
+    return Evaluation(instance.name, mode, costs, _idle_cost(instance, plan, lines))
 
 
 def _idle_cost(
-    instance: Instance, plan: Plan, epochs: Mapping[str, float] | None = None
+    instance: Instance,
+    plan: Plan,
+    lines: Mapping[str, Timeline],
+    epochs: Mapping[str, float] | None = None,
 ) -> IdleCost:
     """The cluster's own power (docs/model.md, idle power): every node powered from time
     0 to the last completion, or as the power-off option says, with its boots; expected
-    over the stops, or realised when each job's stop is given (``epochs``)."""
+    over the stops, or realised when each job's stop is given (``epochs``). ``lines``:
+    each job's timeline under ``plan``."""
     ends: list[list[tuple[float, float]]] = []
     busy: list[tuple[float, Exposure]] = []
     for job in instance.jobs:
-        tl = Timeline.of(instance, job.id, plan.for_job(job.id))
+        tl = lines[job.id]
         dist = job.distribution
         if epochs is None:
             ends.append(tl.ends(dist))
@@ -325,6 +348,7 @@ def scenario_costs(
     # without a series (or with a flat one) exactly the running sum the evaluator always
     # made, so that no figure moves in its last digit
     flat = instance.price_series.constant if instance.carbon is None else None
+    lines: dict[str, Timeline] = {}
     for job in instance.jobs:
         n = epochs[job.id]
         if not (is_number(n) and 0 <= n <= job.max_epochs * (1 + 1e-12)):
@@ -332,7 +356,7 @@ def scenario_costs(
                 f"epochs[{job.id!r}] = {n!r}: must be a number of epochs in [0, "
                 f"{job.max_epochs:g}], the job's stop"
             )
-        tl = Timeline.of(instance, job.id, plan.for_job(job.id))
+        tl = lines[job.id] = Timeline.of(instance, job.id, plan.for_job(job.id))
         if not reaches(tl.progress, n):
             raise PlanError(
                 f"job {job.id!r} reaches {tl.progress:g} of the {n:g} epochs it runs in this "
@@ -351,7 +375,7 @@ def scenario_costs(
     cost = ScenarioCost(energy, price * grams / 1e6, tard, grams / 1000.0)
     if not instance.node_power:
         return cost
-    idle = _idle_cost(instance, plan, epochs)
+    idle = _idle_cost(instance, plan, lines, epochs)
     return ScenarioCost(
         cost.energy_cost + idle.energy_cost,
         cost.carbon_cost + idle.carbon_cost,

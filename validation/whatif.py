@@ -21,10 +21,9 @@ from heuristic.core.policy import Decision, Policy, SchedulerState
 from heuristic.sts.options import StsOptions
 from heuristic.sts.tail import Arrivals, bill_of, charges_tail, running_cost
 from instances import Instance, Plan, Segment
-from validation.evaluate import evaluate, job_cost
+from validation.evaluate import evaluate_timelines, job_cost, timelines
 from validation.scenario import scenario_instance
 from validation.simulator import EPS, _Engine
-from validation.timeline import Timeline
 
 # a what-if run that does not end within this many events fails as a run would
 WHAT_IF_EVENTS = 1_000_000
@@ -245,8 +244,9 @@ def present_cost(
     if powered is None or not charges_tail(inst):
         return math.fsum(job_cost(inst, plan, j).total_cost for j in ids)
     alone = inst if epochs is not None else inst.replace(jobs=tuple(inst.job(j) for j in ids))
-    ends = [Timeline.of(alone, j, plan.for_job(j)).ends(alone.job(j).distribution) for j in ids]
+    lines = timelines(alone, plan)  # made once: the ends and the evaluator read them
+    ends = [lines[j].ends(alone.job(j).distribution) for j in ids]
     kw, bill = alone.powered_kw, bill_of(alone)
     undiscounted = running_cost(ends, state.time, kw, bill)
     discounted = running_cost(ends, state.time, kw, bill, powered)
-    return evaluate(alone, plan, check=False).total_cost - undiscounted + discounted
+    return evaluate_timelines(alone, plan, lines).total_cost - undiscounted + discounted

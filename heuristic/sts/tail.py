@@ -227,7 +227,8 @@ def idle_credit(
 ) -> float:
     """The idle power the profile's GPUs would draw anyway over the hours they run,
     as the evaluator subtracts it (each hour with the probability that it runs)."""
-    out = 0.0
+    weights: list[float] = []
+    edges: list[float] = []  # each interval's two ends, billed in one call
     t = 0.0
     for s in profile.steps:
         tau = inst.epoch_time(job, s.config)
@@ -240,7 +241,16 @@ def idle_credit(
             continue
         for a, b, q in pieces:
             for lo, hi in profile.on_clock(a, b):
-                out += kw * q * float(bill(np.array([now + lo, now + hi]))[0])
+                weights.append(kw * q)
+                edges += (now + lo, now + hi)
+    if not weights:
+        return 0.0
+    # every other interval between the ends is an interval run (a bill is a difference
+    # of its integral at two ends, so each is the float a call of its own gives)
+    bills = bill(np.array(edges))[::2]
+    out = 0.0
+    for w, b in zip(weights, bills.tolist(), strict=True):
+        out += w * b
     return out
 
 
