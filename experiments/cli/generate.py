@@ -111,9 +111,17 @@ def _cluster_options(g: argparse.ArgumentParser) -> None:
         "--nodes",
         type=positive_int,
         default=None,
-        help="number of nodes, default 4 (realdata: cycles k80x4, p100x4, v100x4, v100x8)",
+        help=(
+            "number of nodes, default 4 (realdata: cycles k80x4, p100x4, v100x4, v100x8; "
+            f"{' and '.join(TRACES)}: the trace's own cluster)"
+        ),
     )
-    g.add_argument("--jobs", type=positive_int, default=None, help="default: 10")
+    g.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        help=f"default: 10 ({' and '.join(TRACES)}: every job of the window)",
+    )
     g.add_argument(
         "--shape",
         choices=sorted(SHAPES),
