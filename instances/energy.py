@@ -274,7 +274,11 @@ class Series:
 
     def integrals(self, edges: np.ndarray) -> np.ndarray:
         """The integral over each interval between consecutive ``edges`` (increasing)."""
-        return np.diff(self.cumulatives(np.asarray(edges, dtype=float)))
+        # np.diff's own subtraction without its wrapper: the same floats, and STS
+        # bills every profile it tries here (400,000 calls on one priced contended run)
+        cum = self.cumulatives(np.asarray(edges, dtype=float))
+        out: np.ndarray = cum[1:] - cum[:-1]
+        return out
 
     def cumulatives(self, ts: np.ndarray) -> np.ndarray:
         """:meth:`cumulative` at each of ``ts``, in the same operations in the same
@@ -292,7 +296,8 @@ class Series:
                 folded[low] += end
                 local[wrap] = folded
                 before[wrap] = periods * total
-        k = np.clip(np.searchsorted(self._t, local, side="right") - 1, 0, len(self._v) - 1)
+        k = np.searchsorted(self._t, local, side="right") - 1
+        k = np.minimum(np.maximum(k, 0), len(self._v) - 1)  # np.clip's, at half its cost
         inside = before + self._cum[k] + self._v[k] * (local - self._t[k])
         first = before + self._v[0] * local
         last = before + total + self._v[-1] * (local - end)

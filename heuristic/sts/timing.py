@@ -302,7 +302,9 @@ def timing(
     cum = np.concatenate(([0.0], np.cumsum((rows[:, 1] - rows[:, 0]) * rows[:, 2])))
 
     def kwh(edges: np.ndarray) -> np.ndarray:
-        return np.diff(np.interp(edges, times, cum))
+        at = np.interp(edges, times, cum)
+        out: np.ndarray = at[1:] - at[:-1]  # np.diff's floats, without its wrapper
+        return out
 
     edges = grid.edges
     d = float(edges[-1] - edges[-2])
