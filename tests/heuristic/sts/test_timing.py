@@ -834,3 +834,26 @@ def test_a_ledgers_digest_reads_the_types_asked_for_only():
     assert a.state([other]) != b.state([other])
     assert a.state(types) != b.state(types)
     assert Ledger(inst, 1.0, 10.0, 0.25).state([one]) != a.state([one])  # another time
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.0, 0.25, 13.6, 840.0, 2950.7]), st.floats(0.0, 900.0)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from([None, 0.25]),
+)
+def test_a_grid_cut_from_a_longer_one_is_the_grid_made_afresh(asks, slot):
+    """The tariff keeps the longest grid built from each time and cuts the shorter ones
+    from it (for speed under a series): each is :meth:`Grid.of`'s, to the last digit,
+    whatever the order of the horizons asked for (growing, shrinking, past the
+    horizon), with and without carbon and a slot."""
+    inst = synthetic(SyntheticSpec(nodes=2, jobs=2, slot=slot), seed=0)
+    tariff = Tariff.of(lay_prices(inst, "au-nsw-2023:840", carbon_price=100.0))
+    assert tariff is not None
+    for now, hours in asks:
+        got, fresh = tariff.grid(now, hours), Grid.of(tariff, now, hours)
+        assert got.edges.tolist() == fresh.edges.tolist()
+        assert got.price.tolist() == fresh.price.tolist()
