@@ -210,8 +210,10 @@ class RolloutStsPolicy:
         return self.sts.full_decisions
 
     def begin(self, instance: Instance) -> None:
-        """A new run forgets the last: its first decision starts it afresh."""
+        """A new run forgets the last: its first decision starts it afresh, and the
+        counts of decisions (what-if runs, alternatives, runs reused) are the run's."""
         self._instance = None
+        self.what_ifs = self.alternatives = self.reused = 0
 
     def decide(self, state: SchedulerState) -> Decision:
         inst = state.instance

@@ -106,6 +106,7 @@ class IncrementalStsPolicy(StsPolicy):
         self._restless.clear()
         self._booked.clear()
         self._bound_at = -math.inf
+        self.full_decisions = 0
 
     def decide(self, state: SchedulerState) -> Decision:
         self._begin(state)  # a new run forgets the last (StsPolicy's memory and this)

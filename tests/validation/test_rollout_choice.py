@@ -100,8 +100,11 @@ def test_same_run_twice():
     policy = make_policy("sts")
     b = simulate(inst, policy, mode="sampled", seed=3)
     assert a.plan == b.plan and policy.what_ifs > 0
+    counts = (policy.what_ifs, policy.alternatives, policy.reused, policy.full_decisions)
     # the same policy object on the same instance again: a new run, its history afresh
     assert simulate(inst, policy, mode="sampled", seed=3).plan == a.plan
+    # ... and its counts the run's own (they added up over the runs)
+    assert (policy.what_ifs, policy.alternatives, policy.reused, policy.full_decisions) == counts
     # ... and its STS: a run that ended with the least-slack copy deciding is followed
     # by one that starts, as a fresh policy does, in STS's first order, and without the
     # last run's memory (under a price series, the hours each job has run)
