@@ -257,6 +257,14 @@ class Series:
 
     def cumulative(self, t: float) -> float:
         """``∫_0^t`` of the series (value·hours); before 0 the first value holds."""
+        if t == math.inf:
+            # an endless run (a plan that never completes a job, costed unchecked): the
+            # integral is unbounded where the series stays above 0 past its end
+            total = float(self._cum[-1])
+            past = total if self.after == "repeat" else self.values[-1]
+            if past > 0:
+                return math.inf
+            return 0.0 if self.after == "repeat" else total
         local, before = self._fold(t)
         if local <= 0:
             return before + self.values[0] * local

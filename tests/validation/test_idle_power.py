@@ -5,6 +5,7 @@ evaluator, the Monte Carlo replay and online runs; absent, nothing changes."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 
 import pytest
@@ -186,3 +187,24 @@ def test_a_subnormal_first_stop_keeps_the_bill_finite(price):
     ev = evaluate(inst, plan)
     energy, _ = joint_expectation(inst, plan)
     assert ev.energy_cost == pytest.approx(energy, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("after", ["repeat", "hold"])
+@pytest.mark.parametrize("price", [0.0, 0.3])
+def test_an_unchecked_plan_that_never_ends_costs_without_bound_or_not_at_all(after, price):
+    """``evaluate(..., check=False)`` of a plan that leaves a job unfinished, nodes drawing
+    power of their own, under a price series: the nodes stay powered for ever, so the
+    bill is infinite where the series is above 0 past its end and finite where it holds
+    0, as at one flat price (under a repeating series it raised an OverflowError, a
+    review found)."""
+    k = Config("k80", 1)
+    gpu = GpuType("k80", 12.0, 100.0, idle_w=10.0)
+    node = Node("n0", "k80", 1, base_w=80.0)
+    job = Job("j0", 0.0, 1.0, EpochDistribution.deterministic(2.0), {k: 1.0}, 2.0)
+    series = Series(times=(0.0, 1.0, 2.0), values=(0.5, price), after=after)
+    inst = Instance((gpu,), (node,), (job,), energy_price=0.5, prices=series)
+    half = Plan((Segment(0.0, 1.0, "j0", k, (("n0", 0),)),))  # one of its two epochs
+    ev = evaluate(inst, half, check=False)
+    endless = after == "repeat" or price > 0  # repeated, the first hour's 0.5 comes back
+    assert ev.energy_cost == math.inf if endless else math.isfinite(ev.energy_cost)
+    assert series.cumulative(math.inf) == (math.inf if endless else 0.5)
