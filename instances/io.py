@@ -113,9 +113,8 @@ def file_path(source: object, what: str) -> Path:
     or a number raised a bare ``TypeError`` naming no argument, a hostile-input review)."""
     if isinstance(source, str | os.PathLike) and not isinstance(source, bytes):
         return Path(source)
-    shown = source if len(repr(source)) <= 80 else repr(source)[:77] + "..."
     why = f"the {what} file must be a path (str or os.PathLike), not {type(source).__name__}"
-    raise InstanceError(what.replace(" ", "_"), shown, why)
+    raise InstanceError(what.replace(" ", "_"), source, why)  # (which cuts a long repr)
 
 
 def load_json_file(source: str | Path, what: str) -> Any:

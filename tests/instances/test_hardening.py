@@ -168,5 +168,6 @@ def test_a_source_that_is_no_path_is_refused_naming_it(source):
     with pytest.raises(InstanceError, match="the instance file must be a path") as exc:
         read_instance(source)
     assert exc.value.path == "instance"
+    assert exc.value.value is source  # shown as itself (a long one was shown as a quoted repr)
     with pytest.raises(PlanError, match="the plan file must be a path"):
         read_plan(source)
