@@ -210,16 +210,15 @@ class RolloutStsPolicy:
         return self.sts.full_decisions
 
     def begin(self, instance: Instance) -> None:
-        """A new run forgets the last: its first decision starts it afresh, and the
-        counts of decisions (what-if runs, alternatives, runs reused) are the run's."""
+        """A new run forgets the last: its first decision starts it afresh."""
         self._instance = None
-        self.what_ifs = self.alternatives = self.reused = 0
 
     def decide(self, state: SchedulerState) -> Decision:
         inst = state.instance
         # a new run: another instance, or the same one from an earlier time
         if inst is not self._instance or state.time < self._last_time:
             self._instance, self.history, self._ahead = inst, History(), None
+            self.what_ifs = self.alternatives = self.reused = 0  # the run's own counts
             self._first_time = state.time
             self._arrivals = False
             # a fresh STS, in the first order: the last run's winning copy may be in the
