@@ -109,7 +109,9 @@ def _progress_values(m: pyo.ConcreteModel, d: MilpData, j: str, lost: dict[int, 
         if running and b <= jd.last:
             (k,) = running
             capacity = jd.speed[k] * (1 - lost[t]) if t in lost else jd.speed[k]
-            while b <= jd.last and capacity > 0:
+            # (a block ending at the slot's end leaves a rounding residue of capacity, not
+            # room for the next block: the model has no work variable for it there)
+            while b <= jd.last and capacity > tol:
                 w = remaining[b] if remaining[b] <= capacity + tol else capacity
                 m.work[j, b, k, t].set_value(w)
                 progress += w
