@@ -66,7 +66,7 @@ def charged(series: Series, kwh: float, pieces: Callable[[], Pieces]) -> float:
     instance without a series (``pieces`` is then not built)."""
     value = series.constant
     if value is not None:
-        return value * kwh
+        return at_rate(value, kwh)
     return sum(kw * priced(series, hours) for kw, hours in pieces())
 
 
@@ -87,8 +87,18 @@ def job_bill(instance: Instance, kwh: float, pieces: Callable[[], Pieces]) -> tu
 
 
 def kwh_of(pieces: Pieces) -> float:
-    """The energy of ``pieces`` (kWh): ``Σ kW · p · hours``."""
-    return math.fsum(kw * p * (b - a) for kw, hours in pieces for a, b, p in hours)
+    """The energy of ``pieces`` (kWh): ``Σ kW · p · hours`` (hours paid with probability
+    0 draw nothing, even endless ones: the sum is exact, so leaving zeros out moves
+    nothing)."""
+    return math.fsum(kw * p * (b - a) for kw, hours in pieces for a, b, p in hours if p > 0)
+
+
+def at_rate(rate: float, amount: float) -> float:
+    """``rate · amount``, where a rate of 0 charges nothing even for an endless amount: a
+    plan costed unchecked may leave a job running for ever, its tardiness and its nodes'
+    energy infinite, and ``0 · inf`` would make a free kWh or a weight of 0 NaN (a
+    review of 2026-12-07). The same product wherever ``amount`` is finite."""
+    return 0.0 if rate == 0 and math.isinf(amount) else rate * amount
 
 
 def last_completion(ends: list[list[tuple[float, float]]]) -> Exposure:

@@ -22,6 +22,7 @@ from instances.fields import is_number
 from instances.model import TardinessMode
 from validation.billing import (
     Exposure,
+    at_rate,
     exposure,
     idle_pieces,
     job_bill,
@@ -208,9 +209,9 @@ def _job_cost(instance: Instance, tl: Timeline, mode: TardinessMode) -> JobCost:
     omega = instance.tardiness_weight(job_id)
     slot = instance.slot
     completion = tl.completion(slot)
-    worst_tard = omega * max(0.0, completion - job.due)
+    worst_tard = at_rate(omega, max(0.0, completion - job.due))
     exp_tard = math.fsum(
-        pb * omega * max(0.0, slot_ceil(tl.time_at(eb), slot) - job.due)
+        at_rate(pb * omega, max(0.0, slot_ceil(tl.time_at(eb), slot) - job.due))
         for eb, pb in zip(dist.stops, dist.probabilities, strict=True)
         if pb > 0
     )
@@ -227,7 +228,9 @@ def _job_cost(instance: Instance, tl: Timeline, mode: TardinessMode) -> JobCost:
         overhead_kwh=overhead_kwh,
         relaunches=sum(p.relaunch for p in tl.pieces),
         carbon_kg=carbon_kg,
-        carbon_cost=0.0 if instance.carbon is None else instance.carbon.price * carbon_kg / 1000.0,
+        carbon_cost=0.0
+        if instance.carbon is None
+        else at_rate(instance.carbon.price, carbon_kg) / 1000.0,
     )
 
 
@@ -300,7 +303,7 @@ def _idle_cost(
         kwh, money, grams = kwh + boot_kwh, money + boot_money, grams + boot_grams
     price = 0.0 if instance.carbon is None else instance.carbon.price
     boots = math.fsum(p for _, p in started)
-    return IdleCost(kwh, money, grams / 1000.0, price * grams / 1e6, boots, charged=True)
+    return IdleCost(kwh, money, grams / 1000.0, at_rate(price, grams) / 1e6, boots, charged=True)
 
 
 @dataclass(frozen=True)
