@@ -239,7 +239,11 @@ def evaluate(
 ) -> Evaluation:
     """Expected cost of ``plan``. Raises :class:`PlanError` listing every violation.
 
-    ``tardiness`` overrides the instance's tardiness mode.
+    ``tardiness`` overrides the instance's tardiness mode. ``check=False`` costs the plan
+    as it stands (the caller vouches for it): a job it never completes is late for ever
+    (an infinite tardiness where its weight is above 0) and keeps its nodes powered for
+    ever where they draw power (an infinite bill where the price stays above 0; a rate
+    of 0 charges nothing, never NaN).
     """
     if check:
         require_feasible(instance, plan)
