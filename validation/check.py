@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from instances import GpuRef, Instance, Job, LinkId, Plan, PlanError, Segment
+from instances import Config, GpuRef, Instance, Job, LinkId, Plan, PlanError, Segment
 from instances.distribution import reaches
 from instances.fields import huge_integer
 from instances.limits import MAX_PLAN_HOURS
@@ -47,14 +47,20 @@ def _on_grid(t: float, slot: float) -> bool:
 
 def _shape(inst: Instance, s: Segment) -> list[str]:
     """Problems with the GPUs a segment names, given its configuration."""
-    cfg = s.config
-    for ref in s.gpus:
+    return gpu_shape(inst, s.config, s.gpus)
+
+
+def gpu_shape(inst: Instance, cfg: Config, gpus: tuple[GpuRef, ...]) -> list[str]:
+    """Problems with ``gpus`` as the GPUs of configuration ``cfg`` (a segment's, or an
+    allocation a policy gives the engine): pairs (node id, GPU index) of existing GPUs
+    of its type, none twice, as many as it takes, on as many nodes as it spans."""
+    for ref in gpus:
         if not (isinstance(ref, tuple) and len(ref) == 2 and isinstance(ref[0], str)):
             return [f"GPU {ref!r} is not a pair (node id, GPU index)"]
     out: list[str] = []
-    if len(set(s.gpus)) != len(s.gpus):
-        out.append(f"names a GPU twice: {list(s.gpus)}")
-    for node_id, idx in s.gpus:
+    if len(set(gpus)) != len(gpus):
+        out.append(f"names a GPU twice: {list(gpus)}")
+    for node_id, idx in gpus:
         if not inst.has_node(node_id):
             out.append(f"unknown node {node_id!r}")
             continue
@@ -73,21 +79,21 @@ def _shape(inst: Instance, s: Segment) -> list[str]:
     if out:
         return out
     per_node: dict[str, int] = defaultdict(int)
-    for node_id, _ in s.gpus:
+    for node_id, _ in gpus:
         per_node[node_id] += 1
     want_gpus = 1 if cfg.shared else cfg.gpus
-    if len(s.gpus) != want_gpus:
-        out.append(f"config {cfg.label} needs {want_gpus} GPU(s), segment names {len(s.gpus)}")
+    if len(gpus) != want_gpus:
+        out.append(f"config {cfg.label} needs {want_gpus} GPU(s), {len(gpus)} named")
     elif cfg.distributed:
         assert inst.network is not None and cfg.span is not None  # the instance checked
         span = inst.network.span(per_node)
         if not within(span, cfg.span):
             out.append(
-                f"config {cfg.label} keeps its GPUs within one {cfg.span}, the segment's "
+                f"config {cfg.label} keeps its GPUs within one {cfg.span}, the "
                 f"nodes {sorted(per_node)} span the {span}"
             )
     elif len(per_node) != cfg.nodes:
-        out.append(f"config {cfg.label} needs {cfg.nodes} node(s), segment uses {len(per_node)}")
+        out.append(f"config {cfg.label} needs {cfg.nodes} node(s), {len(per_node)} used")
     elif cfg.nodes > 1 and any(k != cfg.gpus_per_node for k in per_node.values()):
         out.append(
             f"config {cfg.label} needs {cfg.gpus_per_node} GPUs on each node, got {dict(per_node)}"

@@ -28,6 +28,7 @@ from heuristic.core.policy import JobStatus, Policy, SchedulerState, begin_run
 from instances import Instance, Plan, Segment
 from instances.distribution import reaches
 from instances.fields import whole_number
+from validation.check import gpu_shape
 from validation.montecarlo import checked_seed
 from validation.power_states import NodePower, PowerLedger
 from validation.scenario import scenario_epochs
@@ -203,7 +204,12 @@ class _Engine:
                     f"policy {name!r} gave job {job_id!r} configuration "
                     f"{alloc.config.label}, which it may not use"
                 )
-            why = self.occ.why_not(job, alloc)
+            # the GPUs' shape first (as many as the configuration takes, none twice, on
+            # as many nodes as it spans): the occupancy books what it is given, and a
+            # single-node configuration named on two nodes let another job onto a GPU
+            # it held (a review of 2026-12-07)
+            shape = gpu_shape(self.instance, alloc.config, alloc.gpus)
+            why = shape[0] if shape else self.occ.why_not(job, alloc)
             if why is not None:
                 raise SimulationError(
                     f"policy {name!r} placed job {job_id!r} on "
