@@ -3,29 +3,7 @@
 from heuristic.core.occupancy import Allocation, Occupancy
 from instances import Config, GpuType, Instance, Job, Node
 from instances.distribution import EpochDistribution
-
-
-def cluster():  # as in tests/heuristic/core/test_occupancy.py
-    g = GpuType("v100", 16.0, 300.0)
-    nodes = (Node("a", "v100", 8), Node("b", "v100", 2), Node("c", "v100", 4), Node("d", "v100", 4))
-    d = EpochDistribution.deterministic(4)
-    jobs = tuple(
-        Job(
-            f"j{i}",
-            0.0,
-            10.0,
-            d,
-            {
-                Config("v100", 1): 1.0,
-                Config("v100", 1, shared=True): 1.5,
-                Config("v100", 2): 0.6,
-                Config("v100", 8, nodes=2): 0.2,
-            },
-            mem,
-        )
-        for i, mem in enumerate([6.0, 8.0, 4.0, 12.0])
-    )
-    return Instance((g,), nodes, jobs)
+from tests.heuristic.core.test_occupancy import cluster
 
 
 def test_a_job_that_holds_gpus_cannot_be_placed_again():
