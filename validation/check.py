@@ -45,11 +45,6 @@ def _on_grid(t: float, slot: float) -> bool:
     return abs(k * slot - t) <= 1e-7 * max(1.0, abs(t))
 
 
-def _shape(inst: Instance, s: Segment) -> list[str]:
-    """Problems with the GPUs a segment names, given its configuration."""
-    return gpu_shape(inst, s.config, s.gpus)
-
-
 def gpu_shape(inst: Instance, cfg: Config, gpus: tuple[GpuRef, ...]) -> list[str]:
     """Problems with ``gpus`` as the GPUs of configuration ``cfg`` (a segment's, or an
     allocation a policy gives the engine): pairs (node id, GPU index) of existing GPUs
@@ -191,7 +186,7 @@ def _segment_problems(instance: Instance, s: Segment) -> tuple[list[Violation], 
         out.append(Violation("config-not-allowed", s.job, s.start, why))
         return out, False
     out.extend(_timing(instance, s))
-    bad = _shape(instance, s)
+    bad = gpu_shape(instance, s.config, s.gpus)
     out.extend(Violation("bad-gpus", s.job, s.start, b) for b in bad)
     return out, not bad
 
