@@ -73,3 +73,25 @@ def test_a_shared_gpu_on_a_node_without_cores_left_is_passed_over():
     found = occ.find(inst.job("j1"), sh)
     assert found is not None and found.gpus[0][0] == "h2"
     assert occ.why_not(inst.job("j1"), Allocation(sh, (("h1", 0),))) is not None
+
+
+def test_best_fit_among_equal_nodes_takes_one_that_is_on():
+    """Where empty nodes power off, of two nodes that fit alike the one on is taken, then
+    the one booting soonest, and an off node only where no other fits (a mutation that
+    ranked the nodes on last passed every test: it boots a node for nothing)."""
+    from heuristic.core.power import PowerStates
+
+    inst = cluster()  # nodes c and d: four GPUs each, equally tight for two GPUs
+    job, two = inst.job("j0"), Config("v100", 2)
+    for states, want in [
+        (PowerStates(off=frozenset({"c"})), "d"),
+        (PowerStates(off=frozenset({"d"})), "c"),
+        (PowerStates(booting={"c": 0.3, "d": 0.1}), "d"),
+        (PowerStates(off=frozenset({"c"}), booting={"d": 0.2}), "d"),
+    ]:
+        occ = Occupancy(inst)
+        occ.place(inst.job("j1"), Allocation(Config("v100", 8), tuple(("a", g) for g in range(8))))
+        occ.place(inst.job("j2"), Allocation(Config("v100", 2), (("b", 0), ("b", 1))))
+        occ.power = states
+        alloc = occ.find(job, two)
+        assert alloc is not None and {n for n, _ in alloc.gpus} == {want}, (states, alloc)
