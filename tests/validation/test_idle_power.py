@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -189,6 +190,17 @@ def test_a_subnormal_first_stop_keeps_the_bill_finite(price):
     assert ev.energy_cost == pytest.approx(energy, rel=1e-9, abs=1e-12)
 
 
+def _half_run(**fields: Any) -> tuple[Instance, Plan]:
+    """One job of two epochs on a node drawing power of its own, and a plan that runs
+    one of them: costed unchecked, the job never ends and the node stays powered."""
+    k = Config("k80", 1)
+    gpu = GpuType("k80", 12.0, 100.0, idle_w=10.0)
+    node = Node("n0", "k80", 1, base_w=80.0)
+    job = Job("j0", 0.0, 1.0, EpochDistribution.deterministic(2.0), {k: 1.0}, 2.0)
+    inst = Instance((gpu,), (node,), (job,), **fields)
+    return inst, Plan((Segment(0.0, 1.0, "j0", k, (("n0", 0),)),))
+
+
 @pytest.mark.parametrize("after", ["repeat", "hold"])
 @pytest.mark.parametrize("price", [0.0, 0.3])
 def test_an_unchecked_plan_that_never_ends_costs_without_bound_or_not_at_all(after, price):
@@ -197,14 +209,41 @@ def test_an_unchecked_plan_that_never_ends_costs_without_bound_or_not_at_all(aft
     bill is infinite where the series is above 0 past its end and finite where it holds
     0, as at one flat price (under a repeating series it raised an OverflowError, a
     review found)."""
-    k = Config("k80", 1)
-    gpu = GpuType("k80", 12.0, 100.0, idle_w=10.0)
-    node = Node("n0", "k80", 1, base_w=80.0)
-    job = Job("j0", 0.0, 1.0, EpochDistribution.deterministic(2.0), {k: 1.0}, 2.0)
     series = Series(times=(0.0, 1.0, 2.0), values=(0.5, price), after=after)
-    inst = Instance((gpu,), (node,), (job,), energy_price=0.5, prices=series)
-    half = Plan((Segment(0.0, 1.0, "j0", k, (("n0", 0),)),))  # one of its two epochs
+    inst, half = _half_run(energy_price=0.5, prices=series)
     ev = evaluate(inst, half, check=False)
     endless = after == "repeat" or price > 0  # repeated, the first hour's 0.5 comes back
     assert ev.energy_cost == math.inf if endless else math.isfinite(ev.energy_cost)
     assert series.cumulative(math.inf) == (math.inf if endless else 0.5)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"energy_price": 0.0},  # free energy (and so default weights of 0)
+        {"energy_price": 0.5, "prices": Series.flat(0.0)},  # a flat series at 0
+        {
+            "energy_price": 0.5,
+            "carbon": Carbon(Series.regular(1.0, [100.0, 200.0], upper=1e5), 0.0),
+        },
+    ],
+    ids=["price-0", "flat-series-0", "carbon-unpriced"],
+)
+def test_an_endless_unchecked_plan_has_no_nan_figure(fields):
+    """As a held series ending at 0 bills an endless run a finite amount, a rate of 0
+    bills it 0 (not NaN), and a tardiness weight of 0 charges nothing for never ending
+    (a free kWh, a flat series at 0 and an unpriced carbon series gave NaN: ``0 * inf``,
+    a review of 2026-12-07)."""
+    ev = evaluate(*_half_run(**fields), check=False)
+    nan = {k: v for k, v in ev.summary().items() if math.isnan(v)}
+    assert not nan, nan
+
+
+def test_a_weight_of_zero_charges_nothing_for_a_job_never_completed():
+    k = Config("k80", 1)
+    job = Job("j0", 0.0, 1.0, EpochDistribution.deterministic(2.0), {k: 1.0}, 2.0, weight=0.0)
+    inst = Instance((GpuType("k80", 12.0, 100.0),), (Node("n0", "k80", 1),), (job,))
+    half = Plan((Segment(0.0, 1.0, "j0", k, (("n0", 0),)),))
+    (cost,) = evaluate(inst, half, check=False).jobs
+    assert cost.completion == math.inf
+    assert cost.worst_case_tardiness_cost == 0.0 == cost.expected_tardiness_cost
