@@ -27,7 +27,7 @@ from milp.decomposition.space import build_space
 from tests.milp.brute_force import brute_force
 from tests.milp.decomposition.instances import two_nodes
 from tests.milp.decomposition.test_pricing import SLOTS, _cheapest
-from tests.milp.test_bound_edge_cases import _one_gpu_sharing
+from tests.milp.test_bound_edge_cases import _one_gpu_sharing, _one_job
 from tests.milp.test_milp import _tiny
 from validation.evaluate import evaluate
 
@@ -59,26 +59,11 @@ def test_the_completion_bound_idles_through_the_cheapest_slot_at_the_floors_rise
         assert exact.value == pytest.approx(truth, rel=1e-9, abs=1e-12)
 
 
-def _exact_fit(due: float) -> Instance:
-    """One job of two epochs of 0.25 h: at top speed it is done exactly at the end of
-    its first slot of 0.5 h."""
-    job = Job(
-        "j0",
-        0.0,
-        due,
-        EpochDistribution((1.0, 2.0), (0.4, 0.6)),
-        {Config("v100", 1): 0.25},
-        6.0,
-        weight=10.0,
-    )
-    return Instance(
-        (GpuType("v100", 16.0, 300.0),), (Node("n", "v100", 2),), (job,), slot=0.5, name="fit"
-    )
-
-
 @pytest.mark.parametrize("due", [0.5, 0.6])
 def test_a_job_done_exactly_at_a_slots_end_is_bounded_on_time(due):
-    inst = _exact_fit(due)
+    """Two epochs of 0.25 h fill the first slot of 0.5 h exactly (the instance of the
+    capacity relaxation's and the Lagrangian's case)."""
+    inst = _one_job(due, 0.25, 0.0, two_gpus=False)
     best, _ = brute_force(inst, 4)
     res = solve(inst, slots=4, time_limit=30)
     assert res.root_bound <= best + 1e-9 * max(1.0, best)
