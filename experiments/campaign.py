@@ -44,7 +44,7 @@ from experiments.paths import plain_name
 from heuristic.core.options import OptionError
 from heuristic.core.registry import policy_names, policy_options, renamed_to
 from instances import Instance, InstanceError, read_instance
-from instances.fields import is_number
+from instances.fields import SEEDS, is_number
 from instances.generators import GENERATORS
 from instances.generators.stops_fit import read_fit
 from instances.generators.suite import LAYERS as SUITE_LAYERS
@@ -250,7 +250,7 @@ def _seeds(value: Any) -> tuple[int, ...]:
     if (
         isinstance(value, list)
         and 1 <= len(value) <= MAX_SEEDS
-        and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**32 for s in value)
+        and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < SEEDS for s in value)
     ):
         return tuple(value)
     raise CampaignError(

@@ -78,9 +78,23 @@ def whole_at_least(value: object, least: int) -> TypeGuard[int]:
     return int(value) >= least
 
 
+# seeds are 32-bit (``0 <= seed < SEEDS``): scikit-learn's forest (``liquid-forest``)
+# takes no larger one, so the command line, campaign files, policies and the engine
+# bound them alike
+SEEDS = 2**32
+
+
+def seed_number(name: str, value: object) -> int:
+    """``value`` as an int if it is a whole number in ``[0, SEEDS)``, else a ``ValueError``
+    naming ``name``."""
+    if not (whole_at_least(value, 0) and int(value) < SEEDS):
+        raise ValueError(f"{name} = {value!r}: must be a whole number from 0 to {SEEDS - 1}")
+    return int(value)
+
+
 def whole_number(name: str, value: object, least: int) -> int:
     """``value`` as an int if :func:`whole_at_least` ``least``, else a ``ValueError``
-    naming ``name``: an API call's seed, sample count or event limit."""
+    naming ``name``: an API call's sample count or event limit."""
     if not whole_at_least(value, least):
         raise ValueError(f"{name} = {value!r}: must be a whole number, at least {least}")
     return int(value)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from instances import Instance, Plan
-from instances.fields import is_number, whole_number
+from instances.fields import is_number, seed_number, whole_number
 from instances.model import TardinessMode
 from validation.check import require_feasible
 from validation.evaluate import scenario_costs
@@ -58,9 +58,10 @@ def sample_epochs(instance: Instance, rng: np.random.Generator) -> dict[str, flo
 
 
 def checked_seed(seed: object, name: str = "seed") -> int:
-    """A seed of the stops: a whole number, at least 0. ``None`` drew fresh stops on
-    every call, and numpy's own refusals of the rest did not name the argument."""
-    return whole_number(name, seed, 0)
+    """A seed of the stops: a whole number in ``[0, SEEDS)`` (:func:`seed_number`).
+    ``None`` drew fresh stops on every call, and numpy's own refusals of the rest did
+    not name the argument."""
+    return seed_number(name, seed)
 
 
 def replay(

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from experiments.cli.common import Subparsers, count, load_instance, positive_int, seconds
+from experiments.cli.common import Subparsers, load_instance, positive_int, random_seed, seconds
 
 
 def add_parser(sub: Subparsers) -> None:
     b = sub.add_parser("bound", help="clairvoyant lower bound (MILP with epochs known)")
     b.add_argument("instance")
     b.add_argument("--scenarios", type=positive_int, default=10)
-    b.add_argument("--seed", type=count, default=0)
+    b.add_argument("--seed", type=random_seed, default=0)
     b.add_argument("--time-limit", type=seconds, default=60.0, help="seconds per scenario")
     b.add_argument("--slot", type=float, default=None)
     b.set_defaults(func=run)

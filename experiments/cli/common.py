@@ -15,6 +15,7 @@ from experiments.campaign import MAX_TIME_LIMIT
 from heuristic.core.registry import policy_names, unknown_policy
 from instances import Instance, read_instance
 from instances.bundled import bundled, bundled_names
+from instances.fields import SEEDS
 from instances.generators.suite import milp_suite
 
 # what ``add_subparsers`` returns: each command module adds its parser to it
@@ -102,7 +103,9 @@ MAX_WORKERS = 1024
 workers = checked_type(
     int, "a whole number", lambda v: 1 <= v <= MAX_WORKERS, f"1 to {MAX_WORKERS} processes"
 )
-count = checked_type(int, "a whole number", lambda v: v >= 0, "at least 0")
+random_seed = checked_type(
+    int, "a whole number", lambda v: 0 <= v < SEEDS, f"a seed from 0 to {SEEDS - 1}"
+)
 # Monte Carlo scenarios a command replays: each one a pass of the evaluator in Python,
 # a fraction of a millisecond to milliseconds; past this many a typo, not a check
 MAX_SCENARIOS = 100_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from experiments.cli.common import Subparsers, count, load_instance
+from experiments.cli.common import Subparsers, load_instance, random_seed
 from experiments.tables import compare_table
 from heuristic.core.registry import policy_names
 
@@ -12,7 +12,7 @@ from heuristic.core.registry import policy_names
 def add_parser(sub: Subparsers) -> None:
     c = sub.add_parser("compare", help="every registered policy on one instance, one table")
     c.add_argument("instance")
-    c.add_argument("--seed", type=count, default=0)
+    c.add_argument("--seed", type=random_seed, default=0)
     c.add_argument("--slot", type=float, default=None, help="slot length in hours")
     c.set_defaults(func=run)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from experiments.cli.common import Subparsers, count, load_instance, policy_name, scenarios
+from experiments.cli.common import Subparsers, load_instance, policy_name, random_seed, scenarios
 from experiments.cli.solve import run_policy
 from heuristic.core.registry import policy_names
 from instances.bundled import bundled_names
@@ -24,7 +24,7 @@ def add_parser(sub: Subparsers) -> None:
         type=policy_name,
         help=f"one of {', '.join(policy_names())} (default: fifo)",
     )
-    d.add_argument("--seed", type=count, default=0)
+    d.add_argument("--seed", type=random_seed, default=0)
     d.add_argument("--mc", type=scenarios, default=2000, help="Monte Carlo scenarios (0: none)")
     d.set_defaults(func=run)
 

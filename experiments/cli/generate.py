@@ -14,11 +14,11 @@ from typing import Any
 from experiments.cli.common import (
     CliError,
     Subparsers,
-    count,
     hours,
     out_path,
     positive_float,
     positive_int,
+    random_seed,
 )
 from experiments.paths import output_folder
 from instances import Instance, InstanceError, write_instance
@@ -98,7 +98,7 @@ def add_parser(sub: Subparsers) -> None:
     g = sub.add_parser("generate", help="write a seeded instance file")
     g.add_argument("kind", choices=(*GENERATORS, SUITE))
     g.add_argument("--out", type=out_path, required=True)
-    g.add_argument("--seed", type=count, default=None, help="default: 0")
+    g.add_argument("--seed", type=random_seed, default=None, help="default: 0")
     g.add_argument("--name", default=None)
     _cluster_options(g)
     _trace_options(g)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from experiments.cli.common import Subparsers, count, load_instance, out_file, positive_int, seconds
+from experiments.cli.common import (
+    Subparsers,
+    load_instance,
+    out_file,
+    positive_int,
+    random_seed,
+    seconds,
+)
 from instances import read_plan
 
 
@@ -21,7 +28,7 @@ def add_parser(sub: Subparsers) -> None:
         default="improved-plan.json",
         help="write the plan here (default: improved-plan.json)",
     )
-    im.add_argument("--seed", type=count, default=0)
+    im.add_argument("--seed", type=random_seed, default=0)
     im.add_argument("--slot", type=float, default=None, help="slot length in hours")
     im.add_argument(
         "--search-evaluations",

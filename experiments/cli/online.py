@@ -8,7 +8,7 @@ import sys
 import pandas as pd
 from tqdm import tqdm
 
-from experiments.cli.common import CliError, Subparsers, count, load_instance
+from experiments.cli.common import CliError, Subparsers, load_instance, random_seed
 from heuristic.core.registry import policy_names, unknown_policy
 
 
@@ -16,7 +16,7 @@ def add_parser(sub: Subparsers) -> None:
     o = sub.add_parser("online", help="online runs (sampled stops): metrics per policy")
     o.add_argument("instance")
     o.add_argument("--policy", default="all", help="'all', or names separated by commas")
-    o.add_argument("--seed", type=count, default=0)
+    o.add_argument("--seed", type=random_seed, default=0)
     o.add_argument("--slot", type=float, default=None)
     o.add_argument("--jobs", action="store_true", help="also print each run's jobs")
     o.add_argument("--quiet", action="store_true", help="no progress bar")

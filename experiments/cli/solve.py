@@ -8,12 +8,12 @@ from typing import Any
 
 from experiments.cli.common import (
     Subparsers,
-    count,
     load_instance,
     out_file,
     policy_name,
     policy_option,
     policy_options,
+    random_seed,
     scenarios,
 )
 from experiments.tables import cost_table, evaluated_rollout, summary_line
@@ -31,7 +31,7 @@ def add_parser(sub: Subparsers) -> None:
         type=policy_name,
         help=f"one of {', '.join(policy_names())} (default: fifo)",
     )
-    s.add_argument("--seed", type=count, default=0)
+    s.add_argument("--seed", type=random_seed, default=0)
     s.add_argument("--slot", type=float, default=None, help="slot length in hours")
     s.add_argument("--out", type=out_file, help="write the plan (JSON) here")
     s.add_argument("--mc", type=scenarios, default=0, help="Monte Carlo scenarios to cross-check")

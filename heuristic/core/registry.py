@@ -18,7 +18,7 @@ from typing import Any
 
 from heuristic.core.options import build_options
 from heuristic.core.policy import Policy
-from instances.fields import whole_number
+from instances.fields import seed_number
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ def make_policy(name: str, *, seed: int = 0, **options: Any) -> Policy:
     ``make_policy("sts", reserve=0.3)``."""
     if not isinstance(name, str):  # a list was met by "unhashable type" in the lookup
         raise TypeError(f"policy = {name!r:.60}: must be a registered policy's name")
-    seed = whole_number("seed", seed, 0)  # None drew a fresh seed; numpy's named none
+    seed = seed_number("seed", seed)  # None drew a fresh seed; numpy's named none
     install = missing_extra(name)
     if install is not None:
         raise ValueError(f"policy {name!r} needs an optional extra: {install}")

@@ -152,6 +152,25 @@ def test_online_refuses_a_policy_named_twice_before_any_run(capsys):
     assert captured.out == "" and "Traceback" not in captured.err
 
 
+@pytest.mark.parametrize("command", ["online", "solve", "compare", "demo", "bound", "improve"])
+def test_a_seed_past_32_bits_is_refused_by_name_before_any_run(command, capsys):
+    """``liquid-forest`` passed a seed of 2**32 to scikit-learn, whose refusal came as
+    a traceback after the other policies had run (a hostile-input hunt, 2026-12-07);
+    every command's seed now has the campaign file's bound."""
+    with pytest.raises(SystemExit) as exc:
+        main([command, "tiny", "--seed", str(2**32)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--seed: expected a seed from 0 to {2**32 - 1}, got {2**32}" in err
+    assert "Traceback" not in err
+
+
+def test_the_largest_seed_runs_the_forest(capsys):
+    pytest.importorskip("sklearn")
+    assert main(["online", "tiny", "--policy", "liquid-forest", "--seed", str(2**32 - 1)]) == 0
+    assert "liquid-forest" in capsys.readouterr().out
+
+
 def test_a_plan_made_for_another_instance_is_refused_naming_both(tmp_path, capsys):
     # seed 0's plan fits seed 1's instance (the same ids) but its due dates and stops
     # differ: it used to be costed there without a word

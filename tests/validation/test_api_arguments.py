@@ -89,7 +89,7 @@ def test_replay_refuses_an_infeasible_plan_as_evaluate_does(base):
     assert math.isfinite(replay(base, plan, samples=10).mean_total)
 
 
-@pytest.mark.parametrize("seed", [None, -1, "x", 1.5, True])
+@pytest.mark.parametrize("seed", [None, -1, "x", 1.5, True, 2**32])
 def test_a_policy_seed_must_be_a_whole_number(seed):
     # None drew a fresh seed on every call; the rest failed inside numpy
     with pytest.raises(ValueError, match=f"seed = {seed!r}: must be a whole number"):

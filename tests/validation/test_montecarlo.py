@@ -31,7 +31,7 @@ def test_monte_carlo_on_bundled_small(small):
     assert replay(small, p, samples=200, seed=7) == replay(small, p, samples=200, seed=7)
 
 
-@pytest.mark.parametrize("seed", [None, -1, "x", 1.5, True])
+@pytest.mark.parametrize("seed", [None, -1, "x", 1.5, True, 2**32])
 def test_a_seed_that_is_no_whole_number_is_refused_by_name(seed):
     """``seed=None`` drew fresh stops on every call (four runs, four plans); the rest
     failed inside numpy without naming the argument."""
