@@ -166,7 +166,6 @@ def test_a_seed_past_32_bits_is_refused_by_name_before_any_run(command, capsys):
 
 
 def test_the_largest_seed_runs_the_forest(capsys):
-    pytest.importorskip("sklearn")
     assert main(["online", "tiny", "--policy", "liquid-forest", "--seed", str(2**32 - 1)]) == 0
     assert "liquid-forest" in capsys.readouterr().out
 
