@@ -226,3 +226,21 @@ def test_one_segment_late_in_a_trace_short_by_ten_clock_ulps_is_incomplete():
     assert kinds(inst, [short]) == ["incomplete"]
     close = Segment(rel, rel + (3 - 1e-7) * tau, "a", C1, (("n0", 0),))
     assert kinds(inst, [close]) == []
+
+
+def test_a_segment_the_job_needs_is_not_after_its_completion_within_the_clock_tolerance():
+    """A last piece of 5e-10 h (5e-7 epochs of 1e-3 h, far above the stop tolerance)
+    started within the clock's tolerance before the completion: flagged as starting
+    after the job completed, and without it the plan is short, so no form of the plan
+    was accepted (a review, 2026-12-07). A segment at the completion itself still is."""
+    tau = 1e-3
+    job = Job("a", 0.0, 20.0, EpochDistribution.deterministic(1.0), {C1: tau}, 8.0)
+    inst = Instance((V100,), (Node("n0", "v100", 2),), (job,))
+    cut = tau - 5e-10
+    first = Segment(0.0, cut, "a", C1, (("n0", 0),))
+    assert kinds(inst, [first]) == ["incomplete"]
+    for gpu in (0, 1):  # the same GPUs, and a move
+        assert check_plan(inst, Plan.of([first, Segment(cut, tau, "a", C1, (("n0", gpu),))])) == []
+    whole = Segment(0.0, tau, "a", C1, (("n0", 0),))
+    extra = Segment(tau, 2 * tau, "a", C1, (("n0", 1),))
+    assert kinds(inst, [whole, extra]) == ["after-completion"]
