@@ -54,6 +54,7 @@ from heuristic.core.policy import JobStatus
 from heuristic.core.registry import make_policy
 from heuristic.sts import timing
 from heuristic.sts.hulls import HullTable, JobProfiles
+from heuristic.sts.tariff import Tariff
 from instances import Instance, Job
 from instances.generators.prices import lay_prices
 from instances.generators.registry import GENERATORS
@@ -175,7 +176,7 @@ def _alone_bill(inst: Instance, shares: tuple[float, ...] | None) -> float:
     table = HullTable(inst, timing=shares is not None, rule=rule)
     blind = HullTable(inst, timing=False)
     types = tuple(g.name for g in inst.gpu_types)
-    tariff = timing.Tariff.of(inst)
+    tariff = Tariff.of(inst)
     assert tariff is not None
     total = 0.0
     for job in inst.jobs:
@@ -230,16 +231,16 @@ def bill_cut_interval(part: pd.DataFrame) -> str:
     )
 
 
-def bill_tariff(inst: Instance) -> timing.Tariff:
+def bill_tariff(inst: Instance) -> Tariff:
     """The bill of a kWh over time on ``inst``: its price series plus its carbon priced
     (STS's tariff, whatever its cell: only its integrals are read)."""
     carbon = None if inst.carbon is None else inst.carbon.intensity
     per_gram = 0.0 if inst.carbon is None else inst.carbon.price_per_gram
-    return timing.Tariff(inst.price_series, carbon, per_gram, 1.0)
+    return Tariff(inst.price_series, carbon, per_gram, 1.0)
 
 
 def bill_cells(
-    tariff: timing.Tariff, a: float, b: float, extra: Iterable[float] = ()
+    tariff: Tariff, a: float, b: float, extra: Iterable[float] = ()
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The cells over ``[a, b]`` where ``tariff``'s bill of a kWh is constant (cut also
     at ``extra``): their edges, their hours and the bill of a kW held over each, per

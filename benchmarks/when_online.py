@@ -51,7 +51,7 @@ from scipy.sparse import csr_array
 from benchmarks.common import markdown
 from benchmarks.when import bill_cells, bill_tariff
 from benchmarks.when_fluid import POLICIES, family_runs
-from heuristic.sts.timing import Tariff
+from heuristic.sts.tariff import Tariff
 from instances import Config, Instance, Job, Plan
 
 # the blind plan's cost of an hour later, a share of its energy: ten times

@@ -19,7 +19,8 @@ from heuristic.sts.ledger import Ledger
 from heuristic.sts.memo import kept
 from heuristic.sts.profile import Option, Profile, exact_profile, lower_hull
 from heuristic.sts.switching import Relaunch, relaunch_profile
-from heuristic.sts.timing import HORIZON_CELLS, PLAIN, Tariff, TimingRule, load, timed
+from heuristic.sts.tariff import HORIZON_CELLS, Tariff
+from heuristic.sts.timing import PLAIN, TimingRule, load, timed
 from instances import Config, Instance, Job
 
 # the name of the pseudo GPU type whose options are every type's (``mixed_types``): a

@@ -41,7 +41,7 @@ from heuristic.core.occupancy import Allocation
 from heuristic.core.policy import JobStatus
 from heuristic.sts.hulls import JobProfiles
 from heuristic.sts.profile import Profile
-from heuristic.sts.timing import Tariff
+from heuristic.sts.tariff import Tariff
 from instances import Config, EpochDistribution, Instance, Job
 
 # how many times the job ending last is re-planned at one decision (each one a

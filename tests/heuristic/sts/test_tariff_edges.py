@@ -1,11 +1,11 @@
-"""Cases of the Tariff and Grid (heuristic/sts/timing.py) a mutation test found
+"""Cases of the Tariff and Grid (heuristic/sts/tariff.py) a mutation test found
 untested (2026-12-07)."""
 
 from __future__ import annotations
 
 import pytest
 
-from heuristic.sts.timing import Tariff
+from heuristic.sts.tariff import Tariff
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.energy import Carbon, Series
 
@@ -23,7 +23,7 @@ HOURLY_CARBON = Series.regular(1.0, [300.0, 120.0, 250.0], upper=1e5)
 
 def test_an_unpriced_carbon_series_leaves_the_bill_flat():
     """Carbon at price 0 bills nothing, however its intensity moves: no tariff (STS
-    stays price-blind to the last digit, docs of heuristic/sts/timing.py)."""
+    stays price-blind to the last digit, docs of heuristic/sts/tariff.py)."""
     assert Tariff.of(_inst(carbon=Carbon(HOURLY_CARBON, 0.0))) is None
     assert Tariff.of(_inst(carbon=Carbon(HOURLY_CARBON, 50.0))) is not None
 
@@ -45,7 +45,7 @@ def test_a_cells_bill_is_the_price_plus_the_priced_carbon():
     carbon price per gram times the intensity."""
     import numpy as np
 
-    from heuristic.sts.timing import Grid
+    from heuristic.sts.tariff import Grid
 
     tariff = Tariff.of(_inst(carbon=Carbon(HOURLY_CARBON, 50.0)))
     assert tariff is not None and tariff.per_gram == 50.0 / 1e6

@@ -20,7 +20,8 @@ from heuristic.sts.incremental import IncrementalStsPolicy
 from heuristic.sts.ledger import Ledger
 from heuristic.sts.policy import StsPolicy
 from heuristic.sts.profile import Profile, Step
-from heuristic.sts.timing import Grid, Tariff, TimingRule, run_windows, timing
+from heuristic.sts.tariff import Grid, Tariff
+from heuristic.sts.timing import TimingRule, run_windows, timing
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.bundled import bundled
 from instances.energy import Carbon, Series
