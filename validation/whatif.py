@@ -168,7 +168,10 @@ def quantile_epochs(state: SchedulerState, q: float) -> dict[str, float]:
             if acc >= q:
                 at = i
                 break
-        out[job.id] = s.progress + left.stops[at]
+        # the job's own stop (the conditional's stops are its last ones, shifted):
+        # progress + (stop - progress) can be a float's last bit past it
+        stops = job.distribution.stops
+        out[job.id] = stops[len(stops) - len(left.stops) + at]
     return out
 
 
