@@ -57,13 +57,6 @@ def sample_epochs(instance: Instance, rng: np.random.Generator) -> dict[str, flo
     return {j.id: float(j.distribution.sample(rng)) for j in instance.jobs}
 
 
-def checked_seed(seed: object, name: str = "seed") -> int:
-    """A seed of the stops: a whole number in ``[0, SEEDS)`` (:func:`seed_number`).
-    ``None`` drew fresh stops on every call, and numpy's own refusals of the rest did
-    not name the argument."""
-    return seed_number(name, seed)
-
-
 def replay(
     instance: Instance,
     plan: Plan,
@@ -80,7 +73,8 @@ def replay(
     if not is_number(confidence) or confidence not in _Z:  # a list was a TypeError
         raise ValueError(f"confidence must be one of {sorted(_Z)}, got {confidence}")
     whole_number("samples", samples, 1)  # 0 gave NaN means beside six RuntimeWarnings
-    rng = np.random.default_rng(checked_seed(seed))
+    # (None drew fresh stops on every call; numpy's own refusals named no argument)
+    rng = np.random.default_rng(seed_number("seed", seed))
     if check:
         require_feasible(instance, plan)
     energy = np.empty(samples)

@@ -11,13 +11,14 @@ from collections.abc import Iterable
 import numpy as np
 
 from instances import EpochDistribution, Instance
+from instances.fields import seed_number
 from validation.evaluate import require_stops
-from validation.montecarlo import checked_seed, sample_epochs
+from validation.montecarlo import sample_epochs
 
 
 def scenario_epochs(instance: Instance, seed: int) -> dict[str, float]:
     """Each job's stop in the simulator's sampled mode with this seed."""
-    return sample_epochs(instance, np.random.default_rng(checked_seed(seed)))
+    return sample_epochs(instance, np.random.default_rng(seed_number("seed", seed)))
 
 
 def scenario_instance(

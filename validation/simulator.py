@@ -27,9 +27,8 @@ from heuristic.core.occupancy import Allocation, Occupancy
 from heuristic.core.policy import JobStatus, Policy, SchedulerState, begin_run
 from instances import Instance, Plan, Segment
 from instances.distribution import reaches
-from instances.fields import whole_number
+from instances.fields import seed_number, whole_number
 from validation.check import gpu_shape
-from validation.montecarlo import checked_seed
 from validation.power_states import NodePower, PowerLedger
 from validation.scenario import scenario_epochs
 from validation.timeline import continues, slot_ceil, start_overhead
@@ -353,7 +352,7 @@ def simulate(
     if mode not in ("rollout", "sampled"):
         raise ValueError(f"mode must be 'rollout' or 'sampled', got {mode!r}")
     _check_arguments(instance, policy, max_events, progress)
-    seed = checked_seed(seed)  # recorded with the result in either mode
+    seed = seed_number("seed", seed)  # recorded with the result in either mode
     if slot is not None and instance.slot != slot:
         instance = instance.replace(slot=slot)
     if mode == "sampled":
