@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from instances import InstanceError
-from instances.io import check_numbers
+from instances.jsonfile import check_numbers
 from instances.limits import MAX_NESTING
 
 MAX_CAMPAIGN_BYTES = 1 << 20  # the largest bundled campaign file is under 3 KiB

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from instances import Instance, Plan
-from instances.io import write_atomic
+from instances.jsonfile import write_atomic
 
 
 def literal(text: str) -> str:

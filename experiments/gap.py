@@ -28,7 +28,7 @@ from heuristic.core.result import certified_gap
 from heuristic.sts.policy import StsPolicy
 from heuristic.sts.search import SearchResult
 from instances import Instance, Plan
-from instances.io import write_atomic
+from instances.jsonfile import write_atomic
 from milp import Improvement, LagrangeBound, Result, improve, lagrangian_bound, solve
 from milp.decomposition import DecompositionResult
 from milp.decomposition import solve as decompose

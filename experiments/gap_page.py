@@ -18,7 +18,7 @@ import pandas as pd
 
 from experiments.gantt import DECODE_SCRIPT, png
 from heuristic.core.result import certified_gap
-from instances.io import write_atomic
+from instances.jsonfile import write_atomic
 
 SIZE_CHART = "gaps-by-size.png"
 PLANS = ("sts", "sts-tuned", "improved", "milp")

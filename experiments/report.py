@@ -25,7 +25,7 @@ from experiments.report_charts import (
 from experiments.report_sweep import best_share, sweep_chart, sweep_table
 from experiments.stats import ci95
 from experiments.store import Store
-from instances.io import write_atomic
+from instances.jsonfile import write_atomic
 
 REFERENCE = "clairvoyant"
 

@@ -1,5 +1,5 @@
 """A fast yes/no: does a JSON document pass both checks of its structure, the numbers
-check (:func:`instances.io.check_numbers`) and the JSON Schema?
+check (:func:`instances.jsonfile.check_numbers`) and the JSON Schema?
 
 The reader asks this first. ``jsonschema`` takes seconds on a whole trace (the Philly
 week: about 5 s of its 7 s of reading) because it walks every value through its

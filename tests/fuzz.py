@@ -31,7 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from instances.io import json_path
+from instances.jsonfile import json_path
 
 JsonPath = tuple[str | int, ...]
 

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from heuristic.core.registry import make_policy
 from instances import InstanceError, PlanError, instance_from_dict, plan_from_dict, plan_to_dict
 from instances.generators.liquid import LiquidSpec, liquid
-from instances.io import check_numbers, instance_to_dict
+from instances.io import instance_to_dict
+from instances.jsonfile import check_numbers
 from tests.fuzz import (
     BYTE_MUTANTS,
     NASTY,

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
     from instances.generators.histories import alibaba_history, csv_history
     from instances.generators.stops_fit import fit_stops
-    from instances.io import write_atomic
+    from instances.jsonfile import write_atomic
 
     if args.trace == "philly":
         raise CliError(

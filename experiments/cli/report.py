@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         if out is None:
             print(text, end="")
             return 0
-        from instances.io import write_atomic
+        from instances.jsonfile import write_atomic
 
         print(f"markdown written to {write_atomic(out, text)}")
         return 0

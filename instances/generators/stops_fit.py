@@ -35,7 +35,7 @@ from instances.errors import InstanceError
 from instances.fields import is_number
 from instances.generators.early_stopping import checkpoints
 from instances.generators.histories import STATUSES, History, alibaba_history
-from instances.io import check_numbers, load_json_file
+from instances.jsonfile import check_numbers, load_json_file
 from instances.sums import dot
 
 CLASSES = ("1 GPU", "2+ GPUs")

@@ -15,7 +15,8 @@ from instances import InstanceError, instance_to_dict
 from instances.bundled import bundled
 from instances.conforms import compile_schema
 from instances.generators.traces import TraceSpec, trace_instance
-from instances.io import check_numbers, check_structure, schema
+from instances.io import check_structure, schema
+from instances.jsonfile import check_numbers
 from tests.fuzz import NASTY, OPS, mutate, normalized
 from tests.test_fuzz import BASES, PATHS, PLAN_CASES, PLANS
 

@@ -95,7 +95,7 @@ def test_a_broken_gzip_file_is_refused_naming_the_file(tmp_path, make, reason):
 
 
 def test_a_gzip_file_is_read_in_pieces_whole_over_several_members(tmp_path, monkeypatch):
-    import instances.io as io
+    import instances.jsonfile as io
 
     monkeypatch.setattr(io, "_PIECE", 97)  # many pieces per member, none aligned
     inst = bundled("small")
@@ -111,7 +111,7 @@ def test_a_gzip_file_is_read_in_pieces_whole_over_several_members(tmp_path, monk
 
 
 def test_a_gzip_file_that_expands_too_far_is_refused(tmp_path, monkeypatch):
-    import instances.io as io
+    import instances.jsonfile as io
 
     monkeypatch.setattr(io, "MAX_FILE_BYTES", 1 << 20)
     target = tmp_path / "bomb.json.gz"
