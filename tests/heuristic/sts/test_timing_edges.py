@@ -21,6 +21,7 @@ from heuristic.sts.tariff import Grid, Tariff
 from heuristic.sts.timing import _catch_up, _Late, load, power_at, timing
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
 from instances.energy import Series
+from tests.heuristic.sts.test_timing import _spike
 from validation.evaluate import evaluate
 from validation.simulator import simulate
 
@@ -142,26 +143,11 @@ def test_place_runs_resumes_on_a_tie_with_running_on():
     assert cells.tolist() == [0, 2]
 
 
-def _spike_job(weight: float) -> Instance:
-    """Three epochs (1.2 h on four V100s) due at hour 2, in a two-hour spike of 100 per
-    kWh, then 0.5."""
-    job = Job(
-        "j",
-        0.0,
-        2.0,
-        EpochDistribution.deterministic(3.0),
-        {ONE: 1.0, FOUR: 0.4},
-        4.0,
-        weight=weight,
-    )
-    return _one_job(job, [100.0, 100.0] + [0.5] * 22)
-
-
 def test_the_late_search_opens_where_an_hour_bills_more_than_an_hour_late():
     """The spike bills four V100s' hour at 120 against a weight of 80: the gate opens
     (an hour moved past the due date may save more than it costs) and the run waits
     for hour 2, 1.2 h late (96 + 0.72) rather than 144 in the spike."""
-    inst = _spike_job(80.0)
+    inst = _spike(80.0)
     table = HullTable(inst, rule=make_policy("sts").options.timing_rule)
     status = JobStatus(inst.jobs[0], 0.0, None)
     found = next(iter(JobProfiles(inst, status, 0.0, ("v100",), table).in_order())).profile
@@ -172,7 +158,7 @@ def test_the_late_search_opens_where_an_hour_bills_more_than_an_hour_late():
 def test_the_whole_cell_budgets_run_every_cell_to_eight_then_by_half_again():
     """The late search's whole-cell budgets: 1 to 8 cells, then 12, 18, 27, ... within
     its reach, and up to the first whose profile is the longest budget's."""
-    inst = _spike_job(80.0)
+    inst = _spike(80.0)
     asked: list[float] = []
 
     def solve(budget: float) -> Profile:
@@ -235,7 +221,7 @@ def test_a_running_job_late_for_a_spike_counts_its_resume_in_the_tardiness():
     late search pauses it to hour 2, and its resume's relaunch pushes the end, and the
     tardiness, 0.25 h later than its run window, as the evaluator counts it (the bill
     keeps only the energy)."""
-    inst = _spike_job(80.0).replace(relaunch_hours=0.25)
+    inst = _spike(80.0, relaunch_hours=0.25)
     table = HullTable(inst, rule=make_policy("sts").options.timing_rule)
     status = JobStatus(inst.jobs[0], 0.0, Allocation(FOUR, tuple(("n", g) for g in range(4))))
     found = next(iter(JobProfiles(inst, status, 0.0, ("v100",), table).in_order())).profile
