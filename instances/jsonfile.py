@@ -1,12 +1,13 @@
 """A JSON document read from a user's file, or written to one, whatever its bytes.
 
-Every file the tool reads whole (instances, plans, stopping fits, campaign files) comes
-through :func:`load_json_file`: a regular file, at most ``MAX_FILE_BYTES`` (gunzipped a
+Every JSON file the tool reads (instances, plans, stopping fits) comes through
+:func:`load_json_file`: a regular file, at most ``MAX_FILE_BYTES`` (gunzipped a
 piece at a time if its content is gzip), UTF-8, JSON with no key twice in one object
 and no number a double cannot hold; :func:`check_numbers` then refuses non-finite
 numbers and deep nesting by the field's path. Each refusal is an
 :class:`InstanceError` naming the file or the field. Files are written whole or not at
-all (:func:`write_atomic`). Streams (histories) are read by :mod:`instances.files`.
+all (:func:`write_atomic`). Streams (histories) are read by :mod:`instances.files`,
+campaign files (TOML) by :mod:`experiments.campaign_file`.
 """
 
 from __future__ import annotations
