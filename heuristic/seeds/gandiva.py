@@ -320,23 +320,29 @@ class GandivaPolicy:
         return True
 
     def _slice(self, job: Job, cfgs: list[Config], present: Mapping[str, JobStatus]) -> None:
-        """Over-subscribe: join the smallest group on a configuration of the job's size,
-        or start one with a running job of that size; with neither, wait in the queue."""
+        """Over-subscribe onto the least loaded GPUs of the job's size: the smallest of
+        the groups on a configuration of its size and of the running jobs of that size
+        not yet in one (each a group of one; the paper's least loaded node of affinity
+        ``g``); ties go to a group already formed, then to the order jobs are present.
+        With neither, the job waits in the queue. (Until 2026-12-07 a job joined the one
+        group of its size while any existed, so that every over-subscribed job of a size
+        took turns on one set of GPUs beside running jobs alone on theirs.)"""
         groups = [g for g in self._groups if g.alloc.config in cfgs]
+        for job_id, status in present.items():
+            alloc = status.allocation
+            if (
+                alloc is not None
+                and alloc.config in cfgs
+                and job_id not in self._grown
+                and not self._in_group(job_id)
+            ):
+                groups.append(_Group(alloc, [job_id]))
         if not groups:
-            for job_id, status in present.items():
-                alloc = status.allocation
-                if (
-                    alloc is not None
-                    and alloc.config in cfgs
-                    and job_id not in self._grown
-                    and not self._in_group(job_id)
-                ):
-                    groups = [_Group(alloc, [job_id])]
-                    self._groups.append(groups[0])
-                    break
-        if groups:
-            min(groups, key=lambda g: len(g.jobs)).jobs.append(job.id)  # it waits for its turn
+            return
+        chosen = min(groups, key=lambda g: len(g.jobs))  # the first of the least loaded
+        if not any(chosen is g for g in self._groups):
+            self._groups.append(chosen)
+        chosen.jobs.append(job.id)  # it waits for its turn
 
     def _defragment(
         self,
@@ -398,7 +404,7 @@ class GandivaPolicy:
                 cfgs = own_configs(inst, job)
                 alloc = self._free_placement(inst, occ, job, cfgs)
                 if alloc is None:
-                    break
+                    continue  # a later member may run on other types or sizes
                 g.jobs.remove(job_id)
                 self._take(occ, job, alloc)
                 assign[job_id] = alloc
