@@ -6,8 +6,8 @@ A container is one GPU of the job (data-parallel workers; there are no parameter
 servers in our model). We follow the paper's cost, not the YAO code's (the notes list
 both): two containers cost nothing on one node, the number of nodes of their rack in
 one rack, of their domain across racks, of the cluster across domains. The paper does
-not give λ; we take 0.5, with the cost normalised by the cluster's node count so that
-both terms lie in [0, 1] (a sweep is in docs/liquid.md).
+not give λ; we take 0.5, with the cost in node counts as the paper writes it (our first
+version normalised it by the cluster's node count; a sweep of λ is in docs/liquid.md).
 """
 
 from __future__ import annotations
@@ -88,7 +88,10 @@ def best_fit_nodes(
     terms in how many containers each holds (a pair on one node costs 0, within a rack
     the rack's node count, and so on), so the least-score placement is a min-plus
     convolution up the tree: nodes into racks, racks into domains, domains into the
-    cluster. Ties go to nodes listed first."""
+    cluster. An exact tie goes to the node listed later (each convolution keeps the
+    placement it meets first, the fewest containers on the earlier nodes; the
+    docstring said "first" until a review of 2026-12-07 found otherwise: kept as it
+    is, the figures of docs/liquid.md were made with it)."""
     inst = occ.instance
     net = inst.network
     assert net is not None
@@ -137,7 +140,8 @@ Table = dict[int, tuple[float, list[str]]]
 
 def _convolve(a: Table, b: Table, cap: int) -> Table:
     """Min-plus convolution of two tables (containers -> least value and placement),
-    up to ``cap`` containers; ties keep the placement found first (earlier nodes)."""
+    up to ``cap`` containers; ties keep the placement found first, the one with the
+    fewest containers from ``a`` (the earlier nodes)."""
     out: Table = {}
     for i, (va, pa) in a.items():
         for j, (vb, pb) in b.items():
