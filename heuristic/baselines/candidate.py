@@ -8,9 +8,10 @@ still fits, else it waits. Running jobs keep their allocations.
 The cost is the search's own criterion, the worst-case deterministic cost of Filippini
 et al.: energy of all remaining epochs plus tardiness if each placed job runs to its
 maximum on the chosen configuration; a waiting job is charged as if it started, on its
-cheapest configuration, when the first GPUs free up (the earliest worst-case end among
-running and placed jobs). It is not a reported figure: reports come from
-validation.evaluate.
+cheapest configuration, when the first GPUs free up (the earliest end of the running and
+placed jobs' worst-case epochs; their relaunch overheads are left out, as a review of
+2026-12-07 noted: kept, RG's and PR's figures were made with it). It is not a reported
+figure: reports come from validation.evaluate.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from heuristic.core.policy import Decision, JobStatus, SchedulerState
 @dataclass(frozen=True)
 class FixedConfigOptions(CheckedOptions):
     """How a fixed-configuration baseline ranks a job's configurations
-    (:data:`heuristic.core.choice.RULES`): the cheapest that meets the due date in the
-    worst case, or the fastest (``edf-fastest``)."""
+    (:data:`heuristic.core.choice.RULES`): the least worst-case cost (energy plus
+    tardiness), or the fastest (``edf-fastest``)."""
 
     rule: Literal["cheapest", "fastest"] = "cheapest"
 

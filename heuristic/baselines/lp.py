@@ -20,13 +20,14 @@ is expected), and ``omega_j tau_j,min`` per hour for each epoch per hour short (
 missing at the due date, each run late at top speed). Solved by HiGHS (``highspy``).
 
 The LP's shares are realised on whole GPUs: in order of urgency (the share of its top
-speed a job needs), each job takes the configuration with its largest share that fits
-now, best fit, keeping its GPUs if that is what it runs; then its other configurations
-with a share, then the rest, cheapest in the worst case first; a job that fits nowhere
-waits. Where the job pays a relaunch overhead, a running job moves only to a
-configuration cheaper in the worst case with the overhead paid than staying, and a
-placement avoids the GPUs of running jobs not yet re-placed (``Holds``, as STS does;
-docs/model.md).
+speed a job needs), each job takes, of the configurations the LP gives a share, the
+cheapest per epoch that alone runs fast enough, else the fastest (the LP mixes them in
+time; a job runs one until the next event: the share's size does not enter), then the
+rest, cheapest in the worst case first; each the first that fits now, best fit, keeping
+its GPUs if that is what it runs; a job that fits nowhere waits. Where the job pays a
+relaunch overhead, a running job moves only to a configuration cheaper in the worst case
+with the overhead paid than staying, and a placement avoids the GPUs of running jobs not
+yet re-placed (``Holds``, as STS does; docs/model.md).
 
 Where we differ from Gavel: Gavel's shares are realised over rounds by priorities and
 its throughputs are measured; here the shares only pick each job's configuration, the
