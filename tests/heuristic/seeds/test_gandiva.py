@@ -25,7 +25,9 @@ ONE, TWO = Config("v100", 1), Config("v100", 2)
 SHARED = Config("v100", 1, shared=True)
 
 
-def _job(i: int, gpus: int = 1, job_type: str | None = None, epochs: float = 10) -> Job:
+def _job(
+    i: int, gpus: int = 1, job_type: str | None = None, epochs: float = 10, memory: float = 4.0
+) -> Job:
     times = {ONE: 1.0, TWO: 0.55, Config("v100", 4): 0.3, SHARED: 1.6}
     return Job(
         f"j{i}",
@@ -33,7 +35,7 @@ def _job(i: int, gpus: int = 1, job_type: str | None = None, epochs: float = 10)
         100.0,
         EpochDistribution.deterministic(epochs),
         times,
-        4.0,
+        memory,
         job_type=job_type,
         requested=Requested(gpus),
     )

@@ -21,6 +21,7 @@ from heuristic.seeds.synergy_levels import best_case, lp1_levels, proportional_c
 from heuristic.seeds.synergy_place import Round, candidate_nodes, revert_peers
 from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Requested
 from instances.generators.liquid import LiquidSpec, liquid
+from tests.heuristic.seeds.test_gandiva import _job as _gandiva_job
 
 V100, K80 = GpuType("v100", 32, 300), GpuType("k80", 12, 150)
 
@@ -148,17 +149,9 @@ def test_optimus_places_the_largest_configurations_first():
 # -- Gandiva ----------------------------------------------------------------------------
 
 
-def _gjob(i: int, gpus: int = 1, epochs: float = 40, memory: float = 4.0) -> Job:
-    times = {_v(1): 1.0, _v(2): 0.55, _v(4): 0.3, Config("v100", 1, shared=True): 1.6}
-    return Job(
-        f"j{i}",
-        0.0,
-        100.0,
-        EpochDistribution.deterministic(epochs),
-        times,
-        memory,
-        requested=Requested(gpus),
-    )
+def _gjob(i: int, gpus: int = 1, memory: float = 4.0) -> Job:
+    """test_gandiva's job, forty epochs long."""
+    return _gandiva_job(i, gpus, epochs=40, memory=memory)
 
 
 def _gstate(inst: Instance, running: dict[str, Allocation], t: float = 0.0) -> SchedulerState:
