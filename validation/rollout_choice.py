@@ -417,5 +417,6 @@ class RolloutStsPolicy:
 
 
 def _on_shared_slot(decision: Decision) -> bool:
-    """Whether the decision runs a job on a shared slot."""
+    """Whether the decision places a job on a shared slot (a job it names; one kept where
+    it runs is not named, docs/model.md)."""
     return any(a is not None and a.config.shared for a in decision.assign.values())
