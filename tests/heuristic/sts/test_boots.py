@@ -171,3 +171,19 @@ def test_a_wait_that_costs_is_set_aside_where_no_node_is_on():
     settled, alloc = _settling(dearer)
     assert not settled.final and settled.cost == pytest.approx(1.3)
     assert settled.alloc == alloc  # its first step is the same, on the node booting
+
+
+def test_a_job_waiting_for_its_boot_moves_to_a_node_already_on():
+    """As above, with a third node n2, of 8 GPUs, on and empty: best fit takes n0 again
+    (the fewest free GPUs), which would wait for a whole boot; b does not stay for its
+    boot either, but moves to n2, where its work starts now."""
+    b = Job("b", 1.0, 9.0, ONE, {C1: 1.0, C4: 0.4}, 8.0)
+    inst = _instance({"n0": 4, "n1": 4, "n2": 8}, (b,), BOOT)
+    occ = Occupancy(inst)
+    on_n0 = Allocation(C4, tuple(("n0", g) for g in range(4)))
+    occ.place(b, on_n0)
+    power = PowerStates({"n0": 0.15}, frozenset({"n1"}))
+    state = SchedulerState(1.1, inst, (JobStatus(b, 0.0, on_n0, 0.15),), occ, power)
+    moved = make_policy("sts").decide(state)
+    assert moved.assign["b"] is not None
+    assert {n for n, _ in moved.assign["b"].gpus} == {"n2"}
