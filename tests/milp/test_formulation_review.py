@@ -14,7 +14,7 @@ from milp import SolutionStatus, solve
 from milp.data import milp_data
 from milp.model import model_of_data
 from milp.plan_io import start_values
-from tests.milp.brute_force import brute_force
+from tests.milp.brute_force import solved_at_brute_force
 from tests.milp.test_milp import start_violation
 from validation.check import check_plan
 from validation.evaluate import evaluate
@@ -120,11 +120,9 @@ def test_a_shared_gpu_hosts_at_most_k_max_tenants(seed):
     """Three jobs wanting one shared GPU at once, ``K_max`` = 2: the MILP's optimum is
     the brute force's (one job waits), and its plan is feasible."""
     inst = _three_tenants(seed)
-    best, _ = brute_force(inst, 4)
-    res = solve(inst, slots=4, time_limit=60)
-    assert res.status is SolutionStatus.OPTIMAL and res.plan is not None
+    best, res = solved_at_brute_force(inst, 4)
     assert res.objective == pytest.approx(best, rel=1e-9)
-    assert check_plan(inst, res.plan) == []
+    assert res.plan is not None and check_plan(inst, res.plan) == []
 
 
 def test_two_shared_gpus_first_used_in_the_same_slot_meet_the_label_order():
@@ -204,11 +202,9 @@ def test_a_shared_tenant_holds_its_own_cpu_cores():
     inst = Instance(
         (V100,), (Node("n", "v100", 1, cpu_cores=6),), jobs, slot=SLOT, name="tenant-cores"
     )
-    best, _ = brute_force(inst, 4)
-    res = solve(inst, slots=4, time_limit=60)
-    assert res.status is SolutionStatus.OPTIMAL and res.plan is not None
+    best, res = solved_at_brute_force(inst, 4)
     assert res.objective == pytest.approx(best, rel=1e-9)
-    assert check_plan(inst, res.plan) == []
+    assert res.plan is not None and check_plan(inst, res.plan) == []
 
 
 def test_a_multi_node_configuration_holds_its_cores_split_over_its_nodes():
