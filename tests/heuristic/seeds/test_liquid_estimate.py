@@ -1,11 +1,14 @@
 """Liquid's random-forest estimator: its features, what it learns from a noisy history,
-the oracle fallback for jobs it knows nothing of, and the optional extra's refusal."""
+the oracle fallback for jobs it knows nothing of, and the optional extra's refusal. The
+tests after the policy's are cases a mutation review of liquid_estimate.py found free to
+move (2026-12-07: 20 mutants, 13 killed before, the other 7 now)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 import heuristic.core.registry as registry
@@ -110,3 +113,75 @@ def test_without_scikit_learn_the_forest_is_refused_with_the_install_command(mon
         make_policy("liquid-forest")
     with pytest.raises(ValueError, match=r"gpusched\[forest\]"):
         estimate.KneeForest.train(_history(1))
+
+
+def test_features_need_a_batch_size_and_read_no_request_as_one_gpu():
+    assert features(_job("ResNet-50")) is None  # one of Liquid's families, no batch size
+    x = features(_job("ResNet-50 (batch size 32)"))
+    assert x is not None and x[-1] == 0.0  # log2 of the one GPU a job without a request asks
+
+
+def _knee(times: dict[Config, float]) -> int:
+    from instances import GpuType, Instance, Node
+
+    job = Job("k", 0.0, 9.0, EpochDistribution.deterministic(1.0), times, 4.0)
+    inst = Instance((GpuType("v100", 32.0, 300.0),), (Node("n", "v100", 4),), (job,))
+    return knee_gpus(inst, job, 0.1, 0.0, 0)
+
+
+def test_the_knee_is_the_fewest_exclusive_gpus_within_the_tolerance_inclusive():
+    one, two = Config("v100", 1), Config("v100", 2)
+    assert _knee({one: 1.1, two: 1.0}) == 1  # exactly 10% slower is within 10%
+    assert _knee({one: 1.2, two: 1.0}) == 2
+    # a shared slot is not a GPU count: within 10% of two GPUs, it does not make one
+    assert _knee({Config("v100", 1, shared=True): 1.05, two: 1.0}) == 2
+
+
+class _Fixed:
+    """A stand-in model: a fixed log2 estimate per job, by the job's batch-size feature."""
+
+    def __init__(self, by_batch: dict[float, float]) -> None:
+        self.by_batch = by_batch
+
+    def predict(self, rows):
+        return np.array([self.by_batch[r[len(FAMILIES)]] for r in rows])
+
+
+def test_predictions_keep_the_order_of_the_jobs_asked_about():
+    forest = KneeForest(_Fixed({5.0: 1.0, 6.0: 3.0}))
+    a, b = _job("ResNet-50 (batch size 32)"), _job("ResNet-50 (batch size 64)")
+    assert forest.predict_log2([a, _job(None), b]) == [1.0, None, 3.0]
+    assert forest.predict_log2([b, a, _job(None)]) == [3.0, 1.0, None]
+
+
+def test_the_score_in_gpus_is_of_the_estimate_rounded_to_a_power_of_two():
+    """Every estimate 0.3 above the true log2 knee: rounded, each is the knee (R² 1 in
+    GPUs, every one exact); unrounded, R² of log2 below 1."""
+    (inst,) = [liquid(SMALL, seed=0)]
+    truth = {}
+    for job in inst.jobs:
+        x = features(job)
+        if x is not None:
+            truth[job.id] = math.log2(knee_gpus(inst, job, 0.1, 0.0, 0))
+
+    class _Above:
+        def predict(self, rows):
+            return np.array([truth[j.id] + 0.3 for j in inst.jobs if features(j) is not None])
+
+    score = KneeForest(_Above()).score([inst])
+    assert score.jobs == len(truth) and score.exact == 1.0 and score.r2 == pytest.approx(1.0)
+    assert score.r2_log2 < 1.0
+
+
+def test_each_history_instance_measures_its_knees_with_its_own_noise(monkeypatch):
+    seeds = []
+
+    def measured(inst, job, tolerance, noise, seed):
+        seeds.append(seed)
+        return 1 + len(seeds) % 2
+
+    monkeypatch.setattr(estimate, "knee_gpus", measured)
+    history = _history(2)
+    KneeForest.train(history, seed=3)
+    per = [sum(features(j) is not None for j in h.jobs) for h in history]
+    assert seeds == [3 * 7919] * per[0] + [3 * 7919 + 1] * per[1]
