@@ -16,7 +16,7 @@ import heuristic.seeds.liquid_estimate as estimate
 from heuristic.core.registry import make_policy, policy_names
 from heuristic.seeds.liquid import LiquidOptions, LiquidPolicy
 from heuristic.seeds.liquid_estimate import FOREST_PARAMETERS, KneeForest, features, knee_gpus
-from instances import Config, EpochDistribution, Job, Requested
+from instances import Config, EpochDistribution, GpuType, Instance, Job, Node, Requested
 from instances.generators.liquid import FAMILIES, LiquidSpec, liquid
 from validation.check import check_plan
 from validation.simulator import simulate
@@ -122,8 +122,6 @@ def test_features_need_a_batch_size_and_read_no_request_as_one_gpu():
 
 
 def _knee(times: dict[Config, float]) -> int:
-    from instances import GpuType, Instance, Node
-
     job = Job("k", 0.0, 9.0, EpochDistribution.deterministic(1.0), times, 4.0)
     inst = Instance((GpuType("v100", 32.0, 300.0),), (Node("n", "v100", 4),), (job,))
     return knee_gpus(inst, job, 0.1, 0.0, 0)
