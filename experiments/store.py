@@ -51,6 +51,8 @@ METRICS = (
 # energy, docs/model.md): the last columns of ``runs``, added to an older store when
 # it is opened for writing, read as NULL from one opened read-only
 LATER_METRICS = ("carbon_cost", "carbon_kg", "idle_kwh")
+# the metrics that count something (``proved``: 0 or 1)
+COUNTS = ("missed", "relaunches", "jobs", "peak_jobs", "decisions", "proved")
 JOB_COLUMNS = (
     "release_h",
     "epochs_run",
@@ -449,9 +451,9 @@ _FOREIGN = {"unknown-job", "bad-time", "empty-segment", "config-not-allowed", "b
 def _consistent(runs: pd.DataFrame, where: str) -> None:
     """A :class:`StoreError` naming the first run whose row no run writes: a status
     other than ok or error, a metric below 0 (every one counts or costs something, but
-    a bound), an ok run without its costs or whose total is not its energy, carbon and
-    tardiness, or columns that do not make its key (a hostile-input review: each was
-    reported as if real)."""
+    a bound), a count that is not whole, an ok run without its costs or whose total is
+    not its energy, carbon and tardiness, or columns that do not make its key (a
+    hostile-input review: each was reported as if real)."""
 
     def refuse(mask: pd.Series, what: str) -> None:
         """``what`` of the first run in ``mask`` (``{c}``: its cell of column ``c``)."""
@@ -465,6 +467,11 @@ def _consistent(runs: pd.DataFrame, where: str) -> None:
     for col in (*METRICS, *LATER_METRICS):
         if col != "bound":
             refuse(runs[col] < 0, f"has {col} = {{{col}}}, below 0")
+    for col in COUNTS:
+        value = runs[col]
+        refuse(
+            value.notna() & (value != value.round()), f"has {col} = {{{col}}}, not a whole count"
+        )
     ok = status == "ok"
     for col in ("energy_cost", "tardiness_cost", "total_cost"):
         refuse(ok & runs[col].isna(), f"is ok but has no {col}")

@@ -149,6 +149,9 @@ def test_a_store_that_cannot_be_created_is_taken_back(tmp_path, monkeypatch, emp
         ("position = 'x'", "position = 'x', not a whole number"),
         ("total_cost = -5", "total_cost = -5.0, below 0"),
         ("missed = -4", "missed = -4.0, below 0"),
+        # reported as 2.5 missed due dates until a hostile-input probe (2026-12-08)
+        ("missed = 2.5", "missed = 2.5, not a whole count"),
+        ("proved = 0.5", "proved = 0.5, not a whole count"),
         ("total_cost = NULL", "is ok but has no total_cost"),
         ("total_cost = total_cost + 42", "not its energy_cost"),
         ("policy = 'nosuch'", "which do not make its key"),
