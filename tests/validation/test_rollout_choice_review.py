@@ -270,3 +270,26 @@ def test_sts_without_lookahead_is_no_greedy_copy():
     own = policy.sts.options
     assert not policy._is_greedy(own)
     assert [o.shared_slots for o in policy._rivals(own, bound=True)] == [True, False]
+
+
+def _running(time: float, left: float) -> SchedulerState:
+    """`small` at ``time``, its first three jobs released at 0: the first running (its
+    overhead ``left`` hours from done), the next two waiting."""
+    inst = _small([0.0, 0.0, 0.0])
+    occ = Occupancy(inst)
+    first = inst.jobs[0]
+    alloc = occ.find(first, inst.allowed_configs(first)[0])
+    assert alloc is not None
+    occ.place(first, alloc)
+    jobs = (JobStatus(first, 0.0, alloc, left), *(JobStatus(j, 0.0, None) for j in inst.jobs[1:3]))
+    return SchedulerState(time, inst, jobs, occ)
+
+
+@pytest.mark.parametrize(("time", "left", "kept"), [(0.1, 0.25, False), (1.0, 0.25, True)])
+def test_a_what_if_run_keeps_its_events_only_where_it_resumes_exactly(time, left, kept):
+    """An overhead longer than the hours since 0 may end an ulp away from the engine's in
+    a what-if run: such a run's events are not kept for a later decision to take."""
+    policy = make_policy("sts")
+    decision = policy.sts.decide(_running(time, left))  # it places on the state's occupancy
+    ahead = policy._run(_running(time, left), policy.sts, decision, None)
+    assert bool(ahead.seen) is kept
