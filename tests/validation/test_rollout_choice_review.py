@@ -17,6 +17,7 @@ from heuristic.sts.profile import Option
 from heuristic.sts.switching import Relaunch, relaunch_profile
 from instances import Config, EpochDistribution, Instance
 from instances.bundled import bundled
+from validation.simulator import simulate
 
 
 def _small(releases: list[float]) -> Instance:
@@ -293,3 +294,34 @@ def test_a_what_if_run_keeps_its_events_only_where_it_resumes_exactly(time, left
     decision = policy.sts.decide(_running(time, left))  # it places on the state's occupancy
     ahead = policy._run(_running(time, left), policy.sts, decision, None)
     assert bool(ahead.seen) is kept
+
+
+def test_capacity_binding_alone_weighs_the_copy_with_shared_slots_flipped(monkeypatch):
+    """docs/model.md: where capacity binds, the copy with shared slots flipped decides
+    even if the present jobs hold none of the GPUs (`small`'s 8 jobs four times over,
+    released at 0 on its 12 GPUs, none yet placed)."""
+    seen = []
+    decide = IncrementalStsPolicy.decide
+
+    def record(self, state):
+        seen.append(self.options.shared_slots)
+        return decide(self, state)
+
+    monkeypatch.setattr(IncrementalStsPolicy, "decide", record)
+    monkeypatch.setattr(rc, "held_share", lambda inst, jobs: 0.0)
+    policy = make_policy("sts")
+    inst = bundled("small")
+    jobs = tuple(
+        dataclasses.replace(j, id=f"{j.id}-{k}", release=0.0) for k in range(4) for j in inst.jobs
+    )
+    policy.decide(_at(inst.replace(jobs=jobs), 0.0, len(jobs)))
+    assert policy.sts.contended and False in seen
+
+
+def test_a_partial_decision_asks_no_other_copy():
+    """With partial decisions from 2 jobs present (`small`, calm, worst case), only the
+    events decided in full weigh copies."""
+    policy = make_policy("sts", full_below=2)
+    run = simulate(bundled("small"), policy, mode="rollout")
+    assert policy.sts.full_decisions < run.decisions
+    assert policy.alternatives == policy.sts.full_decisions
