@@ -132,9 +132,9 @@ def test_a_copy_that_left_shared_slots_out_puts_them_back_in_a_burst():
     assert policy.sts.options.shared_slots is True
 
 
-def _flipped_decides(monkeypatch, share: float) -> bool:
-    """Whether, at a calm first decision where the present jobs hold ``share`` of the
-    GPUs, a copy with shared slots flipped (here: left out) decides."""
+def _asked(monkeypatch, share: float, state: SchedulerState) -> tuple[rc.RolloutStsPolicy, list]:
+    """``sts`` after deciding ``state`` where the present jobs hold ``share`` of the
+    GPUs, and the shared-slot setting of every copy that decided."""
     seen = []
     decide = IncrementalStsPolicy.decide
 
@@ -145,7 +145,14 @@ def _flipped_decides(monkeypatch, share: float) -> bool:
     monkeypatch.setattr(IncrementalStsPolicy, "decide", record)
     monkeypatch.setattr(rc, "held_share", lambda inst, jobs: share)
     policy = make_policy("sts")
-    policy.decide(_state(0.0, [0.0, 0.0]))
+    policy.decide(state)
+    return policy, seen
+
+
+def _flipped_decides(monkeypatch, share: float) -> bool:
+    """Whether, at a calm first decision where the present jobs hold ``share`` of the
+    GPUs, a copy with shared slots flipped (here: left out) decides."""
+    policy, seen = _asked(monkeypatch, share, _state(0.0, [0.0, 0.0]))
     # capacity did not bind: the share held decides
     assert policy.alternatives == 1 and not policy.sts.contended
     return False in seen
@@ -300,21 +307,11 @@ def test_capacity_binding_alone_weighs_the_copy_with_shared_slots_flipped(monkey
     """docs/model.md: where capacity binds, the copy with shared slots flipped decides
     even if the present jobs hold none of the GPUs (`small`'s 8 jobs four times over,
     released at 0 on its 12 GPUs, none yet placed)."""
-    seen = []
-    decide = IncrementalStsPolicy.decide
-
-    def record(self, state):
-        seen.append(self.options.shared_slots)
-        return decide(self, state)
-
-    monkeypatch.setattr(IncrementalStsPolicy, "decide", record)
-    monkeypatch.setattr(rc, "held_share", lambda inst, jobs: 0.0)
-    policy = make_policy("sts")
     inst = bundled("small")
     jobs = tuple(
         dataclasses.replace(j, id=f"{j.id}-{k}", release=0.0) for k in range(4) for j in inst.jobs
     )
-    policy.decide(_at(inst.replace(jobs=jobs), 0.0, len(jobs)))
+    policy, seen = _asked(monkeypatch, 0.0, _at(inst.replace(jobs=jobs), 0.0, len(jobs)))
     assert policy.sts.contended and False in seen
 
 
