@@ -391,10 +391,15 @@ def _solve(
         plan = solution_plan(model, data)
         evaluation = evaluate(instance, plan, tardiness=tardiness)
         optimal = answer.termination is Termination.OPTIMAL
-        # where the nodes draw power HiGHS minimised a bound of their own energy
-        # (milp.idle), so its plan may cost more than the start by the evaluator: the
-        # cheaper of the two is kept
-        if instance.node_power and warm is not None and warm.total_cost < evaluation.total_cost:
+        # the cheaper of HiGHS's plan and the start is kept: where the nodes draw power
+        # HiGHS minimised a bound of their own energy (milp.idle), so its plan may cost
+        # more than the start by the evaluator; and a start HiGHS did not take leaves it
+        # free to stop at its time limit on a dearer plan of its own (beyond rounding:
+        # the same plan found again keeps HiGHS's value)
+        if warm is not None and (
+            (instance.node_power and warm.total_cost < evaluation.total_cost)
+            or (whole and warm.total_cost < evaluation.total_cost * (1 - 1e-9) - 1e-12)
+        ):
             plan, evaluation, value = initial_plan, warm, None
         # the plan's cost must meet the bound: where the nodes draw power HiGHS proved a
         # bound's optimum, not the plan's; and warm-started, HiGHS 1.16 has reported an

@@ -513,3 +513,24 @@ def test_highs_handing_back_the_start_is_run_again_without_it():
     assert warm.solver_objective == pytest.approx(warm.objective, rel=1e-9)
     assert warm.optimal and warm.objective == pytest.approx(cold.objective, rel=1e-9)
     assert "run again without them" in warm.log
+
+
+def test_a_dearer_plan_of_highs_gives_way_to_its_start(monkeypatch):
+    """Where HiGHS does not take the start, it may stop at its limit on a dearer plan of
+    its own: the start is kept, by the evaluator's cost. Simulated by decoding HiGHS's
+    answer as EDF-fastest's plan (1.9 times the start's cost)."""
+    import sys
+
+    from heuristic.core.registry import make_policy
+
+    milp_solve = sys.modules["milp.solve"]  # the module (``milp.solve`` is the function)
+
+    inst = next(i for i in milp_suite() if i.name == "suite-share-2n4j-s1")
+    start = rollout(inst, StsPolicy())
+    dearer = rollout(inst, make_policy("edf-fastest"))
+    assert evaluate(inst, dearer).total_cost > 1.5 * evaluate(inst, start).total_cost
+    monkeypatch.setattr(milp_solve, "solution_plan", lambda model, data: dearer)
+    res = solve(inst, initial_plan=start, time_limit=60)
+    assert res.plan == start and res.solver_objective is None
+    assert res.objective == pytest.approx(evaluate(inst, start).total_cost, rel=1e-12)
+    assert res.bound is None or res.bound <= res.objective * (1 + 1e-6)
