@@ -183,8 +183,13 @@ class Chooser:
             overlap = min(hi * slot, s.end) - max(lo * slot, s.start)
             if overlap > 0:
                 for n in s.node_ids:
-                    held = inst.node(n).num_gpus if s.config.nodes > 1 else s.config.gpus
-                    busy[n] += overlap * (1 if s.config.shared else held) / len(s.node_ids)
+                    if s.config.shared:
+                        held = 1.0
+                    elif s.config.nodes > 1:  # whole nodes, each held whole
+                        held = inst.node(n).num_gpus
+                    else:  # its GPUs, split over the nodes it spans (E4)
+                        held = s.config.gpus / len(s.node_ids)
+                    busy[n] += overlap * held
         types = {c.gpu_type for j in jobs for c in inst.allowed_configs(j)}
         chosen = set(used)
         width = max(hi - lo, 1) * slot
