@@ -75,6 +75,13 @@ _SHORT_MOVES = _plan(
 _PRICES = Series.regular(SLOT, (0.1, 0.9, 0.3, 0.7, 0.2, 0.5, 0.8, 0.05, 0.6, 0.4, 0.3))
 
 
+def _highs(mats, log):
+    """HiGHS to optimality (a gap of 1e-9) on one thread, no start, within 60 s."""
+    return run_highs(
+        mats, start=None, time_limit=60, mip_gap=1e-9, threads=1, log_file=log, stream=False
+    )
+
+
 @pytest.mark.parametrize(
     ("relaunch", "prices", "plan"),
     [
@@ -103,15 +110,7 @@ def test_the_model_with_a_plans_placements_fixed_costs_what_the_evaluator_says(
     for family in (m.run, m.place, m.share):
         for var in family.values():
             var.fix()
-    answer = run_highs(
-        compile_model(m),
-        start=None,
-        time_limit=30,
-        mip_gap=1e-9,
-        threads=1,
-        log_file=tmp_path / "highs.log",
-        stream=False,
-    )
+    answer = _highs(compile_model(m), tmp_path / "highs.log")
     assert answer.termination is Termination.OPTIMAL and answer.objective is not None
     assert answer.objective == pytest.approx(evaluate(inst, plan).total_cost, rel=1e-9)
 
@@ -138,15 +137,7 @@ def test_the_relaunch_cuts_hold_the_lp_bound_of_tiny_instances(seed, relaunch, m
     inst = _tiny(seed).replace(relaunch_hours=relaunch)
     mats = compile_model(model_of_data(milp_data(inst, 8)))
     relaxed = replace(mats, integer=np.zeros_like(mats.integer))
-    answer = run_highs(
-        relaxed,
-        start=None,
-        time_limit=60,
-        mip_gap=1e-9,
-        threads=1,
-        log_file=tmp_path / "lp.log",
-        stream=False,
-    )
+    answer = _highs(relaxed, tmp_path / "lp.log")
     assert answer.termination is Termination.OPTIMAL and answer.objective is not None
     assert answer.objective >= measured * (1 - 1e-7)
 

@@ -23,7 +23,7 @@ from instances.energy import Series
 from milp.data import milp_data
 from milp.decomposition.branching import Decision, choose, impossible, other_side, restrict
 from milp.decomposition.colgen import CgOptions
-from milp.decomposition.columns import make_column, schedule_cost
+from milp.decomposition.columns import Column, make_column, schedule_cost
 from milp.decomposition.completion import Steps, completion_bound
 from milp.decomposition.dominance import Labels, by_job, dominated, pareto
 from milp.decomposition.fixing import fix_arcs, representative_of
@@ -38,36 +38,6 @@ from tests.milp.decomposition.instances import two_nodes
 from tests.milp.decomposition.test_pricing import _cheapest
 
 SLOTS = 5
-
-
-def _cheapest_running(space: Space, j: int, price: np.ndarray, must: np.ndarray) -> float:
-    """As test_pricing's enumeration, of the schedules that run in every window slot of
-    ``must`` (so complete in none before its last)."""
-    js = space.jobs[j]
-    first, width = js.jd.first_slot, js.jd.last_slot - js.jd.first_slot + 1
-    best = [math.inf]
-
-    def extend(seq: tuple[int, ...]) -> None:
-        if len(seq) == width:
-            return
-        for c in range(-1, len(js.choices)):
-            if c < 0 and must[len(seq)]:
-                continue
-            longer = (*seq, c)
-            if c >= 0:
-                try:
-                    cost = schedule_cost(js, space.d.slot, space.d.tardiness, first, longer)
-                except ValueError:  # not complete yet
-                    pass
-                else:
-                    if not must[len(longer) :].any():
-                        held = sum(price[x, i] for i, x in enumerate(longer) if x >= 0)
-                        best[0] = min(best[0], cost + held)
-                    continue  # complete: nothing runs after it
-            extend(longer)
-
-    extend(())
-    return best[0]
 
 
 def _rounding_short() -> tuple[Space, np.ndarray]:
@@ -130,7 +100,7 @@ def test_the_pricing_runs_the_job_in_the_slots_a_decision_makes_it_run(delta):
         musts = [np.arange(width) == s for s in range(width)]
         musts.append(np.isin(np.arange(width), [0, width - 1]))
         for must in musts:
-            truth = _cheapest_running(space, j, price, must)
+            truth = _cheapest(space, j, price, must=must)
             got = price_job(m, steps, price, bound, math.inf, must_run=must)
             if math.isinf(truth):
                 assert not got.schedules
@@ -150,10 +120,7 @@ def test_a_schedule_costing_the_upper_given_is_not_returned(delta):
     inst = two_nodes(2, delta=delta)
     space = build_space(milp_data(inst, SLOTS, check_size=False))
     for js in space.jobs:
-        m = SlotModel.of(js, space.d.slot, space.d.tardiness)
-        steps = Steps.of(m, 64)
-        price = np.zeros((len(js.choices), m.last - m.first + 1))
-        bound = completion_bound(m, steps, price)
+        m, steps, price, bound = _at_no_price(space, js)
         best = price_job(m, steps, price, bound, math.inf)
         assert best.schedules
         again = price_job(m, steps, price, bound, best.value)
@@ -265,10 +232,7 @@ def test_a_beam_keeps_that_many_labels_a_slot_without_overhead():
     inst = two_nodes(3, delta=0.0)
     space = build_space(milp_data(inst, SLOTS, check_size=False))
     for js in space.jobs:
-        m = SlotModel.of(js, space.d.slot, space.d.tardiness)
-        steps = Steps.of(m, 64)
-        price = np.zeros((len(js.choices), m.last - m.first + 1))
-        bound = completion_bound(m, steps, price)
+        m, steps, price, bound = _at_no_price(space, js)
         kept = [price_job(m, steps, price, bound, math.inf, beam=b).labels for b in (1, 2, 3)]
         assert kept == [2, 3, 4]
         assert price_job(m, steps, price, bound, math.inf).labels == 4
@@ -314,10 +278,7 @@ def test_an_arcs_bound_adds_the_completion_bound_to_the_cost_so_far(seed):
     space = build_space(milp_data(inst, SLOTS, check_size=False))
     removable = 0
     for j, js in enumerate(space.jobs):
-        m = SlotModel.of(js, space.d.slot, space.d.tardiness)
-        steps = Steps.of(m, 64)
-        price = np.zeros((len(js.choices), m.last - m.first + 1))
-        bound = completion_bound(m, steps, price)
+        m, steps, price, bound = _at_no_price(space, js)
         truth = _through(space, j, price)
         threshold = 1.05 * float(truth.min())
         (got,) = price_jobs([PricingJob(m, steps, price, bound, threshold)], arcs=True)
@@ -478,20 +439,31 @@ def test_fixing_removes_an_arc_a_hundred_thousandth_above_its_threshold(charged)
         assert c < 0 or not oracle.fixed[0][c, begin - m.first + i]
 
 
+def _first_column() -> tuple[Space, Column]:
+    """The two-node instance's space (overheads of 0.2 h) and its first job's cheapest
+    schedule at no price, as a column."""
+    inst = two_nodes(0, delta=0.2)
+    space = build_space(milp_data(inst, SLOTS, check_size=False))
+    got = price_job(*_at_no_price(space, space.jobs[0]), math.inf)
+    return space, make_column(space, 0, *got.schedules[0])
+
+
+def _at_no_price(space: Space, js) -> tuple[SlotModel, Steps, np.ndarray, np.ndarray]:
+    """The job's slot model, steps, a price of 0 everywhere and its completion bound."""
+    m = SlotModel.of(js, space.d.slot, space.d.tardiness)
+    steps = Steps.of(m, 64)
+    price = np.zeros((len(js.choices), m.last - m.first + 1))
+    return m, steps, price, completion_bound(m, steps, price)
+
+
 @pytest.mark.parametrize("short", [5e-6, 5e-4])
 def test_a_use_short_of_one_by_more_than_the_tolerance_is_branched_on(short):
     """``choose``: a job's column at ``1 - short`` (an artificial column holding the
     rest) is a fractional use of running in each of its slots, more than 1e-6 from 1:
     the search branches on it (the earliest slot) instead of taking the column as the
     job's schedule; at 1 - 1e-7 it is whole."""
-    inst = two_nodes(0, delta=0.2)
-    space = build_space(milp_data(inst, SLOTS, check_size=False))
+    space, col = _first_column()
     js = space.jobs[0]
-    m = SlotModel.of(js, space.d.slot, space.d.tardiness)
-    steps = Steps.of(m, 64)
-    price = np.zeros((len(js.choices), m.last - m.first + 1))
-    got = price_job(m, steps, price, completion_bound(m, steps, price), math.inf)
-    col = make_column(space, 0, *got.schedules[0])
     decision = choose(space, [col], np.array([1.0 - short]))
     assert decision is not None and decision.job == 0 and decision.on
     assert decision.slot == col.start and len(decision.choices) == len(js.choices)
@@ -503,14 +475,8 @@ def test_a_decision_allows_the_columns_that_meet_it():
     slot included) meets a decision to run it and not one to leave it; a slot before
     its start or after its completion is one where it uses none; another job's columns
     meet every decision."""
-    inst = two_nodes(0, delta=0.2)
-    space = build_space(milp_data(inst, SLOTS, check_size=False))
+    space, col = _first_column()
     js = space.jobs[0]
-    m = SlotModel.of(js, space.d.slot, space.d.tardiness)
-    steps = Steps.of(m, 64)
-    price = np.zeros((len(js.choices), m.last - m.first + 1))
-    got = price_job(m, steps, price, completion_bound(m, steps, price), math.inf)
-    col = make_column(space, 0, *got.schedules[0])
     first = frozenset({col.choices[0]})
     assert Decision(0, col.start, first, True).allows(col)
     assert not Decision(0, col.start, first, False).allows(col)

@@ -25,18 +25,29 @@ from tests.milp.decomposition.instances import priced, two_nodes
 SLOTS = 5
 
 
-def _cheapest(space, j: int, price: np.ndarray, charge: np.ndarray | None = None) -> float:
+def _cheapest(
+    space,
+    j: int,
+    price: np.ndarray,
+    charge: np.ndarray | None = None,
+    must: np.ndarray | None = None,
+) -> float:
     """Every schedule of the job (a choice or idle per slot of its window, up to its
     completion), costed by the evaluator's rules plus the prices it holds (and
-    ``charge``, a weight on its survival per slot of the horizon)."""
+    ``charge``, a weight on its survival per slot of the horizon); with ``must`` (per
+    window slot), only those that run in every slot it marks (so complete in none
+    before its last)."""
     js = space.jobs[j]
     first, width = js.jd.first_slot, js.jd.last_slot - js.jd.first_slot + 1
+    must = np.zeros(width, bool) if must is None else must
     best = [math.inf]
 
     def extend(seq: tuple[int, ...]) -> None:
         if len(seq) == width:
             return
         for c in range(-1, len(js.choices)):
+            if c < 0 and must[len(seq)]:
+                continue
             longer = (*seq, c)
             if c >= 0:
                 try:
@@ -44,8 +55,9 @@ def _cheapest(space, j: int, price: np.ndarray, charge: np.ndarray | None = None
                 except ValueError:  # not complete yet
                     pass
                 else:
-                    held = sum(price[x, i] for i, x in enumerate(longer) if x >= 0)
-                    best[0] = min(best[0], cost + held)
+                    if not must[len(longer) :].any():
+                        held = sum(price[x, i] for i, x in enumerate(longer) if x >= 0)
+                        best[0] = min(best[0], cost + held)
                     continue  # complete: nothing runs after it
             extend(longer)
 
