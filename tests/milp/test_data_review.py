@@ -5,7 +5,7 @@ bound that is its least cost alone where that is more, and the windows a cutoff 
 mutation review found free to move (2026-12-08: 18 mutants, 8 killed by the fast MILP
 tests; these kill 8 of the other 10; left: the rounding slack of a cutoff's room, which
 the window's own tolerance covers at any horizon under a million slots, and lateness
-rows for blocks no job stops at, which weigh 0)."""
+rows for blocks no job stops at, which weigh 0); and a MIP start past such a window."""
 
 from __future__ import annotations
 
@@ -13,9 +13,21 @@ import math
 
 import pytest
 
-from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
+from instances import (
+    Config,
+    EpochDistribution,
+    GpuType,
+    Instance,
+    Job,
+    Node,
+    Plan,
+    PlanError,
+    Segment,
+)
 from milp.alone import least_alone
 from milp.data import milp_data
+from milp.model import model_of_data
+from milp.plan_io import start_values
 
 SLOT = 0.5
 ONE, TWO = Config("v100", 1), Config("v100", 2)
@@ -93,3 +105,17 @@ def test_a_cutoff_counts_a_job_late_even_alone_at_its_energy_only():
     assert cut.last_slot == 3
     cut = milp_data(inst, 8, cutoff=free.least_energy()).jobs["j"]
     assert cut.last_slot == free.earliest_finish_slot(0) == 1
+
+
+def test_a_start_past_its_window_under_a_cutoff_is_refused_by_name():
+    """``start_values`` of a plan that ends a slot after the job's window under a cutoff
+    below the plan's own cost: a PlanError saying so (not a KeyError from the model's
+    index). A review of milp/plan_io.py found the bound free to move by a slot."""
+    job = Job("j", 0.0, 0.25, EpochDistribution.deterministic(1.0), {ONE: 1.0}, 4.0)
+    inst = _one(job)
+    free = milp_data(inst, 8).jobs["j"]
+    d = milp_data(inst, 8, cutoff=free.least_energy())
+    assert d.jobs["j"].last_slot == 1
+    late = Plan.of([Segment(0.5, 1.5, "j", ONE, (("n", 0),))])
+    with pytest.raises(PlanError, match="after its last slot under the model's cost cutoff"):
+        start_values(model_of_data(d), d, late)
