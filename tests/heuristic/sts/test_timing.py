@@ -239,6 +239,32 @@ def test_sts_speeds_up_to_fit_the_cheap_hours():
     assert any(s.config == FOUR for s in plan.segments)
 
 
+def _one_job(job: Job, prices: list[float], energy_price: float = 0.55) -> Instance:
+    """``job`` alone on one 4-GPU V100 node (300 W a GPU), billed by hourly ``prices``."""
+    return Instance(
+        (GpuType("v100", 16.0, 300.0),),
+        (Node("n", "v100", 4),),
+        (job,),
+        energy_price=energy_price,
+        prices=Series.regular(1.0, prices),
+    )
+
+
+def _late_by_a_hair(weight: float) -> Job:
+    """Six epochs, an hour each on one V100 and 0.4 h on four, due at 6.09 h after a
+    0.1-h launch: on one V100 the run ends 0.01 h late."""
+    return Job(
+        "j",
+        0.0,
+        6.09,
+        EpochDistribution.deterministic(6.0),
+        {ONE: 1.0, FOUR: 0.4},
+        4.0,
+        weight=weight,
+        relaunch_hours=0.1,
+    )
+
+
 def test_a_profile_late_by_a_hair_still_times_a_faster_one():
     """Six epochs on one V100 (six hours after a 6-minute launch) due in 6.09 h: 36 s of
     tardiness (0.04 at 4.0 an hour) costs less than a switch to four V100s on time (a
@@ -248,23 +274,7 @@ def test_a_profile_late_by_a_hair_still_times_a_faster_one():
     are on time: STS times that profile and meets the due date (before 2026-12-05 a
     late price-blind profile ran now, untimed: the thesis family's one missed due
     date, docs/prices.md)."""
-    job = Job(
-        "j",
-        0.0,
-        6.09,
-        EpochDistribution.deterministic(6.0),
-        {ONE: 1.0, FOUR: 0.4},
-        4.0,
-        weight=4.0,
-        relaunch_hours=0.1,
-    )
-    inst = Instance(
-        (GpuType("v100", 16.0, 300.0),),
-        (Node("n", "v100", 4),),
-        (job,),
-        energy_price=0.55,
-        prices=Series.regular(1.0, [1.0] + [0.1] * 11),
-    )
+    inst = _one_job(_late_by_a_hair(4.0), [1.0] + [0.1] * 11)
     blind = evaluate(inst, simulate(inst, make_policy("sts-price-blind")).plan)
     assert blind.missed == 1 and blind.tardiness_cost == pytest.approx(0.04)
     plan = simulate(inst, make_policy("sts")).plan

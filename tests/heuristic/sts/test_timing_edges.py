@@ -19,24 +19,12 @@ from heuristic.sts.hulls import HullTable, JobProfiles
 from heuristic.sts.profile import Profile, Step
 from heuristic.sts.tariff import Grid, Tariff
 from heuristic.sts.timing import _catch_up, _Late, load, power_at, timing
-from instances import Config, EpochDistribution, GpuType, Instance, Job, Node
-from instances.energy import Series
-from tests.heuristic.sts.test_timing import _spike
+from instances import Config, EpochDistribution, Job
+from tests.heuristic.sts.test_timing import _late_by_a_hair, _one_job, _spike
 from validation.evaluate import evaluate
 from validation.simulator import simulate
 
 ONE, FOUR = Config("v100", 1), Config("v100", 4)
-
-
-def _one_job(job: Job, prices: list[float], energy_price: float = 0.55) -> Instance:
-    """``job`` alone on one 4-GPU V100 node (300 W a GPU), billed by hourly ``prices``."""
-    return Instance(
-        (GpuType("v100", 16.0, 300.0),),
-        (Node("n", "v100", 4),),
-        (job,),
-        energy_price=energy_price,
-        prices=Series.regular(1.0, prices),
-    )
 
 
 def test_a_late_blind_profile_loses_to_a_timed_one_dearer_in_energy_only():
@@ -46,16 +34,7 @@ def test_a_late_blind_profile_loses_to_a_timed_one_dearer_in_energy_only():
     in the cheap hours 2-4 bill more energy than the slow run (2.07 against 1.53) but
     less than its energy and tardiness together: the timed profile is compared on the
     objective, not on the energy alone, and the due date is met."""
-    job = Job(
-        "j",
-        0.0,
-        6.09,
-        EpochDistribution.deterministic(6.0),
-        {ONE: 1.0, FOUR: 0.4},
-        4.0,
-        weight=10.0,
-        relaunch_hours=0.1,
-    )
+    job = _late_by_a_hair(10.0)
     inst = _one_job(job, [1.0, 1.0, 0.47, 0.47, 0.47] + [1.0] * 19, energy_price=1.0)
     blind = evaluate(inst, simulate(inst, make_policy("sts-price-blind")).plan)
     assert blind.missed == 1
